@@ -1,0 +1,53 @@
+package io.attn.backend;
+
+import io.attn.graph.Node;
+import io.attn.tensor.DType;
+
+/**
+ * A device that computes graph nodes. Implementations have one exhaustive {@code switch (node.op())} in {@link
+ * #execute}, and declare what they cannot do in {@link #supports} (never by throwing from execute).
+ *
+ * <p>A backend instance is thread-safe: the executor calls it from many request threads at once, each with its own
+ * buffers. {@link #close} releases everything it owns; it is called once, after all calls have finished.
+ */
+public interface Backend extends AutoCloseable {
+    /** Short name: {@code cpu}, {@code cuda}. */
+    String name();
+
+    /** One line for users: device, threads, libraries in use. */
+    String description();
+
+    /** Whether this backend can compute {@code node} (its op, params and shapes). */
+    boolean supports(Node node);
+
+    /** A new buffer of at least {@code elements} elements. */
+    Buffer allocate(DType dtype, long elements);
+
+    /** Returns a buffer to the backend (a pool may keep it). Optional: the default lets the GC take it. */
+    default void release(Buffer buffer) {}
+
+    /** Copies {@code src[0..count)} into {@code dst}. */
+    void upload(float[] src, int count, Buffer dst);
+
+    /** Copies the first {@code count} elements of {@code src} into {@code dst}. */
+    void download(Buffer src, float[] dst, int count);
+
+    /**
+     * A buffer that holds {@code data}. Optional: the CPU wraps the array itself (no copy); devices allocate and
+     * upload.
+     */
+    default Buffer hostView(float[] data) {
+        Buffer b = allocate(DType.F32, data.length);
+        upload(data, data.length, b);
+        return b;
+    }
+
+    /** Computes {@code node} from {@code inputs} (in the node's input order) into {@code out}. */
+    void execute(Node node, Buffer out, Buffer[] inputs);
+
+    /** Waits until every queued operation of the calling thread's work is done. Optional. */
+    default void synchronize() {}
+
+    @Override
+    void close();
+}

@@ -1,0 +1,27 @@
+package io.attn.backend;
+
+import java.util.Map;
+
+/**
+ * Options a backend is created with. {@code threads <= 0} means "all available processors"; {@code extra} carries
+ * backend-specific settings (e.g. {@code cublas.path}).
+ */
+public record BackendOptions(int threads, Precision precision, Map<String, String> extra) {
+    public BackendOptions {
+        if (precision == null) precision = Precision.FP32;
+        extra = extra == null ? Map.of() : Map.copyOf(extra);
+    }
+
+    public static BackendOptions defaults() {
+        return new BackendOptions(0, Precision.FP32, Map.of());
+    }
+
+    public BackendOptions withThreads(int t) {
+        return new BackendOptions(t, precision, extra);
+    }
+
+    /** Threads to use: {@code threads}, or every available processor when not set. */
+    public int effectiveThreads() {
+        return threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+    }
+}

@@ -1,0 +1,20 @@
+package io.attn.backend;
+
+/**
+ * Service-provider interface, found with {@link java.util.ServiceLoader} ({@code
+ * META-INF/services/io.attn.backend.BackendProvider}). Probing must never throw: native-library failures ({@link
+ * LinkageError}s) are caught and reported as the reason.
+ */
+public interface BackendProvider {
+    /** Short name matching {@link Backend#name()}: {@code cpu}, {@code cuda}. */
+    String name();
+
+    /** Preference when several are available; higher wins ({@code auto} takes the highest available). */
+    int rank();
+
+    /** Looks for the device. Cheap enough to call at start-up; never throws. */
+    ProbeResult probe();
+
+    /** Creates a backend; throws {@link io.attn.AttnException} (DEVICE_UNAVAILABLE) when it cannot. */
+    Backend create(BackendOptions options);
+}

@@ -1,0 +1,251 @@
+package io.attn.graph;
+
+import static io.attn.AttnException.shape;
+
+import io.attn.tensor.DType;
+import io.attn.tensor.Shape;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a {@link Graph}. Every method checks its operands' shapes and throws {@link io.attn.AttnException} with code
+ * {@code SHAPE_MISMATCH} naming the op and the shapes, so a bad graph fails when it is built, not when it runs.
+ *
+ * <p>Not thread-safe; build a graph on one thread, then share the immutable {@link Graph}.
+ */
+public final class GraphBuilder {
+    private final List<Node> nodes = new ArrayList<>();
+    private final Map<String, Node> inputs = new LinkedHashMap<>();
+    private final Map<Tensor, Node> constants = new java.util.IdentityHashMap<>();
+
+    private Node add(Op op, OpParams params, Shape shape, Node... in) {
+        for (Node n : in)
+            if (n.id() >= nodes.size() || nodes.get(n.id()) != n)
+                throw new IllegalArgumentException(n + " belongs to another graph");
+        Node n = new Node(nodes.size(), op, params, List.of(in), shape, DType.F32);
+        nodes.add(n);
+        return n;
+    }
+
+    /** A per-call input. */
+    public Node input(String name, Shape shape) {
+        if (inputs.containsKey(name)) throw new IllegalArgumentException("duplicate graph input '" + name + "'");
+        Node n = add(Op.INPUT, new OpParams.Input(name), shape);
+        inputs.put(name, n);
+        return n;
+    }
+
+    public Node input(String name, int... dims) {
+        return input(name, Shape.of(dims));
+    }
+
+    /** A constant (weight). The same tensor object added twice gives the same node. */
+    public Node constant(String name, Tensor value) {
+        Node existing = constants.get(value);
+        if (existing != null) return existing;
+        Node n = add(Op.CONSTANT, new OpParams.Constant(name, value), value.shape());
+        constants.put(value, n);
+        return n;
+    }
+
+    /** {@code alpha * op(a) . op(b)}; {@code b} is either batched like {@code a} or 2-D (shared by every batch). */
+    public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha) {
+        Shape sa = a.shape(), sb = b.shape();
+        if (sa.rank() < 2 || sb.rank() < 2) throw shape("matmul needs rank >= 2 operands, got " + sa + " and " + sb);
+        int m = transA ? sa.dim(-1) : sa.dim(-2);
+        int ka = transA ? sa.dim(-2) : sa.dim(-1);
+        int kb = transB ? sb.dim(-1) : sb.dim(-2);
+        int n = transB ? sb.dim(-2) : sb.dim(-1);
+        if (ka != kb)
+            throw shape(
+                    "matmul inner dimensions differ: " + sa + (transA ? "^T" : "") + " . " + sb + (transB ? "^T" : ""));
+        if (sb.rank() > 2) {
+            if (sb.rank() != sa.rank()) throw shape("matmul batch ranks differ: " + sa + " and " + sb);
+            for (int i = 0; i < sa.rank() - 2; i++)
+                if (sa.dim(i) != sb.dim(i)) throw shape("matmul batch dimensions differ: " + sa + " and " + sb);
+        }
+        Shape out = sa.with(-2, m).with(-1, n);
+        return add(Op.MATMUL, new OpParams.MatMul(transA, transB, alpha), out, a, b);
+    }
+
+    public Node matmul(Node a, Node b) {
+        return matmul(a, b, false, false, 1f);
+    }
+
+    /** PyTorch {@code Linear}: {@code x . W^T + b} with W {@code (out, in)}; {@code bias} may be null. */
+    public Node linear(Node x, Node weight, Node bias) {
+        Node y = matmul(x, weight, false, true, 1f);
+        return bias == null ? y : addBias(y, bias);
+    }
+
+    public Node addBias(Node x, Node bias) {
+        if (bias.shape().rank() != 1 || bias.shape().dim(0) != x.shape().dim(-1))
+            throw shape("bias " + bias.shape() + " does not fit the last dimension of " + x.shape());
+        return add(Op.ADD_BIAS, new OpParams.AddBias(), x.shape(), x, bias);
+    }
+
+    public Node add(Node a, Node b) {
+        if (!a.shape().equals(b.shape())) throw shape("add needs equal shapes, got " + a.shape() + " and " + b.shape());
+        return add(Op.ADD, new OpParams.Add(), a.shape(), a, b);
+    }
+
+    public Node scale(Node x, float factor) {
+        return add(Op.SCALE, new OpParams.Scale(factor), x.shape(), x);
+    }
+
+    /**
+     * Softmax over the last dim of {@code scale * x} plus masks. With masks, {@code x} is scores {@code (B, H, L, S)};
+     * {@code attnMask} / {@code keyPadding} may be null when the spec says NONE.
+     */
+    public Node softmax(Node x, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
+        List<Node> in = new ArrayList<>(List.of(x));
+        if (mask.any()) {
+            if (x.shape().rank() != 4) throw shape("masked softmax needs scores (B, H, L, S), got " + x.shape());
+            Shape s = x.shape();
+            addMasks(in, mask, attnMask, keyPadding, s.dim(0), s.dim(1), s.dim(2), s.dim(3));
+        }
+        return add(Op.SOFTMAX, new OpParams.Softmax(scale, mask), x.shape(), in.toArray(Node[]::new));
+    }
+
+    public Node softmax(Node x) {
+        return softmax(x, 1f, MaskSpec.NONE, null, null);
+    }
+
+    private static void addMasks(
+            List<Node> in, MaskSpec mask, Node attnMask, Node keyPadding, int b, int h, int l, int s) {
+        if (mask.attnMask() != MaskKind.NONE) {
+            if (attnMask == null)
+                throw new IllegalArgumentException("mask spec names an attention mask but none given");
+            Shape m = attnMask.shape();
+            boolean ok = (m.rank() == 2 && m.dim(0) == l && m.dim(1) == s)
+                    || (m.rank() == 4
+                            && (m.dim(0) == 1 || m.dim(0) == b)
+                            && (m.dim(1) == 1 || m.dim(1) == h)
+                            && m.dim(2) == l
+                            && m.dim(3) == s);
+            if (!ok)
+                throw shape("attention mask " + m + " does not fit scores (" + b + ", " + h + ", " + l + ", " + s
+                        + "): expected (L, S) = (" + l + ", " + s + ") or (B|1, H|1, L, S)");
+            in.add(attnMask);
+        } else if (attnMask != null) throw new IllegalArgumentException("attention mask given but mask spec says NONE");
+        if (mask.keyPadding() != MaskKind.NONE) {
+            if (keyPadding == null)
+                throw new IllegalArgumentException("mask spec names a key-padding mask but none given");
+            Shape m = keyPadding.shape();
+            if (m.rank() != 2 || m.dim(0) != b || m.dim(1) != s)
+                throw shape("key-padding mask " + m + " does not fit: expected (B, S) = (" + b + ", " + s + ")");
+            in.add(keyPadding);
+        } else if (keyPadding != null)
+            throw new IllegalArgumentException("key-padding mask given but mask spec says NONE");
+    }
+
+    /** LayerNorm over the last dim; weight and bias (shape {@code (E)}) may be null. */
+    public Node layerNorm(Node x, Node weight, Node bias, float eps) {
+        int e = x.shape().dim(-1);
+        List<Node> in = new ArrayList<>(List.of(x));
+        for (Node p : new Node[] {weight, bias}) {
+            if (p == null) continue;
+            if (p.shape().rank() != 1 || p.shape().dim(0) != e)
+                throw shape("layer_norm parameter " + p.shape() + " does not fit the last dimension of " + x.shape());
+            in.add(p);
+        }
+        return add(
+                Op.LAYER_NORM,
+                new OpParams.LayerNorm(eps, weight != null, bias != null),
+                x.shape(),
+                in.toArray(Node[]::new));
+    }
+
+    public Node relu(Node x) {
+        return add(Op.RELU, new OpParams.Relu(), x.shape(), x);
+    }
+
+    public Node gelu(Node x, boolean tanh) {
+        return add(Op.GELU, new OpParams.Gelu(tanh), x.shape(), x);
+    }
+
+    /** {@code ids} hold integral values (as float); result shape is {@code ids.shape + (E)}. */
+    public Node embedding(Node ids, Node table) {
+        if (table.shape().rank() != 2) throw shape("embedding table must be (V, E), got " + table.shape());
+        return add(
+                Op.EMBEDDING,
+                new OpParams.Embedding(),
+                ids.shape().insert(ids.shape().rank(), table.shape().dim(1)),
+                ids,
+                table);
+    }
+
+    public Node positionalEncoding(Node x, int offset) {
+        if (x.shape().rank() != 3) throw shape("positional encoding needs (B, L, E), got " + x.shape());
+        if (offset < 0) throw new IllegalArgumentException("negative position offset " + offset);
+        return add(Op.POSITIONAL_ENCODING, new OpParams.PositionalEncoding(offset), x.shape(), x);
+    }
+
+    public Node splitHeads(Node x, int heads) {
+        Shape s = x.shape();
+        if (s.rank() != 3) throw shape("split_heads needs (B, L, E), got " + s);
+        if (heads <= 0 || s.dim(2) % heads != 0)
+            throw shape("embedding dim " + s.dim(2) + " is not divisible by num_heads " + heads);
+        return add(
+                Op.SPLIT_HEADS,
+                new OpParams.SplitHeads(heads),
+                Shape.of(s.dim(0), heads, s.dim(1), s.dim(2) / heads),
+                x);
+    }
+
+    public Node mergeHeads(Node x) {
+        Shape s = x.shape();
+        if (s.rank() != 4) throw shape("merge_heads needs (B, H, L, D), got " + s);
+        return add(Op.MERGE_HEADS, new OpParams.MergeHeads(), Shape.of(s.dim(0), s.dim(2), s.dim(1) * s.dim(3)), x);
+    }
+
+    public Node concat(int axis, Node... parts) {
+        if (parts.length == 0) throw new IllegalArgumentException("concat of nothing");
+        Shape first = parts[0].shape();
+        int ax = axis < 0 ? first.rank() + axis : axis;
+        if (ax < 0 || ax >= first.rank()) throw shape("concat axis " + axis + " out of range for " + first);
+        int total = 0;
+        for (Node p : parts) {
+            Shape s = p.shape();
+            if (s.rank() != first.rank()) throw shape("concat ranks differ: " + first + " and " + s);
+            for (int i = 0; i < s.rank(); i++)
+                if (i != ax && s.dim(i) != first.dim(i))
+                    throw shape("concat shapes differ off axis " + ax + ": " + first + " and " + s);
+            total += s.dim(ax);
+        }
+        return add(Op.CONCAT, new OpParams.Concat(ax), first.with(ax, total), parts);
+    }
+
+    public Node mean(Node x, int axis) {
+        int ax = axis < 0 ? x.shape().rank() + axis : axis;
+        if (ax < 0 || ax >= x.shape().rank()) throw shape("mean axis " + axis + " out of range for " + x.shape());
+        return add(Op.MEAN, new OpParams.Mean(ax), x.shape().remove(ax), x);
+    }
+
+    /**
+     * Scaled dot-product attention; q {@code (B,H,L,D)}, k {@code (B,H,S,D)}, v {@code (B,H,S,Dv)} gives {@code
+     * (B,H,L,Dv)}. {@code scale} NaN means {@code 1/sqrt(D)}.
+     */
+    public Node attention(Node q, Node k, Node v, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
+        Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
+        if (sq.rank() != 4 || sk.rank() != 4 || sv.rank() != 4)
+            throw shape("attention needs q, k, v of rank 4 (B, H, L|S, D), got " + sq + ", " + sk + ", " + sv);
+        if (sq.dim(0) != sk.dim(0) || sq.dim(1) != sk.dim(1) || sk.dim(0) != sv.dim(0) || sk.dim(1) != sv.dim(1))
+            throw shape("attention batch/head dims differ: q " + sq + ", k " + sk + ", v " + sv);
+        if (sq.dim(3) != sk.dim(3)) throw shape("attention q and k head dims differ: " + sq + " vs " + sk);
+        if (sk.dim(2) != sv.dim(2)) throw shape("attention k and v lengths differ: " + sk + " vs " + sv);
+        float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(sq.dim(3))) : scale;
+        List<Node> in = new ArrayList<>(List.of(q, k, v));
+        addMasks(in, mask, attnMask, keyPadding, sq.dim(0), sq.dim(1), sq.dim(2), sk.dim(2));
+        return add(Op.ATTENTION, new OpParams.Attention(sc, mask), sq.with(3, sv.dim(3)), in.toArray(Node[]::new));
+    }
+
+    /** Ends the build; {@code outputs} are the values a run returns, in order. */
+    public Graph build(Node... outputs) {
+        if (outputs.length == 0) throw new IllegalArgumentException("a graph needs at least one output");
+        return new Graph(nodes, inputs, List.of(outputs));
+    }
+}

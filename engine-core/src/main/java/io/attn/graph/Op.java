@@ -1,0 +1,45 @@
+package io.attn.graph;
+
+/**
+ * Every operation the engine computes, declared once. Each backend has one exhaustive {@code switch} over this enum
+ * (no {@code default}), so adding a value breaks every backend's build until it is handled; each value needs a case in
+ * the parity suite (a coverage test fails otherwise).
+ *
+ * <p>Shape letters used throughout: B batch, H heads, L queries, S keys, E model dim, D head dim, V vocabulary.
+ */
+public enum Op {
+    /** A value supplied per call. Params: {@link OpParams.Input}. */
+    INPUT,
+    /** A value fixed at graph build time (weights). Params: {@link OpParams.Constant}. */
+    CONSTANT,
+    /** Batched {@code alpha * op(A) . op(B)}; A {@code (..., M, K)}, B {@code (..., K, N)} or 2-D, shared. */
+    MATMUL,
+    /** {@code x (..., N) + b (N)}. */
+    ADD_BIAS,
+    /** Element-wise sum of two tensors of the same shape (residual connections). */
+    ADD,
+    /** {@code x * factor}. */
+    SCALE,
+    /** Softmax over the last dimension of {@code scale * x}, with masks (see {@link MaskSpec}). */
+    SOFTMAX,
+    /** LayerNorm over the last dimension, optional weight and bias. */
+    LAYER_NORM,
+    /** max(x, 0). */
+    RELU,
+    /** GELU, exact (erf) or tanh approximation. */
+    GELU,
+    /** Row lookup: ids {@code (...)} (integral values stored as float) into a table {@code (V, E)}. */
+    EMBEDDING,
+    /** {@code x (B, L, E)} plus the sinusoidal encoding of positions {@code offset .. offset+L-1}. */
+    POSITIONAL_ENCODING,
+    /** {@code (B, L, H*D) -> (B, H, L, D)}. */
+    SPLIT_HEADS,
+    /** {@code (B, H, L, D) -> (B, L, H*D)}. */
+    MERGE_HEADS,
+    /** Concatenation along one axis. */
+    CONCAT,
+    /** Mean over one axis (e.g. averaging attention weights over heads). */
+    MEAN,
+    /** Scaled dot-product attention {@code softmax(scale Q K^T + masks) V} as one op; q (B,H,L,D), k (B,H,S,D), v (B,H,S,Dv). */
+    ATTENTION
+}

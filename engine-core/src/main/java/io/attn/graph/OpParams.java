@@ -1,0 +1,46 @@
+package io.attn.graph;
+
+import io.attn.tensor.Tensor;
+
+/** The parameters of each {@link Op}, one record per op. */
+public sealed interface OpParams {
+    record Input(String name) implements OpParams {}
+
+    record Constant(String name, Tensor value) implements OpParams {}
+
+    /** {@code alpha * op(A) . op(B)} where op transposes the last two dims when the flag is set. */
+    record MatMul(boolean transA, boolean transB, float alpha) implements OpParams {}
+
+    record AddBias() implements OpParams {}
+
+    record Add() implements OpParams {}
+
+    record Scale(float factor) implements OpParams {}
+
+    /** Softmax of {@code scale * x + masks} over the last dim. */
+    record Softmax(float scale, MaskSpec mask) implements OpParams {}
+
+    /** Inputs: x, then weight if {@code hasWeight}, then bias if {@code hasBias}. */
+    record LayerNorm(float eps, boolean hasWeight, boolean hasBias) implements OpParams {}
+
+    record Relu() implements OpParams {}
+
+    /** {@code tanh}: PyTorch's {@code approximate='tanh'}; otherwise the exact erf form. */
+    record Gelu(boolean tanh) implements OpParams {}
+
+    record Embedding() implements OpParams {}
+
+    /** Positions start at {@code offset} (non-zero in incremental decoding). */
+    record PositionalEncoding(int offset) implements OpParams {}
+
+    record SplitHeads(int heads) implements OpParams {}
+
+    record MergeHeads() implements OpParams {}
+
+    record Concat(int axis) implements OpParams {}
+
+    record Mean(int axis) implements OpParams {}
+
+    /** Inputs: q, k, v, then the masks named by {@code mask}. */
+    record Attention(float scale, MaskSpec mask) implements OpParams {}
+}

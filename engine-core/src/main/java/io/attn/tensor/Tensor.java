@@ -1,0 +1,127 @@
+package io.attn.tensor;
+
+import io.attn.AttnException;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * A host tensor: a shape and row-major float32 data in a Java array.
+ *
+ * <p>Host storage is a {@code float[]} (see docs/design.md): the Vector API reads and writes arrays at full speed,
+ * the GC owns the memory (no leak when a service drops a tensor), and every tensor the engine handles on the host
+ * fits in 2^31 elements. Reduced-precision dtypes are widened to F32 when files are read; a future F16/BF16 host
+ * tensor would add a {@code short[]} storage next to this one, which is why the dtype is carried explicitly.
+ *
+ * <p>Tensors are not copied defensively: {@link #data()} exposes the array. A tensor handed to the engine must not be
+ * mutated while a call that reads it is running. Instances are otherwise immutable and safe to share.
+ */
+public final class Tensor {
+    private final Shape shape;
+    private final float[] data;
+
+    private Tensor(Shape shape, float[] data) {
+        this.shape = Objects.requireNonNull(shape);
+        this.data = Objects.requireNonNull(data);
+        if (data.length != shape.size())
+            throw AttnException.shape(
+                    "tensor data has " + data.length + " elements but shape " + shape + " needs " + shape.size());
+    }
+
+    /** Wraps {@code data} (not copied) as a tensor of the given shape. */
+    public static Tensor of(Shape shape, float[] data) {
+        return new Tensor(shape, data);
+    }
+
+    /** Wraps {@code data} (not copied) as a tensor of the given dimensions. */
+    public static Tensor of(float[] data, int... dims) {
+        return new Tensor(Shape.of(dims), data);
+    }
+
+    public static Tensor zeros(int... dims) {
+        Shape s = Shape.of(dims);
+        return new Tensor(s, new float[s.size()]);
+    }
+
+    public static Tensor zeros(Shape s) {
+        return new Tensor(s, new float[s.size()]);
+    }
+
+    public DType dtype() {
+        return DType.F32;
+    }
+
+    public Shape shape() {
+        return shape;
+    }
+
+    public int rank() {
+        return shape.rank();
+    }
+
+    public int dim(int i) {
+        return shape.dim(i);
+    }
+
+    public int size() {
+        return shape.size();
+    }
+
+    /** The backing array (not a copy). */
+    public float[] data() {
+        return data;
+    }
+
+    /** Same data, another shape with the same element count. */
+    public Tensor reshape(int... dims) {
+        return new Tensor(Shape.of(dims), data);
+    }
+
+    public Tensor reshape(Shape s) {
+        return new Tensor(s, data);
+    }
+
+    /** Element at a multi-index (slow; for tests and printing). */
+    public float get(int... idx) {
+        return data[offset(idx)];
+    }
+
+    public void set(float v, int... idx) {
+        data[offset(idx)] = v;
+    }
+
+    private int offset(int[] idx) {
+        if (idx.length != shape.rank())
+            throw new IllegalArgumentException("index rank " + idx.length + " != tensor rank " + shape.rank());
+        int off = 0;
+        for (int i = 0; i < idx.length; i++) {
+            int d = shape.dim(i);
+            if (idx[i] < 0 || idx[i] >= d)
+                throw new IndexOutOfBoundsException("index " + Arrays.toString(idx) + " out of " + shape);
+            off = off * d + idx[i];
+        }
+        return off;
+    }
+
+    /** A deep copy. */
+    public Tensor copy() {
+        return new Tensor(shape, data.clone());
+    }
+
+    /** Rows {@code [from, to)} of the first dimension, copied. */
+    public Tensor slice0(int from, int to) {
+        int inner = shape.size() / Math.max(1, shape.dim(0));
+        float[] d = Arrays.copyOfRange(data, from * inner, to * inner);
+        return new Tensor(shape.with(0, to - from), d);
+    }
+
+    /** Whether every element is finite. */
+    public boolean allFinite() {
+        for (float v : data) if (!Float.isFinite(v)) return false;
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "Tensor" + shape;
+    }
+}
