@@ -1,0 +1,82 @@
+package io.attn.cli;
+
+import io.attn.AttnException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code attn} command line. Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 device unavailable, 5
+ * device out of memory, 6 non-finite values. User errors print one line, no stack trace ({@code --verbose} shows it).
+ */
+@Command(
+        name = "attn",
+        mixinStandardHelpOptions = true,
+        versionProvider = Main.Version.class,
+        description = "Transformer-attention inference on the JVM (CPU Vector API, CUDA).",
+        subcommands = {DemoCommand.class, ProbeCommand.class, CommandLine.HelpCommand.class},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:ok",
+            "1:internal error",
+            "2:usage error",
+            "3:bad input (file, shape, config)",
+            "4:device unavailable",
+            "5:device out of memory",
+            "6:non-finite values (NaN/Inf)"
+        })
+public final class Main {
+    public static final int EXIT_INTERNAL = 1,
+            EXIT_USAGE = 2,
+            EXIT_BAD_INPUT = 3,
+            EXIT_DEVICE = 4,
+            EXIT_OOM = 5,
+            EXIT_NON_FINITE = 6;
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = Main.class.getPackage().getImplementationVersion();
+            return new String[] {"attn " + (v == null ? "0.1.0-SNAPSHOT" : v)};
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the CLI and returns its exit code (used by tests). */
+    public static int execute(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
+        cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
+            cmd.getErr().println("attn: " + oneLine(ex));
+            if (verbose) ex.printStackTrace(cmd.getErr());
+            else if (!(ex instanceof AttnException a) || a.code() == AttnException.Code.INTERNAL)
+                cmd.getErr().println("attn: (run with --verbose for the stack trace)");
+            return exitCode(ex);
+        });
+        return cl.execute(args);
+    }
+
+    static String oneLine(Throwable ex) {
+        String m = ex.getMessage();
+        if (ex instanceof AttnException) return m;
+        if (ex instanceof java.nio.file.NoSuchFileException) return m + ": no such file";
+        if (ex instanceof java.nio.file.AccessDeniedException) return m + ": permission denied";
+        if (ex instanceof OutOfMemoryError) return "out of memory: " + m;
+        return "internal error: " + ex.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+    }
+
+    static int exitCode(Throwable ex) {
+        if (ex instanceof AttnException a)
+            return switch (a.code()) {
+                case BAD_INPUT, SHAPE_MISMATCH -> EXIT_BAD_INPUT;
+                case DEVICE_UNAVAILABLE -> EXIT_DEVICE;
+                case DEVICE_OUT_OF_MEMORY -> EXIT_OOM;
+                case NON_FINITE -> EXIT_NON_FINITE;
+                case INTERNAL -> EXIT_INTERNAL;
+            };
+        if (ex instanceof java.io.IOException) return EXIT_BAD_INPUT;
+        return EXIT_INTERNAL;
+    }
+}

@@ -1,0 +1,34 @@
+package io.attn.nn;
+
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+
+/**
+ * The masks for one attention block as graph nodes: an attention mask {@code (L, S)} or {@code (B|1, H|1, L, S)}
+ * (bool or additive), a key-padding mask {@code (B, S)} (bool or additive), and the causal flag. Null nodes mean
+ * absent.
+ */
+public record Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal) {
+    public static final Masks NONE = new Masks(null, MaskKind.NONE, null, MaskKind.NONE, false);
+
+    public Masks {
+        if ((attnMask == null) != (attnKind == MaskKind.NONE))
+            throw new IllegalArgumentException("attention mask node and kind disagree");
+        if ((keyPadding == null) != (keyPaddingKind == MaskKind.NONE))
+            throw new IllegalArgumentException("key-padding node and kind disagree");
+    }
+
+    public static Masks causal(boolean causal) {
+        return causal ? new Masks(null, MaskKind.NONE, null, MaskKind.NONE, true) : NONE;
+    }
+
+    /** Only a boolean key-padding mask (may be null), and the causal flag. */
+    public static Masks keyPadding(Node keyPadding, boolean causal) {
+        return new Masks(null, MaskKind.NONE, keyPadding, keyPadding == null ? MaskKind.NONE : MaskKind.BOOL, causal);
+    }
+
+    public MaskSpec spec() {
+        return new MaskSpec(causal, attnKind, keyPaddingKind);
+    }
+}

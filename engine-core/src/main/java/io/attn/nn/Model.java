@@ -1,0 +1,230 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.exec.Executor;
+import io.attn.graph.Graph;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.MaskKind;
+import io.attn.graph.Node;
+import io.attn.tensor.Shape;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loaded model: a {@link ModelConfig} and its weights, ready to run on a backend. The forward graph is built per
+ * input signature (shapes, masks, weights wanted) and its {@link Executor} cached, so repeated calls with the same
+ * shapes reuse planned buffers and uploaded weights.
+ *
+ * <p>Thread-safe: {@link #run} may be called from many threads at once. Close the model to release cached executors
+ * (device buffers on GPU backends); the backend itself belongs to the caller.
+ */
+public final class Model implements AutoCloseable {
+    private static final int MAX_CACHED = 64;
+
+    private final ModelConfig config;
+    private final Object root; // one of the module classes, per config.kind()
+    private final Map<Key, Compiled> compiled = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** The outputs of one run: the module's output and the attention weights asked for, by block name. */
+    public record Result(Tensor output, Map<String, Tensor> attentionWeights) {}
+
+    /** A built graph's executor and the block names of its attention-weight outputs (outputs 1..n). */
+    private record Compiled(Executor executor, List<String> weightNames) {}
+
+    private record Key(
+            Backend backend,
+            Shape input,
+            Shape memory,
+            Shape target,
+            Shape keyPadding,
+            Shape attnMask,
+            boolean attnMaskBool,
+            boolean causal,
+            Forward.Weights weights) {}
+
+    private Model(ModelConfig config, Object root) {
+        this.config = config;
+        this.root = root;
+    }
+
+    /** Builds the model's layers from {@code sd}; every tensor must be used, with the right shape. */
+    public static Model load(ModelConfig c, StateDict sd) {
+        Object root =
+                switch (c.kind()) {
+                    case MultiheadAttention -> new MultiheadAttention(sd, "", c.embedDim(), c.numHeads(), c.bias());
+                    case SelfAttention -> new SelfAttention(sd, "", c.embedDim());
+                    case TransformerEncoderLayer -> new TransformerEncoderLayer(sd, "", c.layer());
+                    case TransformerDecoderLayer -> new TransformerDecoderLayer(sd, "", c.layer());
+                    case TransformerEncoder -> new TransformerEncoder(sd, "", c.layer(), c.numLayers(), c.finalNorm());
+                    case TransformerDecoder -> new TransformerDecoder(sd, "", c.layer(), c.numLayers(), c.finalNorm());
+                    case Transformer ->
+                        new Object[] {
+                            new TransformerEncoder(sd, "encoder.", c.layer(), c.numEncoderLayers(), true),
+                            new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true)
+                        };
+                };
+        sd.checkAllUsed();
+        return new Model(c, root);
+    }
+
+    public ModelConfig config() {
+        return config;
+    }
+
+    /** The model width E: every input's last dimension. */
+    public int width() {
+        return config.layer() != null ? config.layer().dModel() : config.embedDim();
+    }
+
+    /** Runs the model on {@code backend}. */
+    public Result run(Backend backend, Inputs in) {
+        if (closed) throw new IllegalStateException("model is closed");
+        boolean unbatched = in.input().rank() == 2;
+        Tensor x = batched(in.input(), unbatched, "input");
+        Tensor mem = in.memory() == null ? null : batched(in.memory(), unbatched, "memory");
+        Tensor tgt = in.target() == null ? null : batched(in.target(), unbatched, "target");
+        Tensor kp = in.keyPaddingMask();
+        if (kp != null && unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
+        Tensor am = in.attnMask();
+        if (am != null && am.rank() == 3) {
+            int h = config.layer() != null ? config.layer().nhead() : config.numHeads();
+            if (am.dim(0) != x.dim(0) * h)
+                throw AttnException.shape("attention mask " + am.shape()
+                        + ": a 3-D mask must be (B*num_heads, L, S) = (" + x.dim(0) * h + ", L, S)");
+            am = am.reshape(x.dim(0), h, am.dim(1), am.dim(2));
+        }
+        requireInputs(mem, tgt);
+
+        Key key = new Key(
+                backend,
+                x.shape(),
+                mem == null ? null : mem.shape(),
+                tgt == null ? null : tgt.shape(),
+                kp == null ? null : kp.shape(),
+                am == null ? null : am.shape(),
+                in.attnMaskBool(),
+                in.causal(),
+                in.weights());
+        Compiled c = compiled.get(key);
+        boolean cached = c != null;
+        if (!cached) {
+            c = compile(key, backend);
+            if (compiled.size() < MAX_CACHED) {
+                Compiled prev = compiled.putIfAbsent(key, c);
+                if (prev != null) {
+                    c.executor().close();
+                    c = prev;
+                }
+                cached = true;
+            }
+        }
+        Map<String, Tensor> feeds = new HashMap<>();
+        feeds.put("input", x);
+        if (mem != null) feeds.put("memory", mem);
+        if (tgt != null) feeds.put("target", tgt);
+        if (kp != null) feeds.put("key_padding_mask", kp);
+        if (am != null) feeds.put("attn_mask", am);
+        List<Tensor> outs;
+        try {
+            outs = c.executor().run(feeds);
+        } finally {
+            if (!cached) c.executor().close(); // too many shapes seen: run uncached rather than grow without bound
+        }
+        Map<String, Tensor> weights = new LinkedHashMap<>();
+        for (int i = 1; i < outs.size(); i++) weights.put(c.weightNames().get(i - 1), unbatch(outs.get(i), unbatched));
+        return new Result(unbatch(outs.get(0), unbatched), weights);
+    }
+
+    private void requireInputs(Tensor mem, Tensor tgt) {
+        switch (config.kind()) {
+            case TransformerDecoderLayer, TransformerDecoder -> {
+                if (mem == null)
+                    throw AttnException.badInput(config.kind() + " needs a memory input (the encoder output)");
+            }
+            case Transformer -> {
+                if (tgt == null) throw AttnException.badInput("Transformer needs a target input (tgt)");
+            }
+            default -> {}
+        }
+    }
+
+    private Compiled compile(Key k, Backend backend) {
+        GraphBuilder g = new GraphBuilder();
+        Forward f = new Forward(g, k.weights());
+        Node x = g.input("input", k.input());
+        Node mem = k.memory() == null ? null : g.input("memory", k.memory());
+        Node tgt = k.target() == null ? null : g.input("target", k.target());
+        Node kp = k.keyPadding() == null ? null : g.input("key_padding_mask", k.keyPadding());
+        Node am = k.attnMask() == null ? null : g.input("attn_mask", k.attnMask());
+        MaskKind amKind = am == null ? MaskKind.NONE : k.attnMaskBool() ? MaskKind.BOOL : MaskKind.ADDITIVE;
+        Masks selfMasks = new Masks(am, amKind, kp, kp == null ? MaskKind.NONE : MaskKind.BOOL, k.causal());
+        Masks memMasks = Masks.keyPadding(kp, false);
+        checkWidth(x, "input");
+        if (mem != null) checkWidth(mem, "memory");
+        if (tgt != null) checkWidth(tgt, "target");
+        Node out =
+                switch (root) {
+                    case MultiheadAttention m ->
+                        m.forward(f, x, mem == null ? x : mem, mem == null ? x : mem, selfMasks);
+                    case SelfAttention s -> s.forward(f, x, selfMasks);
+                    case TransformerEncoderLayer l -> l.forward(f, x, selfMasks);
+                    case TransformerEncoder e -> e.forward(f, x, selfMasks);
+                    case TransformerDecoderLayer l ->
+                        l.forward(f, x, mem, decoderSelf(am, amKind, k.causal()), memMasks);
+                    case TransformerDecoder d -> d.forward(f, x, mem, decoderSelf(am, amKind, k.causal()), memMasks);
+                    case Object[] t -> {
+                        Node memory = ((TransformerEncoder) t[0]).forward(f, x, Masks.keyPadding(kp, false));
+                        yield ((TransformerDecoder) t[1])
+                                .forward(f, tgt, memory, decoderSelf(am, amKind, k.causal()), memMasks);
+                    }
+                    default -> throw new IllegalStateException("unknown root " + root);
+                };
+        List<Node> outputs = new ArrayList<>();
+        outputs.add(out);
+        outputs.addAll(f.weightNodes().values());
+        Graph graph = g.build(outputs.toArray(Node[]::new));
+        return new Compiled(
+                new Executor(backend, graph), List.copyOf(f.weightNodes().keySet()));
+    }
+
+    private static Masks decoderSelf(Node am, MaskKind amKind, boolean causal) {
+        return new Masks(am, amKind, null, MaskKind.NONE, causal);
+    }
+
+    private void checkWidth(Node n, String what) {
+        int e = width();
+        if (n.shape().rank() != 3 || n.shape().dim(2) != e)
+            throw AttnException.shape(what + " has shape " + n.shape() + " but the model width is " + e
+                    + ": expected (B, L, " + e + ") or (L, " + e + ")");
+    }
+
+    private static Tensor batched(Tensor t, boolean unbatched, String what) {
+        if (unbatched) {
+            if (t.rank() != 2)
+                throw AttnException.shape(what + " has shape " + t.shape() + " but the input is unbatched (L, E)");
+            return t.reshape(1, t.dim(0), t.dim(1));
+        }
+        if (t.rank() != 3)
+            throw AttnException.shape(what + " has shape " + t.shape() + ": expected (B, L, E) or (L, E)");
+        return t;
+    }
+
+    private static Tensor unbatch(Tensor t, boolean unbatched) {
+        if (!unbatched) return t;
+        return t.reshape(t.shape().remove(0));
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (Compiled c : compiled.values()) c.executor().close();
+        compiled.clear();
+    }
+}

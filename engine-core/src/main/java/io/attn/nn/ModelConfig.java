@@ -1,0 +1,194 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A model's configuration: {@code "module"} plus the PyTorch constructor arguments, as read from a config JSON or the
+ * {@code config} entry of a safetensors file's metadata.
+ *
+ * <pre>
+ * {"module":"MultiheadAttention","embed_dim":64,"num_heads":4,"bias":true}
+ * {"module":"TransformerEncoderLayer","d_model":64,"nhead":4,"dim_feedforward":128,"activation":"gelu",
+ *  "layer_norm_eps":1e-5,"norm_first":true}
+ * TransformerDecoderLayer: the same keys.  TransformerEncoder / TransformerDecoder: plus "num_layers", "final_norm".
+ * Transformer: d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, activation, layer_norm_eps,
+ *              norm_first (both final norms, as torch.nn.Transformer has them).
+ * SelfAttention (the tutorials' single-head module): embed_size.
+ * </pre>
+ *
+ * Missing keys take PyTorch's defaults; unknown keys are an error (they usually mean a typo).
+ */
+public record ModelConfig(
+        Kind kind,
+        LayerConfig layer,
+        int embedDim,
+        int numHeads,
+        boolean bias,
+        int numLayers,
+        boolean finalNorm,
+        int numEncoderLayers,
+        int numDecoderLayers) {
+
+    /** The module kinds the engine runs. */
+    public enum Kind {
+        MultiheadAttention,
+        SelfAttention,
+        TransformerEncoderLayer,
+        TransformerDecoderLayer,
+        TransformerEncoder,
+        TransformerDecoder,
+        Transformer
+    }
+
+    private static final Set<String> LAYER_KEYS = Set.of(
+            "d_model",
+            "nhead",
+            "dim_feedforward",
+            "activation",
+            "layer_norm_eps",
+            "norm_first",
+            "bias",
+            "dropout",
+            "batch_first");
+
+    /** Parses a config map (from JSON). {@code source} names the file in error messages. */
+    public static ModelConfig parse(Map<String, Object> m, String source) {
+        Object mod = m.get("module");
+        if (!(mod instanceof String s))
+            throw AttnException.badInput(
+                    source + ": config has no \"module\" string (one of " + List.of(Kind.values()) + ")");
+        Kind kind;
+        try {
+            kind = Kind.valueOf(s);
+        } catch (IllegalArgumentException e) {
+            throw AttnException.badInput(
+                    source + ": unknown module \"" + s + "\" (expected one of " + List.of(Kind.values()) + ")");
+        }
+        Reader r = new Reader(m, source);
+        r.allow("module");
+        ModelConfig c =
+                switch (kind) {
+                    case MultiheadAttention -> {
+                        r.allow("embed_dim", "num_heads", "bias", "dropout", "batch_first");
+                        int e = r.integer("embed_dim", -1);
+                        int h = r.integer("num_heads", -1);
+                        if (e <= 0 || h <= 0)
+                            throw AttnException.badInput(
+                                    source + ": MultiheadAttention needs positive embed_dim and num_heads");
+                        if (e % h != 0)
+                            throw AttnException.badInput(
+                                    source + ": embed_dim " + e + " is not divisible by num_heads " + h);
+                        yield new ModelConfig(kind, null, e, h, r.bool("bias", true), 0, false, 0, 0);
+                    }
+                    case SelfAttention -> {
+                        r.allow("embed_size");
+                        int e = r.integer("embed_size", -1);
+                        if (e <= 0)
+                            throw AttnException.badInput(source + ": SelfAttention needs a positive embed_size");
+                        yield new ModelConfig(kind, null, e, 1, true, 0, false, 0, 0);
+                    }
+                    case TransformerEncoderLayer, TransformerDecoderLayer -> {
+                        r.allow(LAYER_KEYS);
+                        yield new ModelConfig(kind, layer(r), 0, 0, true, 0, false, 0, 0);
+                    }
+                    case TransformerEncoder, TransformerDecoder -> {
+                        r.allow(LAYER_KEYS);
+                        r.allow("num_layers", "final_norm", "enable_nested_tensor");
+                        int n = r.integer("num_layers", -1);
+                        if (n <= 0) throw AttnException.badInput(source + ": " + kind + " needs a positive num_layers");
+                        yield new ModelConfig(kind, layer(r), 0, 0, true, n, r.bool("final_norm", false), 0, 0);
+                    }
+                    case Transformer -> {
+                        r.allow(LAYER_KEYS);
+                        r.allow("num_encoder_layers", "num_decoder_layers");
+                        yield new ModelConfig(
+                                kind,
+                                layer(r),
+                                0,
+                                0,
+                                true,
+                                0,
+                                true,
+                                r.integer("num_encoder_layers", 6),
+                                r.integer("num_decoder_layers", 6));
+                    }
+                };
+        r.checkNoUnknown();
+        return c;
+    }
+
+    private static LayerConfig layer(Reader r) {
+        try {
+            return new LayerConfig(
+                    r.integer("d_model", 512),
+                    r.integer("nhead", 8),
+                    r.integer("dim_feedforward", 2048),
+                    r.string("activation", "relu"),
+                    (float) r.number("layer_norm_eps", 1e-5),
+                    r.bool("norm_first", false),
+                    r.bool("bias", true));
+        } catch (AttnException e) {
+            throw new AttnException(e.code(), r.source + ": " + e.getMessage());
+        }
+    }
+
+    private static final class Reader {
+        final Map<String, Object> m;
+        final String source;
+        final Set<String> allowed = new LinkedHashSet<>();
+
+        Reader(Map<String, Object> m, String source) {
+            this.m = m;
+            this.source = source;
+        }
+
+        void allow(String... keys) {
+            allowed.addAll(List.of(keys));
+        }
+
+        void allow(Set<String> keys) {
+            allowed.addAll(keys);
+        }
+
+        void checkNoUnknown() {
+            for (String k : m.keySet())
+                if (!allowed.contains(k))
+                    throw AttnException.badInput(
+                            source + ": unknown config key \"" + k + "\" for module " + m.get("module"));
+        }
+
+        int integer(String key, int dflt) {
+            Object v = m.get(key);
+            if (v == null) return dflt;
+            if (v instanceof Number n
+                    && n.doubleValue() == Math.rint(n.doubleValue())
+                    && Math.abs(n.doubleValue()) < 1e9) return n.intValue();
+            throw AttnException.badInput(source + ": config key \"" + key + "\" must be an integer, got " + v);
+        }
+
+        double number(String key, double dflt) {
+            Object v = m.get(key);
+            if (v == null) return dflt;
+            if (v instanceof Number n) return n.doubleValue();
+            throw AttnException.badInput(source + ": config key \"" + key + "\" must be a number, got " + v);
+        }
+
+        boolean bool(String key, boolean dflt) {
+            Object v = m.get(key);
+            if (v == null) return dflt;
+            if (v instanceof Boolean b) return b;
+            throw AttnException.badInput(source + ": config key \"" + key + "\" must be true or false, got " + v);
+        }
+
+        String string(String key, String dflt) {
+            Object v = m.get(key);
+            if (v == null) return dflt;
+            if (v instanceof String s) return s;
+            throw AttnException.badInput(source + ": config key \"" + key + "\" must be a string, got " + v);
+        }
+    }
+}

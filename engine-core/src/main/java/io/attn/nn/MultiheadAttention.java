@@ -1,0 +1,79 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+
+/**
+ * {@code torch.nn.MultiheadAttention(embed_dim, num_heads, bias=True, batch_first=True)} with {@code kdim = vdim =
+ * embed_dim}. State: {@code in_proj_weight (3E, E)}, {@code in_proj_bias (3E)}, {@code out_proj.weight (E, E)},
+ * {@code out_proj.bias (E)} (biases absent when {@code bias=false}).
+ *
+ * <p>Forward: q, k, v projections, split into H heads of D = E/H, softmax(Q K^T / sqrt(D) + masks) V per head, merge,
+ * output projection. When no attention weights are requested the heads run as one fused {@code ATTENTION} op;
+ * otherwise the scores are materialised (MATMUL, SOFTMAX, MATMUL) and the weights returned averaged over heads or per
+ * head.
+ */
+public final class MultiheadAttention {
+    private final String name;
+    private final int embedDim;
+    private final int numHeads;
+    private final Linear q, k, v, out;
+
+    /** Loads from {@code sd} under {@code prefix} (e.g. {@code "layers.0.self_attn."}, or {@code ""}). */
+    public MultiheadAttention(StateDict sd, String prefix, int embedDim, int numHeads, boolean bias) {
+        if (embedDim <= 0 || numHeads <= 0 || embedDim % numHeads != 0)
+            throw AttnException.shape(
+                    "embed_dim " + embedDim + " is not divisible by num_heads " + numHeads + " (" + prefix + ")");
+        this.name = prefix.isEmpty() ? "attn" : prefix.substring(0, prefix.length() - 1);
+        this.embedDim = embedDim;
+        this.numHeads = numHeads;
+        int e = embedDim;
+        Tensor w = sd.take(prefix + "in_proj_weight", 3 * e, e);
+        Tensor b = sd.takeIf(bias, prefix + "in_proj_bias", 3 * e);
+        q = new Linear(name + ".q_proj", w.slice0(0, e), b == null ? null : b.slice0(0, e));
+        k = new Linear(name + ".k_proj", w.slice0(e, 2 * e), b == null ? null : b.slice0(e, 2 * e));
+        v = new Linear(name + ".v_proj", w.slice0(2 * e, 3 * e), b == null ? null : b.slice0(2 * e, 3 * e));
+        out = Linear.load(sd, prefix + "out_proj.", e, e, bias);
+    }
+
+    public int embedDim() {
+        return embedDim;
+    }
+
+    public int numHeads() {
+        return numHeads;
+    }
+
+    /** State-dict prefix without the trailing dot; the key of this block's weights in {@link Forward#weightNodes()}. */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * query {@code (B, L, E)}, key and value {@code (B, S, E)}; returns {@code (B, L, E)}. Records the attention
+     * weights in {@code f} when it asks for them.
+     */
+    public Node forward(Forward f, Node query, Node key, Node value, Masks masks) {
+        GraphBuilder g = f.g;
+        for (Node x : new Node[] {query, key, value})
+            if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
+                throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim
+                        + " as its last dimension (expected (B, L, " + embedDim + "))");
+        Node qh = g.splitHeads(q.forward(f, query), numHeads);
+        Node kh = g.splitHeads(k.forward(f, key), numHeads);
+        Node vh = g.splitHeads(v.forward(f, value), numHeads);
+        float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
+        Node o;
+        if (f.weights == Forward.Weights.NONE) {
+            o = g.attention(qh, kh, vh, scale, masks.spec(), masks.attnMask(), masks.keyPadding());
+        } else {
+            Node scores = g.matmul(qh, kh, false, true, scale);
+            Node p = g.softmax(scores, 1f, masks.spec(), masks.attnMask(), masks.keyPadding());
+            o = g.matmul(p, vh);
+            f.weightNodes.put(name, f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
+        }
+        return out.forward(f, g.mergeHeads(o));
+    }
+}

@@ -1,0 +1,40 @@
+package io.attn.nn;
+
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+
+/**
+ * The tutorials' single-head {@code SelfAttention(embed_size)} (seed 001): {@code query}, {@code key}, {@code value}
+ * are {@code nn.Linear(E, E)}; {@code softmax(Q K^T / sqrt(E)) V} over the keys (the last dim: the tutorial's {@code
+ * dim=0} is its bug), no output projection. State: {@code query.*}, {@code key.*}, {@code value.*}.
+ */
+public final class SelfAttention {
+    private final int embedSize;
+    private final Linear query, key, value;
+
+    public SelfAttention(StateDict sd, String prefix, int embedSize) {
+        this.embedSize = embedSize;
+        query = Linear.load(sd, prefix + "query.", embedSize, embedSize, true);
+        key = Linear.load(sd, prefix + "key.", embedSize, embedSize, true);
+        value = Linear.load(sd, prefix + "value.", embedSize, embedSize, true);
+    }
+
+    /** x {@code (B, L, E)} to {@code (B, L, E)}; weights recorded under {@code "self_attn"} when asked for. */
+    public Node forward(Forward f, Node x, Masks masks) {
+        GraphBuilder g = f.g;
+        Node q = g.splitHeads(query.forward(f, x), 1);
+        Node k = g.splitHeads(key.forward(f, x), 1);
+        Node v = g.splitHeads(value.forward(f, x), 1);
+        float scale = (float) (1.0 / Math.sqrt(embedSize));
+        Node o;
+        if (f.weights == Forward.Weights.NONE) {
+            o = g.attention(q, k, v, scale, masks.spec(), masks.attnMask(), masks.keyPadding());
+        } else {
+            Node p = g.softmax(
+                    g.matmul(q, k, false, true, scale), 1f, masks.spec(), masks.attnMask(), masks.keyPadding());
+            o = g.matmul(p, v);
+            f.weightNodes.put("self_attn", f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
+        }
+        return g.mergeHeads(o);
+    }
+}

@@ -1,0 +1,69 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.tensor.Shape;
+import io.attn.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Weights under PyTorch {@code state_dict()} names. Layers take what they need with {@link #take}, which checks the
+ * shape and names the tensor when it is missing or wrongly shaped; {@link #checkAllUsed} then reports tensors no layer
+ * took (a model/config mismatch).
+ *
+ * <p>Not thread-safe; used while a model is built.
+ */
+public final class StateDict {
+    private final Map<String, Tensor> tensors;
+    private final Set<String> used = new LinkedHashSet<>();
+    private final String source;
+
+    /** @param source where the weights came from (a file name), used in error messages */
+    public StateDict(Map<String, Tensor> tensors, String source) {
+        this.tensors = new LinkedHashMap<>(tensors);
+        this.source = source;
+    }
+
+    public StateDict(Map<String, Tensor> tensors) {
+        this(tensors, "state_dict");
+    }
+
+    public boolean has(String name) {
+        return tensors.containsKey(name);
+    }
+
+    /** The tensor {@code name}, which must have exactly {@code dims}. */
+    public Tensor take(String name, int... dims) {
+        Tensor t = tensors.get(name);
+        Shape want = Shape.of(dims);
+        if (t == null)
+            throw AttnException.shape(source + ": missing tensor '" + name + "' (expected shape " + want + ")");
+        if (!t.shape().equals(want))
+            throw AttnException.shape(source + ": tensor '" + name + "' has shape " + t.shape() + ", expected " + want);
+        used.add(name);
+        return t;
+    }
+
+    /** Like {@link #take}, or null when {@code present} is false (then the tensor must be absent too). */
+    public Tensor takeIf(boolean present, String name, int... dims) {
+        if (present) return take(name, dims);
+        if (tensors.containsKey(name))
+            throw AttnException.shape(source + ": unexpected tensor '" + name + "' (the config says bias=false)");
+        return null;
+    }
+
+    /** Fails naming the tensors that no layer used. */
+    public void checkAllUsed() {
+        Set<String> extra = new LinkedHashSet<>(tensors.keySet());
+        extra.removeAll(used);
+        if (!extra.isEmpty())
+            throw AttnException.shape(
+                    source + ": unexpected tensor(s) not used by the model: " + String.join(", ", extra));
+    }
+
+    public String source() {
+        return source;
+    }
+}

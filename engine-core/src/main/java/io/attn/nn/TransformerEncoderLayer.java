@@ -1,0 +1,44 @@
+package io.attn.nn;
+
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+
+/**
+ * {@code torch.nn.TransformerEncoderLayer} (batch_first, eval mode). State: {@code self_attn.*}, {@code linear1.*},
+ * {@code linear2.*}, {@code norm1.*}, {@code norm2.*}.
+ *
+ * <pre>
+ * post-norm: x = norm1(x + self_attn(x));  x = norm2(x + ff(x))
+ * pre-norm:  x = x + self_attn(norm1(x));  x = x + ff(norm2(x))
+ * </pre>
+ */
+public final class TransformerEncoderLayer {
+    private final LayerConfig config;
+    private final MultiheadAttention selfAttn;
+    private final FeedForward ff;
+    private final LayerNorm norm1, norm2;
+
+    public TransformerEncoderLayer(StateDict sd, String prefix, LayerConfig c) {
+        this.config = c;
+        selfAttn = new MultiheadAttention(sd, prefix + "self_attn.", c.dModel(), c.nhead(), c.bias());
+        ff = FeedForward.load(sd, prefix, c);
+        norm1 = LayerNorm.load(sd, prefix + "norm1.", c.dModel(), c.layerNormEps(), c.bias());
+        norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
+    }
+
+    public LayerConfig config() {
+        return config;
+    }
+
+    /** src {@code (B, L, E)}; {@code masks} apply to the self-attention. */
+    public Node forward(Forward f, Node x, Masks masks) {
+        GraphBuilder g = f.g;
+        if (config.normFirst()) {
+            Node h = norm1.forward(f, x);
+            x = g.add(x, selfAttn.forward(f, h, h, h, masks));
+            return g.add(x, ff.forward(f, norm2.forward(f, x)));
+        }
+        x = norm1.forward(f, g.add(x, selfAttn.forward(f, x, x, x, masks)));
+        return norm2.forward(f, g.add(x, ff.forward(f, x)));
+    }
+}
