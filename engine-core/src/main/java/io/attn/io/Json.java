@@ -1,6 +1,13 @@
 package io.attn.io;
 
 import io.attn.AttnException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,6 +49,38 @@ public final class Json {
         p.ws();
         if (p.i < p.s.length()) throw p.err("unexpected text after the JSON value");
         return v;
+    }
+
+    /** Longest file {@link #read(Path)} accepts. */
+    public static final long MAX_FILE_BYTES = 100L << 20;
+
+    /** Reads and parses a UTF-8 JSON file (a config file, say); invalid UTF-8 and files over 100 MiB are refused. */
+    public static Object read(Path path) {
+        String name = path.toString();
+        byte[] bytes;
+        try {
+            long size = Files.size(path);
+            if (size > MAX_FILE_BYTES)
+                throw IoUtil.bad(
+                        name,
+                        "JSON file is " + IoUtil.bytes(size) + ", over the " + IoUtil.bytes(MAX_FILE_BYTES) + " cap");
+            bytes = Files.readAllBytes(path);
+        } catch (IOException e) {
+            throw IoUtil.io(name, "read", e);
+        }
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw IoUtil.bad(name, "not valid UTF-8");
+        }
+        if (text.startsWith("\uFEFF")) text = text.substring(1);
+        return parse(text, name);
     }
 
     private AttnException err(String problem) {

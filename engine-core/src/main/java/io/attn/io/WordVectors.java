@@ -77,8 +77,12 @@ public final class WordVectors {
     }
 
     /** Loads word vectors from a stream (not closed); {@code name} labels error messages. */
-    public static WordVectors load(InputStream in, String name) throws IOException {
-        return new Loader(in, name).load();
+    public static WordVectors load(InputStream in, String name) {
+        try {
+            return new Loader(in, name).load();
+        } catch (IOException e) {
+            throw IoUtil.io(name, "read", e);
+        }
     }
 
     /** Vector width. */
@@ -297,7 +301,8 @@ public final class WordVectors {
                 if (dim < 0 && declaredCount < 0 && rows == 0 && dups == 0 && nf == 2) {
                     long c = nonNegInt(0), d = nonNegInt(1);
                     if (c >= 0 && d >= 0) {
-                        if (d == 0 || d > 1 << 20) throw err("header declares dim " + d);
+                        if (d == 0 || d > 1 << 20)
+                            throw err("word2vec header declares dim " + d + " (must be 1 to " + (1 << 20) + ")");
                         declaredCount = c;
                         dim = (int) d;
                         continue;

@@ -4,12 +4,17 @@ import static io.attn.io.TestSupport.badInput;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class JsonTest {
     @Test
@@ -68,6 +73,18 @@ class JsonTest {
         badInput(() -> Json.parse("[".repeat(ok + 1) + "]".repeat(ok + 1)), "nesting deeper than 256");
         badInput(() -> Json.parse("[".repeat(1_000_000)), "nesting deeper");
         badInput(() -> Json.parse("{\"a\":".repeat(100_000)), "nesting deeper");
+    }
+
+    @Test
+    void readsFiles(@TempDir Path dir) throws IOException {
+        var p = dir.resolve("config.json");
+        Files.write(p, "\uFEFF{\"d_model\": 512, \"name\": \"caf\u00e9\"}".getBytes(StandardCharsets.UTF_8));
+        assertEquals(Map.of("d_model", 512L, "name", "caf\u00e9"), Json.read(p));
+        Files.write(p, new byte[] {'"', (byte) 0xC3, '"'});
+        badInput(() -> Json.read(p), "config.json", "not valid UTF-8");
+        Files.write(p, "{\"a\": }".getBytes(StandardCharsets.UTF_8));
+        badInput(() -> Json.read(p), "config.json", "line 1, column 7");
+        badInput(() -> Json.read(dir.resolve("none.json")), "none.json", "file not found");
     }
 
     @Test
