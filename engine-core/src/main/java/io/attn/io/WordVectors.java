@@ -318,9 +318,7 @@ public final class WordVectors {
                 else throw err("expected " + dim + " values after the word but found " + (nf - 1));
                 if (rowsPerBlock == 0) rowsPerBlock = Math.max(1, (1 << 20) / dim);
                 int slot = rows % rowsPerBlock;
-                if (slot == 0 && rows / rowsPerBlock == blocks.size())
-                    blocks.add(new float[Math.multiplyExact(rowsPerBlock, dim)]);
-                float[] block = blocks.get(rows / rowsPerBlock);
+                float[] block = blockFor(rows);
                 int base = slot * dim;
                 for (int k = 0; k < dim; k++) {
                     int f = wordFields + k;
@@ -345,9 +343,26 @@ public final class WordVectors {
             if (rowsPerBlock == 0) rowsPerBlock = 1;
             // trim the last block
             int full = rows / rowsPerBlock, rem = rows % rowsPerBlock;
-            if (rem > 0) blocks.set(full, Arrays.copyOf(blocks.get(full), rem * dim));
+            if (rem > 0 && blocks.get(full).length != rem * dim)
+                blocks.set(full, Arrays.copyOf(blocks.get(full), rem * dim));
             while (blocks.size() > (rows + rowsPerBlock - 1) / rowsPerBlock) blocks.removeLast();
             return new WordVectors(name, dim, blocks, rowsPerBlock, index, dups);
+        }
+
+        /**
+         * The block that holds {@code row}, created or grown as needed. Blocks hold {@code rowsPerBlock} rows; only
+         * the first one starts small and doubles, so tiny files do not pay for a full 4 MiB block.
+         */
+        float[] blockFor(int row) {
+            int b = row / rowsPerBlock, need = (row % rowsPerBlock + 1) * dim;
+            if (b == blocks.size())
+                blocks.add(new float[b == 0 ? Math.min(64, rowsPerBlock) * dim : rowsPerBlock * dim]);
+            float[] block = blocks.get(b);
+            if (block.length < need) {
+                block = Arrays.copyOf(block, (int) Math.min((long) rowsPerBlock * dim, 2L * block.length));
+                blocks.set(b, block);
+            }
+            return block;
         }
 
         long nonNegInt(int f) {

@@ -65,6 +65,20 @@ class NpyTest {
     }
 
     @Test
+    void headerOver64KiBSwitchesToVersion2() {
+        int[] dims = new int[22_000]; // "1, " per dim: a 66 KB shape text, more than a v1.0 header can hold
+        Arrays.fill(dims, 1);
+        byte[] h = Npy.header(Tensor.zeros(dims));
+        assertEquals(2, h[6]);
+        assertEquals(0, h.length % 64);
+        int hlen = (h[8] & 0xff) | (h[9] & 0xff) << 8 | (h[10] & 0xff) << 16 | (h[11] & 0xff) << 24;
+        assertEquals(h.length - 12, hlen);
+        assertEquals('\n', h[h.length - 1]);
+        // our reader caps rank at 64 (numpy's own limit), so such a file is refused cleanly rather than read
+        badInput(() -> Npy.read(Npy.toBytes(Tensor.zeros(dims)), "r.npy"), "more than 64 dimensions");
+    }
+
+    @Test
     void fortranOrderIsTransposed() {
         // column-major data 0..5 for shape (2, 3): element (i, j) = i + 2 j
         byte[] b = npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f32le(0, 1, 2, 3, 4, 5));
