@@ -20,9 +20,9 @@ final class Decimal {
      * Parses {@code [s, e)} of {@code b} as {@code [+-]digits[.digits][(e|E)[+-]digits]} and returns the nearest
      * float; returns NaN when the text does not match that grammar or the value overflows float32 (so NaN means "not
      * a finite number": nan/inf literals are refused). Values with at most 15 significant digits and a decimal exponent
-     * within +-22 are computed in double with a single correctly rounded multiply or divide and then rounded to float
-     * (a double rounding that can differ from {@link Float#parseFloat} by one ulp in rare halfway cases); all others go
-     * through {@link Float#parseFloat}.
+     * within +-22 are computed in double with a single correctly rounded multiply or divide and then narrowed to float;
+     * the rare doubles where that second rounding could go wrong (exact float halfway points, float subnormals) and
+     * all other inputs go through {@link Float#parseFloat}, so the result always equals {@code Float.parseFloat}.
      */
     static float parse(byte[] b, int s, int e) {
         int k = s;
@@ -86,7 +86,12 @@ final class Decimal {
         if (m == 0) r = 0f;
         else if (mantDigits <= 15 && digits == mantDigits && exp >= -22 && exp <= 22) {
             double d = exp >= 0 ? m * POW10[exp] : m / POW10[-exp];
-            r = (float) d;
+            // d is the correctly rounded double; narrowing it can round wrongly only if d sits exactly on a float
+            // halfway point (low 29 mantissa bits 1000...0) or in the float subnormal range: parse those exactly
+            long bits = Double.doubleToRawLongBits(d);
+            if ((bits & 0x1FFFFFFFL) == 0x10000000L || d < Float.MIN_NORMAL)
+                r = Float.parseFloat(new String(b, s, e - s, StandardCharsets.ISO_8859_1));
+            else r = (float) d;
         } else r = Float.parseFloat(new String(b, s, e - s, StandardCharsets.ISO_8859_1));
         if (Float.isInfinite(r)) return Float.NaN;
         return neg ? -Math.abs(r) : r;

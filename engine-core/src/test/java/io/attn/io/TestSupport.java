@@ -29,12 +29,7 @@ final class TestSupport {
 
     /** Asserts that {@code r} throws a one-line BAD_INPUT AttnException (and nothing else) and returns it. */
     static AttnException badInput(Executable r) {
-        AttnException e;
-        try {
-            e = assertThrows(AttnException.class, r);
-        } catch (org.opentest4j.AssertionFailedError afe) {
-            throw afe;
-        }
+        AttnException e = assertThrows(AttnException.class, r);
         assertEquals(AttnException.Code.BAD_INPUT, e.code(), e.getMessage());
         assertFalse(e.getMessage().contains("\n"), "message must be one line: " + e.getMessage());
         return e;

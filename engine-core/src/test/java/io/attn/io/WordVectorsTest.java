@@ -109,8 +109,9 @@ class WordVectorsTest {
 
     @Test
     void decimalParserMatchesFloatParseFloat() {
-        // The fast path may differ from a correctly rounded parse only by a double-rounding in rare halfway cases;
-        // on these typical embedding values (up to 9 significant digits) it must agree exactly.
+        // Float.parseFloat is correctly rounded; the fast path must agree exactly on typical embedding values
+        // (1 to 8 fraction digits, fixed and scientific) and on edge cases, including a double-rounding trap:
+        // 1.00000005960464477539062500001 is just above the halfway point between 1 and 1 + 2^-23.
         Random r = new Random(7);
         for (int i = 0; i < 200_000; i++) {
             double v = r.nextGaussian() * Math.pow(10, r.nextInt(9) - 4);
@@ -118,7 +119,23 @@ class WordVectorsTest {
             byte[] b = s.getBytes(StandardCharsets.US_ASCII);
             assertEquals(Float.parseFloat(s), Decimal.parse(b, 0, b.length), 0f, s);
         }
-        for (String s : new String[] {"0", "-0.0", "1e-45", "3.4028235e38", "123456789012345678901234", ".5", "5."}) {
+        for (String s : new String[] {
+            "0",
+            "-0.0",
+            "1e-45",
+            "3.4028235e38",
+            "123456789012345678901234",
+            ".5",
+            "5.",
+            "1.00000005960464477539062500001",
+            "1.0000000596046448",
+            "1.4e-45",
+            "7e-46",
+            "1.17549435e-38",
+            "16777217",
+            "16777219",
+            "-16777217.0"
+        }) {
             byte[] b = s.getBytes(StandardCharsets.US_ASCII);
             assertEquals(Float.parseFloat(s), Decimal.parse(b, 0, b.length), 0f, s);
         }
