@@ -13,7 +13,13 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Transformer-attention inference on the JVM (CPU Vector API, CUDA).",
-        subcommands = {DemoCommand.class, ProbeCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {
+            DemoCommand.class,
+            RunCommand.class,
+            ProbeCommand.class,
+            BenchCommand.class,
+            CommandLine.HelpCommand.class
+        },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:ok",

@@ -40,49 +40,84 @@ import picocli.CommandLine.Option;
         sortOptions = false,
         description = "Run a PyTorch-exported attention module on embeddings (.npy/.npz, or --text with word vectors).")
 final class RunCommand implements Callable<Integer> {
-    @Option(names = "--model", required = true, paramLabel = "MODEL.safetensors", description = "Weights, named as the PyTorch state_dict.")
+    @Option(
+            names = "--model",
+            required = true,
+            paramLabel = "MODEL.safetensors",
+            description = "Weights, named as the PyTorch state_dict.")
     Path model;
 
-    @Option(names = "--config", paramLabel = "CONFIG.json", description = "Module config (default: the \"config\" entry of the safetensors metadata).")
+    @Option(
+            names = "--config",
+            paramLabel = "CONFIG.json",
+            description = "Module config (default: the \"config\" entry of the safetensors metadata).")
     Path config;
 
-    @Option(names = "--input", paramLabel = "X.npy|DIR|GLOB", description = "Input (B, L, E) or (L, E): the query (MHA), src (encoders, Transformer) or tgt (decoders). A directory or glob runs every .npy in it.")
+    @Option(
+            names = "--input",
+            paramLabel = "X.npy|DIR|GLOB",
+            description =
+                    "Input (B, L, E) or (L, E): the query (MHA), src (encoders, Transformer) or tgt (decoders). A directory or glob runs every .npy in it.")
     String input;
 
     @Option(names = "--text", description = "Input as text: tokens looked up in --vectors.")
     String text;
 
-    @Option(names = "--vectors", paramLabel = "VECTORS.txt", description = "Word vectors (GloVe / word2vec text) for --text.")
+    @Option(
+            names = "--vectors",
+            paramLabel = "VECTORS.txt",
+            description = "Word vectors (GloVe / word2vec text) for --text.")
     Path vectors;
 
-    @Option(names = "--unknown", paramLabel = "zero|skip|error", description = "Unknown words in --text: zero vector, skipped, or an error (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--unknown",
+            paramLabel = "zero|skip|error",
+            description = "Unknown words in --text: zero vector, skipped, or an error (default: ${DEFAULT-VALUE}).")
     String unknown = "zero";
 
-    @Option(names = "--memory", paramLabel = "M.npy", description = "Key = value for MHA cross-attention; the encoder output for decoders.")
+    @Option(
+            names = "--memory",
+            paramLabel = "M.npy",
+            description = "Key = value for MHA cross-attention; the encoder output for decoders.")
     Path memory;
 
     @Option(names = "--target", paramLabel = "T.npy", description = "tgt for Transformer.")
     Path target;
 
-    @Option(names = "--causal", description = "Causal self-attention (the decoder's; the encoder's or MHA's when given for them).")
+    @Option(
+            names = "--causal",
+            description = "Causal self-attention (the decoder's; the encoder's or MHA's when given for them).")
     boolean causal;
 
     @Option(names = "--key-padding-mask", paramLabel = "P.npy", description = "(B, S) bool or 0/1; true/1 = padding.")
     Path keyPaddingMask;
 
-    @Option(names = "--output", paramLabel = "Y.npy|DIR", description = "Output (.npy, or .npz); a directory with a directory/glob input.")
+    @Option(
+            names = "--output",
+            paramLabel = "Y.npy|DIR",
+            description = "Output (.npy, or .npz); a directory with a directory/glob input.")
     Path output;
 
-    @Option(names = "--attention-weights", paramLabel = "W.npy|W.npz", description = "Attention weights: (B, L, S) averaged over heads (MHA), or an .npz with one array per attention block.")
+    @Option(
+            names = "--attention-weights",
+            paramLabel = "W.npy|W.npz",
+            description =
+                    "Attention weights: (B, L, S) averaged over heads (MHA), or an .npz with one array per attention block.")
     Path attentionWeights;
 
     @Option(names = "--per-head", description = "Weights per head (B, H, L, S) instead of averaged.")
     boolean perHead;
 
-    @Option(names = "--heatmap", paramLabel = "A.png", description = "PNG heatmap of the (first block's) attention weights for the first batch item.")
+    @Option(
+            names = "--heatmap",
+            paramLabel = "A.png",
+            description = "PNG heatmap of the (first block's) attention weights for the first batch item.")
     Path heatmap;
 
-    @Option(names = "--non-finite", paramLabel = "error|warn", description = "NaN/Inf in inputs or weights: fail or warn (default: ${DEFAULT-VALUE}).")
+    @Option(
+            names = "--non-finite",
+            paramLabel = "error|warn",
+            description = "NaN/Inf in inputs or weights: fail or warn (default: ${DEFAULT-VALUE}).")
     String nonFinite = "error";
 
     @Mixin
@@ -90,14 +125,14 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if ((input == null) == (text == null))
-            throw AttnException.badInput("give exactly one of --input and --text");
+        if ((input == null) == (text == null)) throw AttnException.badInput("give exactly one of --input and --text");
         if (!nonFinite.equals("error") && !nonFinite.equals("warn"))
             throw AttnException.badInput("--non-finite must be error or warn, got " + nonFinite);
         Model m = loadModel();
         Backends.Selection sel = device.open();
         System.err.println("attn: device " + sel.reason());
-        try (Backend backend = sel.backend(); m) {
+        try (Backend backend = sel.backend();
+                m) {
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
                 runOne(m, backend, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
@@ -118,14 +153,14 @@ final class RunCommand implements Callable<Integer> {
             cfgText = f.metadata().get("config");
             cfgSource = model + " (metadata \"config\")";
             if (cfgText == null)
-                throw AttnException.badInput(model + ": no --config given and the safetensors metadata has no \"config\" entry");
+                throw AttnException.badInput(
+                        model + ": no --config given and the safetensors metadata has no \"config\" entry");
         }
         if (!(Json.parse(cfgText, cfgSource) instanceof Map<?, ?> map))
             throw AttnException.badInput(cfgSource + ": config must be a JSON object");
         @SuppressWarnings("unchecked")
         ModelConfig c = ModelConfig.parse((Map<String, Object>) map, cfgSource);
-        for (var e : f.tensors().entrySet())
-            checkFinite(e.getValue(), model + ": tensor '" + e.getKey() + "'");
+        for (var e : f.tensors().entrySet()) checkFinite(e.getValue(), model + ": tensor '" + e.getKey() + "'");
         return Model.load(c, new StateDict(f.tensors(), model.toString()));
     }
 
@@ -149,7 +184,8 @@ final class RunCommand implements Callable<Integer> {
 
     private int runBatch(Model m, Backend backend, List<Path> files) throws IOException {
         if (files.isEmpty()) throw AttnException.badInput(input + ": no .npy files found");
-        if (output == null) throw AttnException.badInput("--output DIR is required when --input is a directory or glob");
+        if (output == null)
+            throw AttnException.badInput("--output DIR is required when --input is a directory or glob");
         if (Files.exists(output) && !Files.isDirectory(output))
             throw AttnException.badInput(output + ": must be a directory when --input is a directory or glob");
         Files.createDirectories(output);
@@ -198,7 +234,8 @@ final class RunCommand implements Callable<Integer> {
         if (mem != null) checkFinite(mem, memory.toString());
         if (tgt != null) checkFinite(tgt, target.toString());
         boolean wantWeights = weightsOut != null || heatmapOut != null;
-        Forward.Weights w = !wantWeights ? Forward.Weights.NONE : perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED;
+        Forward.Weights w =
+                !wantWeights ? Forward.Weights.NONE : perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED;
         Inputs inputs = new Inputs(x, mem, tgt, kp, null, false, causal, w);
         Model.Result r;
         try {
@@ -214,7 +251,8 @@ final class RunCommand implements Callable<Integer> {
         if (heatmapOut != null) {
             var first = r.attentionWeights().entrySet().iterator().next();
             Tensor wt = first.getValue();
-            if (wt.rank() >= 3 && (wt.rank() == 4 || !perHead) && wt.rank() > 2) wt = wt.slice0(0, 1).reshape(wt.shape().remove(0));
+            if (wt.rank() >= 3 && (wt.rank() == 4 || !perHead) && wt.rank() > 2)
+                wt = wt.slice0(0, 1).reshape(wt.shape().remove(0));
             List<String> cols = mem == null && tgt == null ? labels : List.of();
             byte[] png = Heatmap.png(Heatmap.panels(first.getKey(), wt), labels, cols);
             AtomicFiles.write(heatmapOut, png);
@@ -263,7 +301,9 @@ final class RunCommand implements Callable<Integer> {
         System.out.printf(
                 java.util.Locale.ROOT,
                 "output %s: mean %.6f, rms %.6f (use --output to save it)%n",
-                out.shape(), s / out.size(), Math.sqrt(s2 / out.size()));
+                out.shape(),
+                s / out.size(),
+                Math.sqrt(s2 / out.size()));
     }
 
     private static String stem(Path f) {

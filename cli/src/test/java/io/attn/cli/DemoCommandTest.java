@@ -54,7 +54,8 @@ class DemoCommandTest {
                 for (double v : rows.get(i)) sum += v;
                 // 8 entries each rounded to 4 decimals: the printed sum is within 8 * 0.5e-4 of the true 1
                 assertEquals(1.0, sum, 4e-4 + 1e-9, title + " row " + i);
-                if (title.startsWith("causal")) for (int j = i + 1; j < n; j++) assertEquals(0.0, rows.get(i)[j], title);
+                if (title.startsWith("causal"))
+                    for (int j = i + 1; j < n; j++) assertEquals(0.0, rows.get(i)[j], title);
             }
             if (title.startsWith("causal")) assertEquals(1.0, rows.get(0)[0], 1e-9, "first token sees only itself");
         }

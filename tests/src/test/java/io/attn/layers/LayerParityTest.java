@@ -69,7 +69,13 @@ class LayerParityTest {
 
     static io.attn.nn.LayerConfig engineLayer(LayerConfig c) {
         return new io.attn.nn.LayerConfig(
-                c.dModel(), c.nhead(), c.dimFeedforward(), c.activation(), (float) c.layerNormEps(), c.normFirst(), c.bias());
+                c.dModel(),
+                c.nhead(),
+                c.dimFeedforward(),
+                c.activation(),
+                (float) c.layerNormEps(),
+                c.normFirst(),
+                c.bias());
     }
 
     static ModelConfig layerConfig(ModelConfig.Kind kind, LayerConfig c, int layers, boolean finalNorm) {
@@ -83,58 +89,175 @@ class LayerParityTest {
         for (boolean bias : new boolean[] {true, false}) {
             var sd = RandomStateDicts.multiheadAttention(e, bias, 11);
             Tensor x = rand(1, 2, 7, e);
-            cs.add(mha("mha self bias=" + bias, e, h, bias, sd, Inputs.of(x).withWeights(Weights.AVERAGED), x, x, null, null, false, false));
+            cs.add(mha(
+                    "mha self bias=" + bias,
+                    e,
+                    h,
+                    bias,
+                    sd,
+                    Inputs.of(x).withWeights(Weights.AVERAGED),
+                    x,
+                    x,
+                    null,
+                    null,
+                    false,
+                    false));
         }
         var sd = RandomStateDicts.multiheadAttention(e, true, 12);
         Tensor q = rand(2, 3, 5, e), mem = rand(3, 3, 9, e);
         Tensor kp = padding(9, 0, 3, 8);
-        cs.add(mha("mha cross + key padding, per head", e, h, true, sd,
-                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp).withWeights(Weights.PER_HEAD), q, mem, kp, null, false, false));
-        cs.add(mha("mha cross + key padding, fused", e, h, true, sd,
-                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp), q, mem, kp, null, false, false));
+        cs.add(mha(
+                "mha cross + key padding, per head",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp).withWeights(Weights.PER_HEAD),
+                q,
+                mem,
+                kp,
+                null,
+                false,
+                false));
+        cs.add(mha(
+                "mha cross + key padding, fused",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp),
+                q,
+                mem,
+                kp,
+                null,
+                false,
+                false));
         Tensor x = rand(4, 2, 6, e);
         cs.add(mha("mha causal, fused", e, h, true, sd, Inputs.of(x).withCausal(true), x, x, null, null, false, true));
-        cs.add(mha("mha causal, averaged", e, h, true, sd,
-                Inputs.of(x).withCausal(true).withWeights(Weights.AVERAGED), x, x, null, null, false, true));
+        cs.add(mha(
+                "mha causal, averaged",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withCausal(true).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                null,
+                null,
+                false,
+                true));
         Tensor boolMask = Tensor.zeros(6, 6);
         for (int i = 0; i < 6; i++) boolMask.set(1f, i, (i * 5 + 1) % 6);
-        cs.add(mha("mha bool attn_mask (L,S)", e, h, true, sd,
-                Inputs.of(x).withAttnMask(boolMask, true).withWeights(Weights.PER_HEAD), x, x, null, boolMask, true, false));
+        cs.add(mha(
+                "mha bool attn_mask (L,S)",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withAttnMask(boolMask, true).withWeights(Weights.PER_HEAD),
+                x,
+                x,
+                null,
+                boolMask,
+                true,
+                false));
         Tensor add3 = rand(5, 2 * h, 6, 6);
         add3.set(Float.NEGATIVE_INFINITY, 1, 2, 3);
-        cs.add(mha("mha additive attn_mask (B*H,L,S) + causal", e, h, true, sd,
-                Inputs.of(x).withAttnMask(add3, false).withCausal(true).withWeights(Weights.AVERAGED), x, x, null, add3, false, true));
+        cs.add(mha(
+                "mha additive attn_mask (B*H,L,S) + causal",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withAttnMask(add3, false).withCausal(true).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                null,
+                add3,
+                false,
+                true));
         Tensor allPad = padding(6, 0, 6); // batch 1: every key is padding -> zero rows
-        cs.add(mha("mha fully masked batch item (zeros, not NaN)", e, h, true, sd,
-                Inputs.of(x).withKeyPaddingMask(allPad).withWeights(Weights.AVERAGED), x, x, allPad, null, false, false));
-        cs.add(mha("mha fully masked batch item, fused", e, h, true, sd,
-                Inputs.of(x).withKeyPaddingMask(allPad), x, x, allPad, null, false, false));
+        cs.add(mha(
+                "mha fully masked batch item (zeros, not NaN)",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withKeyPaddingMask(allPad).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                allPad,
+                null,
+                false,
+                false));
+        cs.add(mha(
+                "mha fully masked batch item, fused",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withKeyPaddingMask(allPad),
+                x,
+                x,
+                allPad,
+                null,
+                false,
+                false));
         Tensor unb = rand(6, 5, e);
-        cs.add(new Case("mha unbatched (L,E)", mhaConfig(e, h, true), sd, Inputs.of(unb).withWeights(Weights.AVERAGED), () -> {
-            var r = RefAttention.multiheadAttention(sd, "", e, h, unb.reshape(1, 5, e), unb.reshape(1, 5, e), unb.reshape(1, 5, e),
-                    null, null, false, false, true, true);
-            return new Expected(r.output().reshape(5, e), Map.of("attn", r.weights().reshape(5, 5)));
-        }));
+        cs.add(new Case(
+                "mha unbatched (L,E)", mhaConfig(e, h, true), sd, Inputs.of(unb).withWeights(Weights.AVERAGED), () -> {
+                    var r = RefAttention.multiheadAttention(
+                            sd,
+                            "",
+                            e,
+                            h,
+                            unb.reshape(1, 5, e),
+                            unb.reshape(1, 5, e),
+                            unb.reshape(1, 5, e),
+                            null,
+                            null,
+                            false,
+                            false,
+                            true,
+                            true);
+                    return new Expected(
+                            r.output().reshape(5, e), Map.of("attn", r.weights().reshape(5, 5)));
+                }));
 
         // ---- encoder / decoder layers: post/pre norm, relu/gelu, bias
         for (boolean normFirst : new boolean[] {false, true})
             for (String act : new String[] {"relu", "gelu"}) {
-                LayerConfig c = LayerConfig.of(16, 4, 24).withNormFirst(normFirst).withActivation(act);
+                LayerConfig c =
+                        LayerConfig.of(16, 4, 24).withNormFirst(normFirst).withActivation(act);
                 var esd = RandomStateDicts.encoderLayer(c, 21);
                 Tensor src = rand(7, 2, 6, 16);
                 Tensor skp = padding(6, 1, 0);
                 String tag = (normFirst ? "pre-norm " : "post-norm ") + act;
-                cs.add(new Case("encoder layer " + tag + " + key padding", layerConfig(ModelConfig.Kind.TransformerEncoderLayer, c, 0, false),
-                        esd, Inputs.of(src).withKeyPaddingMask(skp).withWeights(Weights.AVERAGED), () -> {
+                cs.add(new Case(
+                        "encoder layer " + tag + " + key padding",
+                        layerConfig(ModelConfig.Kind.TransformerEncoderLayer, c, 0, false),
+                        esd,
+                        Inputs.of(src).withKeyPaddingMask(skp).withWeights(Weights.AVERAGED),
+                        () -> {
                             var r = RefTransformer.encoderLayer(esd, "", c, src, null, Mask.bool(skp), false);
                             return new Expected(r.output(), Map.of("self_attn", r.selfAttnWeights()));
                         }));
                 var dsd = RandomStateDicts.decoderLayer(c, 22);
                 Tensor tgt = rand(8, 2, 5, 16), memory = rand(9, 2, 7, 16);
                 Tensor mkp = padding(7, 2, 0);
-                cs.add(new Case("decoder layer " + tag + " causal + memory padding", layerConfig(ModelConfig.Kind.TransformerDecoderLayer, c, 0, false),
-                        dsd, Inputs.of(tgt).withMemory(memory).withKeyPaddingMask(mkp).withCausal(true).withWeights(Weights.PER_HEAD), () -> {
-                            var r = RefTransformer.decoderLayer(dsd, "", c, tgt, memory, null, null, null, Mask.bool(mkp), true);
+                cs.add(new Case(
+                        "decoder layer " + tag + " causal + memory padding",
+                        layerConfig(ModelConfig.Kind.TransformerDecoderLayer, c, 0, false),
+                        dsd,
+                        Inputs.of(tgt)
+                                .withMemory(memory)
+                                .withKeyPaddingMask(mkp)
+                                .withCausal(true)
+                                .withWeights(Weights.PER_HEAD),
+                        () -> {
+                            var r = RefTransformer.decoderLayer(
+                                    dsd, "", c, tgt, memory, null, null, null, Mask.bool(mkp), true);
                             Map<String, DTensor> w = new LinkedHashMap<>();
                             w.put("self_attn", r.selfAttnHeadWeights());
                             w.put("multihead_attn", r.crossAttnHeadWeights());
@@ -144,41 +267,74 @@ class LayerParityTest {
         LayerConfig nb = LayerConfig.of(16, 2, 20).withBias(false).withActivation("gelu");
         var nbsd = RandomStateDicts.encoderLayer(nb, 23);
         Tensor nbx = rand(10, 1, 9, 16);
-        cs.add(new Case("encoder layer bias=false, fused, causal", layerConfig(ModelConfig.Kind.TransformerEncoderLayer, nb, 0, false),
-                nbsd, Inputs.of(nbx).withCausal(true), () -> new Expected(
-                        RefTransformer.encoderLayer(nbsd, "", nb, nbx, null, null, true).output(), Map.of())));
+        cs.add(new Case(
+                "encoder layer bias=false, fused, causal",
+                layerConfig(ModelConfig.Kind.TransformerEncoderLayer, nb, 0, false),
+                nbsd,
+                Inputs.of(nbx).withCausal(true),
+                () -> new Expected(
+                        RefTransformer.encoderLayer(nbsd, "", nb, nbx, null, null, true)
+                                .output(),
+                        Map.of())));
 
         // ---- stacks and Transformer
         LayerConfig sc = LayerConfig.of(16, 4, 32).withActivation("gelu");
         var encSd = RandomStateDicts.encoder(sc, 2, true, 31);
         Tensor es = rand(11, 2, 8, 16);
         Tensor ekp = padding(8, 0, 2);
-        cs.add(new Case("encoder stack (2 layers + final norm)", layerConfig(ModelConfig.Kind.TransformerEncoder, sc, 2, true),
-                encSd, Inputs.of(es).withKeyPaddingMask(ekp).withWeights(Weights.AVERAGED), () -> {
+        cs.add(new Case(
+                "encoder stack (2 layers + final norm)",
+                layerConfig(ModelConfig.Kind.TransformerEncoder, sc, 2, true),
+                encSd,
+                Inputs.of(es).withKeyPaddingMask(ekp).withWeights(Weights.AVERAGED),
+                () -> {
                     var r = RefTransformer.encoder(encSd, "", sc, 2, true, es, null, Mask.bool(ekp), false);
                     Map<String, DTensor> w = new LinkedHashMap<>();
-                    for (int i = 0; i < 2; i++) w.put("layers." + i + ".self_attn", r.layers().get(i).selfAttnWeights());
+                    for (int i = 0; i < 2; i++)
+                        w.put("layers." + i + ".self_attn", r.layers().get(i).selfAttnWeights());
                     return new Expected(r.output(), w);
                 }));
         LayerConfig pc = LayerConfig.of(16, 4, 32).withNormFirst(true);
         var decSd = RandomStateDicts.decoder(pc, 2, false, 32);
         Tensor dt = rand(12, 2, 6, 16), dm = rand(13, 2, 10, 16);
-        cs.add(new Case("decoder stack pre-norm, no final norm, fused", layerConfig(ModelConfig.Kind.TransformerDecoder, pc, 2, false),
-                decSd, Inputs.of(dt).withMemory(dm).withCausal(true), () -> new Expected(
-                        RefTransformer.decoder(decSd, "", pc, 2, false, dt, dm, null, null, null, null, true).output(), Map.of())));
+        cs.add(new Case(
+                "decoder stack pre-norm, no final norm, fused",
+                layerConfig(ModelConfig.Kind.TransformerDecoder, pc, 2, false),
+                decSd,
+                Inputs.of(dt).withMemory(dm).withCausal(true),
+                () -> new Expected(
+                        RefTransformer.decoder(decSd, "", pc, 2, false, dt, dm, null, null, null, null, true)
+                                .output(),
+                        Map.of())));
         TransformerConfig tc = new TransformerConfig(2, 2, LayerConfig.of(16, 4, 32));
         var tSd = RandomStateDicts.transformer(tc, 33);
         Tensor src = rand(14, 2, 7, 16), tgt = rand(15, 2, 5, 16);
         Tensor tkp = padding(7, 0, 3);
-        ModelConfig tmc = new ModelConfig(ModelConfig.Kind.Transformer, engineLayer(tc.layer()), 0, 0, true, 0, true, 2, 2);
-        cs.add(new Case("Transformer 2+2, causal tgt, src padding", tmc, tSd,
-                Inputs.of(src).withTarget(tgt).withKeyPaddingMask(tkp).withCausal(true).withWeights(Weights.AVERAGED), () -> {
+        ModelConfig tmc =
+                new ModelConfig(ModelConfig.Kind.Transformer, engineLayer(tc.layer()), 0, 0, true, 0, true, 2, 2);
+        cs.add(new Case(
+                "Transformer 2+2, causal tgt, src padding",
+                tmc,
+                tSd,
+                Inputs.of(src)
+                        .withTarget(tgt)
+                        .withKeyPaddingMask(tkp)
+                        .withCausal(true)
+                        .withWeights(Weights.AVERAGED),
+                () -> {
                     var r = RefTransformer.transformer(tSd, tc, src, tgt, true, Mask.bool(tkp), null, Mask.bool(tkp));
                     Map<String, DTensor> w = new LinkedHashMap<>();
-                    for (int i = 0; i < 2; i++) w.put("encoder.layers." + i + ".self_attn", r.encoder().layers().get(i).selfAttnWeights());
+                    for (int i = 0; i < 2; i++)
+                        w.put(
+                                "encoder.layers." + i + ".self_attn",
+                                r.encoder().layers().get(i).selfAttnWeights());
                     for (int i = 0; i < 2; i++) {
-                        w.put("decoder.layers." + i + ".self_attn", r.decoder().layers().get(i).selfAttnWeights());
-                        w.put("decoder.layers." + i + ".multihead_attn", r.decoder().layers().get(i).crossAttnWeights());
+                        w.put(
+                                "decoder.layers." + i + ".self_attn",
+                                r.decoder().layers().get(i).selfAttnWeights());
+                        w.put(
+                                "decoder.layers." + i + ".multihead_attn",
+                                r.decoder().layers().get(i).crossAttnWeights());
                     }
                     return new Expected(r.output(), w);
                 }));
@@ -191,21 +347,43 @@ class LayerParityTest {
             ssd.put(n + ".bias", rand(50 + n.length(), se));
         }
         Tensor sx = rand(16, 2, 5, se);
-        cs.add(new Case("SelfAttention (seed 001, single head)",
-                new ModelConfig(ModelConfig.Kind.SelfAttention, null, se, 1, true, 0, false, 0, 0), ssd,
-                Inputs.of(sx).withWeights(Weights.AVERAGED), () -> {
+        cs.add(new Case(
+                "SelfAttention (seed 001, single head)",
+                new ModelConfig(ModelConfig.Kind.SelfAttention, null, se, 1, true, 0, false, 0, 0),
+                ssd,
+                Inputs.of(sx).withWeights(Weights.AVERAGED),
+                () -> {
                     DTensor qq = RefMath.linear(DTensor.of(sx), ssd.get("query.weight"), ssd.get("query.bias"));
                     DTensor kk = RefMath.linear(DTensor.of(sx), ssd.get("key.weight"), ssd.get("key.bias"));
                     DTensor vv = RefMath.linear(DTensor.of(sx), ssd.get("value.weight"), ssd.get("value.bias"));
-                    var r = RefAttention.sdpa(qq.toTensor().reshape(2, 1, 5, se), kk.toTensor().reshape(2, 1, 5, se),
-                            vv.toTensor().reshape(2, 1, 5, se), null, false, false, null);
-                    return new Expected(r.output().reshape(2, 5, se), Map.of("self_attn", r.weights().reshape(2, 5, 5)));
+                    var r = RefAttention.sdpa(
+                            qq.toTensor().reshape(2, 1, 5, se),
+                            kk.toTensor().reshape(2, 1, 5, se),
+                            vv.toTensor().reshape(2, 1, 5, se),
+                            null,
+                            false,
+                            false,
+                            null);
+                    return new Expected(
+                            r.output().reshape(2, 5, se),
+                            Map.of("self_attn", r.weights().reshape(2, 5, 5)));
                 }));
         return cs;
     }
 
-    static Case mha(String name, int e, int h, boolean bias, Map<String, Tensor> sd, Inputs in, Tensor q, Tensor kv,
-            Tensor kp, Tensor am, boolean amBool, boolean causal) {
+    static Case mha(
+            String name,
+            int e,
+            int h,
+            boolean bias,
+            Map<String, Tensor> sd,
+            Inputs in,
+            Tensor q,
+            Tensor kv,
+            Tensor kp,
+            Tensor am,
+            boolean amBool,
+            boolean causal) {
         boolean want = in.weights() != Weights.NONE;
         boolean avg = in.weights() == Weights.AVERAGED;
         return new Case(name, mhaConfig(e, h, bias), sd, in, () -> {
@@ -240,10 +418,13 @@ class LayerParityTest {
                         Model.Result got = m.run(b, c.in());
                         double err = relErr(got.output(), want.output());
                         assertTrue(err <= BOUND, () -> "output relative error " + err + " > " + BOUND);
-                        assertEquals(want.weights().keySet(), got.attentionWeights().keySet(), "weight blocks");
+                        assertEquals(
+                                want.weights().keySet(), got.attentionWeights().keySet(), "weight blocks");
                         for (var w : want.weights().entrySet()) {
                             double werr = relErr(got.attentionWeights().get(w.getKey()), w.getValue());
-                            assertTrue(werr <= BOUND, () -> w.getKey() + " weights relative error " + werr + " > " + BOUND);
+                            assertTrue(
+                                    werr <= BOUND,
+                                    () -> w.getKey() + " weights relative error " + werr + " > " + BOUND);
                         }
                     }
                 }));
