@@ -23,7 +23,7 @@ class ReferenceTest {
 
     /**
      * erf table. erf(0.5), erf(1), erf(1.5), erf(2): Abramowitz & Stegun, Handbook of Mathematical Functions, Table
-     * 7.1 (15 decimals). erf(0.1), erf(3), erf(3.5), erfc(3), erfc(5), erfc(6): computed with mpmath at 30 digits
+     * 7.1 (15 decimals). erf(0.1), erf(3), erf(3.5), erfc(1.5), erfc(2), erfc(3), erfc(5), erfc(6): computed with mpmath at 30 digits
      * (mpmath.erf / mpmath.erfc), rounded to 16 significant digits.
      */
     @Test
@@ -41,7 +41,13 @@ class ReferenceTest {
             {-3.0, -0.9999779095030014}
         };
         for (double[] r : erf) assertEquals(r[1], Erf.erf(r[0]), 1e-12, "erf(" + r[0] + ")");
-        double[][] erfc = {{3.0, 2.209049699858544e-05}, {5.0, 1.537459794428035e-12}, {6.0, 2.151973671249891e-17}};
+        double[][] erfc = {
+            {1.5, 0.03389485352468927},
+            {2.0, 0.004677734981047266},
+            {3.0, 2.209049699858544e-05},
+            {5.0, 1.537459794428035e-12},
+            {6.0, 2.151973671249891e-17}
+        };
         for (double[] r : erfc) assertEquals(r[1], Erf.erfc(r[0]), 1e-12 * r[1], "erfc(" + r[0] + ") relative");
         assertEquals(2.0, Erf.erfc(-6), 1e-15);
         assertEquals(1.0, Erf.erf(Double.POSITIVE_INFINITY));
