@@ -118,6 +118,15 @@ final class MaskCases {
                     },
                     null),
             new Masking(
+                    "all-masked rows: additive row of -inf + additive padding",
+                    spec(false, MaskKind.ADDITIVE, MaskKind.ADDITIVE),
+                    (c, b, h, l, s) -> {
+                        Tensor t = c.additiveT(0.1, l, s);
+                        for (int j = 0; j < s; j++) t.set(Float.NEGATIVE_INFINITY, 0, j);
+                        return t;
+                    },
+                    (c, b, h, l, s) -> tailPadding(b, s, Float.NEGATIVE_INFINITY)),
+            new Masking(
                     "all-masked rows: whole sequence padded",
                     spec(false, MaskKind.NONE, MaskKind.BOOL),
                     null,

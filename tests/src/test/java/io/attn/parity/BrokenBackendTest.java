@@ -48,7 +48,8 @@ class BrokenBackendTest {
                         null),
                 of(
                         NaiveTestBackend.Breakage.MASK_IGNORES_BROADCAST,
-                        c -> c.name().matches(".*(\\(B,1,L,S\\)|\\(1,H,L,S\\)|\\(B,H,L,S\\)|additive row of -inf).*"),
+                        c -> c.name()
+                                .matches(".*(\\(B,1,L,S\\)|\\(1,H,L,S\\)|\\(B,H,L,S\\)|additive row of -inf [(B]).*"),
                         null),
                 of(
                         NaiveTestBackend.Breakage.LAYER_NORM_ONE_PASS_VARIANCE,
