@@ -50,7 +50,10 @@ class ParityTest {
                                 if (!b.supports(c.node()))
                                     Assumptions.abort(p.name() + " does not support " + c.node());
                                 ParityResult r = ParityHarness.run(c, b);
-                                assertTrue(r.pass(), () -> r.message() + "\n" + ParityReport.format(List.of(r)));
+                                assertTrue(
+                                        r.pass(),
+                                        () -> c.name() + " on " + p.name() + ": " + r.message() + "\n"
+                                                + ParityReport.format(List.of(r)));
                             })));
         });
     }
