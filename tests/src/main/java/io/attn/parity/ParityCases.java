@@ -276,6 +276,17 @@ public final class ParityCases {
         all.add(attentionCase(MaskCases.ALL.get(1), new int[] {1, 2, 9, 4, 8, 8}, Float.NaN)); // L > S
         all.add(attentionCase(MaskCases.ALL.get(1), new int[] {2, 2, 17, 17, 64, 64}, Float.NaN)); // L == S
         all.add(attentionCase(MaskCases.ALL.get(10), new int[] {1, 1, 1, 65, 64, 64}, Float.NaN)); // decode step
+        for (MaskCases.Masking m : List.of(MaskCases.ALL.get(0), MaskCases.ALL.get(1))) {
+            // scores up to ~1e4: exp without subtracting the running max overflows. Integer q, k (|v| <= 50, D = 16)
+            // make every dot product exact in fp32 and the scale 1/sqrt(16) = 0.25 is a power of two, so the scores
+            // carry no rounding and the usual bound holds.
+            CaseBuilder c = new CaseBuilder("attention large scores (integer q,k) " + m.label() + " B2 H2 L9 S33 D16");
+            Tensor qt = c.uniformT(-50, 51, 2, 2, 9, 16), kt = c.uniformT(-50, 51, 2, 2, 33, 16);
+            for (Tensor t : List.of(qt, kt))
+                for (int i = 0; i < t.size(); i++) t.data()[i] = (float) Math.floor(t.data()[i]);
+            Node q = c.in("q", qt), k = c.in("k", kt), v = c.normal("v", 2, 2, 33, 16);
+            all.add(c.done(c.g.attention(q, k, v, Float.NaN, m.spec(), null, null), FP32, "exact scores; " + FP32_WHY));
+        }
     }
 
     private static ParityCase attentionCase(MaskCases.Masking m, int[] s, float scale) {
