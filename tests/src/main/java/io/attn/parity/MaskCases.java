@@ -1,0 +1,147 @@
+package io.attn.parity;
+
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.List;
+
+/**
+ * The mask set-ups every masked op (SOFTMAX over scores, ATTENTION) is checked with: no mask, causal, every attention
+ * mask shape and kind, key padding, combinations, and rows whose keys are all masked (which must give zero weights).
+ */
+final class MaskCases {
+    private MaskCases() {}
+
+    /** Makes a mask tensor for scores (B, H, L, S); null when the set-up has none. */
+    interface Maker {
+        Tensor make(CaseBuilder c, int b, int h, int l, int s);
+    }
+
+    /** One set-up: a label, the spec, and makers for the attention mask and the key-padding mask. */
+    record Masking(String label, MaskSpec spec, Maker attn, Maker pad) {
+        Node attnNode(CaseBuilder c, int b, int h, int l, int s) {
+            return attn == null ? null : c.in("attn_mask", attn.make(c, b, h, l, s));
+        }
+
+        Node padNode(CaseBuilder c, int b, int h, int l, int s) {
+            return pad == null ? null : c.in("key_padding", pad.make(c, b, h, l, s));
+        }
+    }
+
+    private static MaskSpec spec(boolean causal, MaskKind attn, MaskKind pad) {
+        return new MaskSpec(causal, attn, pad);
+    }
+
+    /** Key padding like a real batch: sequence b has its last (b % S) + 1 keys padded (1 = padding). */
+    static Tensor tailPadding(int b, int s, float padValue) {
+        Tensor t = Tensor.zeros(b, s);
+        for (int i = 0; i < b; i++) for (int j = s - 1 - (i % s); j < s; j++) t.set(padValue, i, j);
+        return t;
+    }
+
+    /** Bool (L, S) mask with rows 0 and L-1 fully masked, the rest random. */
+    static Tensor boolWithDeadRows(CaseBuilder c, int l, int s) {
+        Tensor t = c.boolT(0.3, l, s);
+        for (int j = 0; j < s; j++) {
+            t.set(1f, 0, j);
+            t.set(1f, l - 1, j);
+        }
+        return t;
+    }
+
+    static final List<Masking> ALL = List.of(
+            new Masking("none", MaskSpec.NONE, null, null),
+            new Masking("causal", MaskSpec.CAUSAL, null, null),
+            new Masking(
+                    "bool(L,S)",
+                    spec(false, MaskKind.BOOL, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.boolT(0.3, l, s),
+                    null),
+            new Masking(
+                    "bool(B,1,L,S)",
+                    spec(false, MaskKind.BOOL, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.boolT(0.3, b, 1, l, s),
+                    null),
+            new Masking(
+                    "bool(1,H,L,S)",
+                    spec(false, MaskKind.BOOL, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.boolT(0.3, 1, h, l, s),
+                    null),
+            new Masking(
+                    "bool(B,H,L,S)",
+                    spec(false, MaskKind.BOOL, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.boolT(0.3, b, h, l, s),
+                    null),
+            new Masking(
+                    "additive(L,S) with -inf",
+                    spec(false, MaskKind.ADDITIVE, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.additiveT(0.2, l, s),
+                    null),
+            new Masking(
+                    "additive(B,H,L,S) with -inf",
+                    spec(false, MaskKind.ADDITIVE, MaskKind.NONE),
+                    (c, b, h, l, s) -> c.additiveT(0.2, b, h, l, s),
+                    null),
+            new Masking(
+                    "key padding bool",
+                    spec(false, MaskKind.NONE, MaskKind.BOOL),
+                    null,
+                    (c, b, h, l, s) -> tailPadding(b, s, 1f)),
+            new Masking(
+                    "key padding additive",
+                    spec(false, MaskKind.NONE, MaskKind.ADDITIVE),
+                    null,
+                    (c, b, h, l, s) -> tailPadding(b, s, Float.NEGATIVE_INFINITY)),
+            new Masking(
+                    "causal+bool(L,S)+key padding",
+                    spec(true, MaskKind.BOOL, MaskKind.BOOL),
+                    (c, b, h, l, s) -> c.boolT(0.2, l, s),
+                    (c, b, h, l, s) -> tailPadding(b, s, 1f)),
+            new Masking(
+                    "causal+additive(1,H,L,S)+additive padding",
+                    spec(true, MaskKind.ADDITIVE, MaskKind.ADDITIVE),
+                    (c, b, h, l, s) -> c.additiveT(0.1, 1, h, l, s),
+                    (c, b, h, l, s) -> tailPadding(b, s, Float.NEGATIVE_INFINITY)),
+            new Masking(
+                    "all-masked rows: bool(L,S)",
+                    spec(false, MaskKind.BOOL, MaskKind.NONE),
+                    (c, b, h, l, s) -> boolWithDeadRows(c, l, s),
+                    null),
+            new Masking(
+                    "all-masked rows: additive row of -inf",
+                    spec(false, MaskKind.ADDITIVE, MaskKind.NONE),
+                    (c, b, h, l, s) -> {
+                        Tensor t = c.additiveT(0.1, b, 1, l, s);
+                        for (int j = 0; j < s; j++) t.set(Float.NEGATIVE_INFINITY, b - 1, 0, l / 2, j);
+                        return t;
+                    },
+                    null),
+            new Masking(
+                    "all-masked rows: additive row of -inf + additive padding",
+                    spec(false, MaskKind.ADDITIVE, MaskKind.ADDITIVE),
+                    (c, b, h, l, s) -> {
+                        Tensor t = c.additiveT(0.1, l, s);
+                        for (int j = 0; j < s; j++) t.set(Float.NEGATIVE_INFINITY, 0, j);
+                        return t;
+                    },
+                    (c, b, h, l, s) -> tailPadding(b, s, Float.NEGATIVE_INFINITY)),
+            new Masking(
+                    "all-masked rows: whole sequence padded",
+                    spec(false, MaskKind.NONE, MaskKind.BOOL),
+                    null,
+                    (c, b, h, l, s) -> {
+                        Tensor t = tailPadding(b, s, 1f);
+                        for (int j = 0; j < s; j++) t.set(1f, 0, j);
+                        return t;
+                    }),
+            new Masking(
+                    "all-masked rows: causal+padding of key 0",
+                    spec(true, MaskKind.NONE, MaskKind.BOOL),
+                    null,
+                    (c, b, h, l, s) -> {
+                        Tensor t = Tensor.zeros(b, s);
+                        for (int i = 0; i < b; i++) t.set(1f, i, 0);
+                        return t;
+                    }));
+}

@@ -1,0 +1,301 @@
+package io.attn.parity;
+
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.graph.Op;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The parity suite: several small single-op cases for every non-leaf {@link Op} (INPUT and CONSTANT are the leaves of
+ * every case). Sizes are odd on purpose (1, 3, 17, 63, 65, ~1000) so that vector tails and single-element edges run;
+ * the whole suite runs in well under a second on the reference.
+ *
+ * <p>Error bounds (relative, {@code ||got - ref||_2 / ||ref||_2} against the double-precision reference):
+ *
+ * <ul>
+ *   <li>{@link #FP32} = 1e-5 by default: a float32 operation rounds with relative error up to 2^-24 ~ 6e-8; a sum of
+ *       up to ~1e3 terms accumulates typically ~sqrt(n) and at worst ~n of those (6e-5 worst for n = 1e3, ~2e-6
+ *       typical), and the ops here chain at most a few such steps;
+ *   <li>{@link #EXACT} = 0 for pure data movement (split/merge heads, concat, embedding) and relu: no arithmetic, so
+ *       the values must be copied bit for bit;
+ *   <li>a few documented exceptions (positional encoding at large positions, layer norm of rows with a large mean).
+ * </ul>
+ */
+public final class ParityCases {
+    private ParityCases() {}
+
+    /** Default relative bound for float32 arithmetic. */
+    public static final double FP32 = 1e-5;
+
+    static final String FP32_WHY = "fp32: ~6e-8 rounding per op, accumulated over up to ~1e3 terms";
+    /** Bound for pure data movement. */
+    public static final double EXACT = 0.0;
+
+    static final String EXACT_WHY = "pure data movement: values are copied bit for bit";
+
+    /** Every case, grouped by op. */
+    public static List<ParityCase> all() {
+        List<ParityCase> all = new ArrayList<>();
+        matmul(all);
+        elementwise(all);
+        softmax(all);
+        layerNorm(all);
+        gelu(all);
+        embeddingAndPositions(all);
+        layout(all);
+        attention(all);
+        return List.copyOf(all);
+    }
+
+    /** The cases that test {@code op}. */
+    public static List<ParityCase> of(Op op) {
+        return all().stream().filter(c -> c.op() == op).toList();
+    }
+
+    private static void matmul(List<ParityCase> all) {
+        // name, A dims, B dims, transA, transB, alpha
+        record M(String name, int[] a, int[] b, boolean ta, boolean tb, float alpha) {}
+        List<M> ms = List.of(
+                new M("nn 2-D 3x5.5x7", new int[] {3, 5}, new int[] {5, 7}, false, false, 1f),
+                new M("nn 1x1.1x1", new int[] {1, 1}, new int[] {1, 1}, false, false, 1f),
+                new M("nn batched K=1", new int[] {2, 17, 1}, new int[] {2, 1, 3}, false, false, 1f),
+                new M("nt batched (Q.K^T)", new int[] {2, 3, 17, 8}, new int[] {2, 3, 19, 8}, false, true, 1f),
+                new M("tn batched", new int[] {3, 9, 17}, new int[] {3, 9, 5}, true, false, 1f),
+                new M("tt batched", new int[] {2, 9, 17}, new int[] {2, 33, 9}, true, true, 1f),
+                new M("nn alpha=0.125", new int[] {2, 17, 64}, new int[] {2, 64, 15}, false, false, 0.125f),
+                new M("nt alpha=-1.7 M=1", new int[] {1, 1, 63}, new int[] {1, 65, 63}, false, true, -1.7f),
+                new M("shared 2-D B nt (Linear)", new int[] {2, 17, 64}, new int[] {33, 64}, false, true, 1f),
+                new M("shared 2-D B nn", new int[] {3, 5, 63}, new int[] {63, 65}, false, false, 1f),
+                new M("shared 2-D B tn alpha=0.5", new int[] {2, 2, 7, 5}, new int[] {7, 3}, true, false, 0.5f),
+                new M("shared 2-D B tt", new int[] {2, 7, 5}, new int[] {3, 7}, true, true, 1f),
+                new M("nn long K=1000", new int[] {1, 3, 1000}, new int[] {1, 1000, 5}, false, false, 1f));
+        for (M m : ms) {
+            CaseBuilder c = new CaseBuilder("matmul " + m.name());
+            Node a = c.normal("a", m.a());
+            Node b = m.b().length == 2 ? c.constNormal("b", m.b()) : c.normal("b", m.b());
+            all.add(c.done(c.g.matmul(a, b, m.ta(), m.tb(), m.alpha()), FP32, FP32_WHY));
+        }
+    }
+
+    private static void elementwise(List<ParityCase> all) {
+        for (int[] dims : new int[][] {{1}, {3, 17}, {2, 5, 63}, {1000, 1}}) {
+            CaseBuilder c = new CaseBuilder("add_bias " + Arrays.toString(dims));
+            Node x = c.normal("x", dims);
+            all.add(c.done(c.g.addBias(x, c.constNormal("bias", dims[dims.length - 1])), FP32, FP32_WHY));
+        }
+        for (int[] dims : new int[][] {{1}, {1003}, {2, 3, 17}}) {
+            CaseBuilder c = new CaseBuilder("add " + Arrays.toString(dims));
+            all.add(c.done(c.g.add(c.normal("a", dims), c.normal("b", dims)), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("add non-finite (inf+1, inf-inf, NaN+1)");
+            float inf = Float.POSITIVE_INFINITY;
+            Node a = c.in("a", Tensor.of(new float[] {inf, inf, Float.NaN, -inf, 1f, 2.5f, -3f}, 7));
+            Node b = c.in("b", Tensor.of(new float[] {1f, -inf, 1f, -2f, inf, 0.5f, 3f}, 7));
+            all.add(c.done(c.g.add(a, b), FP32, "IEEE: NaN/Inf must propagate exactly like the reference"));
+        }
+        float[] factors = {0.37f, -2f, 1f / 3f};
+        int[][] scaleDims = {{1000}, {3, 17}, {1}};
+        for (int i = 0; i < factors.length; i++) {
+            CaseBuilder c = new CaseBuilder("scale x" + factors[i] + " " + Arrays.toString(scaleDims[i]));
+            all.add(c.done(c.g.scale(c.normal("x", scaleDims[i]), factors[i]), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("scale of +-inf and huge values");
+            Node x = c.in(
+                    "x",
+                    Tensor.of(new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 3e38f, -1e-30f, 0f}, 5));
+            all.add(c.done(c.g.scale(x, 4f), FP32, "x4 is exact; 3e38*4 overflows to +inf in both"));
+        }
+        for (int[] dims : new int[][] {{1}, {3, 17}, {1001}}) {
+            CaseBuilder c = new CaseBuilder("relu " + Arrays.toString(dims));
+            all.add(c.done(c.g.relu(c.normal("x", dims)), EXACT, "max(x, 0) rounds nothing"));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("relu of +-inf");
+            Node x = c.in(
+                    "x", Tensor.of(new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, -0f, 1e-40f}, 4));
+            all.add(c.done(c.g.relu(x), EXACT, "max(x, 0) rounds nothing"));
+        }
+    }
+
+    private static void softmax(List<ParityCase> all) {
+        // plain rows of any rank, softmax over the last dim
+        for (int[] dims : new int[][] {{1, 1}, {3, 17}, {2, 1000}, {65, 63}, {2, 3, 5, 1}}) {
+            CaseBuilder c = new CaseBuilder("softmax rows " + Arrays.toString(dims));
+            all.add(c.done(c.g.softmax(c.normal("x", dims)), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("softmax scale=0.125 (3,1000)");
+            Node x = c.in("x", c.normalT(4.0, 3, 1000));
+            all.add(c.done(c.g.softmax(x, 0.125f, MaskSpec.NONE, null, null), FP32, FP32_WHY));
+        }
+        // large magnitudes: without subtracting the row max, exp overflows (inf/inf = NaN) or underflows (0/0)
+        double[][] big = {{2e4, 3}, {-2e4, 3}, {0, 1e4}};
+        float[] bigScale = {1f, 0.5f, 0.25f};
+        for (int i = 0; i < big.length; i++) {
+            CaseBuilder c = new CaseBuilder(
+                    "softmax large |x| offset " + big[i][0] + " spread " + big[i][1] + " scale " + bigScale[i]);
+            Tensor t = c.normalT(big[i][1], 5, 17);
+            for (int j = 0; j < t.size(); j++) t.data()[j] += (float) big[i][0];
+            all.add(c.done(
+                    c.g.softmax(c.in("x", t), bigScale[i], MaskSpec.NONE, null, null),
+                    FP32,
+                    "scale is a power of two (exact in fp32), so only exp/sum rounding remains"));
+        }
+        // every mask set-up on scores (B, H, L, S) with L != S, then causal on other shapes
+        for (MaskCases.Masking m : MaskCases.ALL) all.add(maskedSoftmax(m, 2, 3, 5, 7));
+        all.add(maskedSoftmax(MaskCases.ALL.get(1), 1, 2, 7, 4)); // causal, L > S
+        all.add(maskedSoftmax(MaskCases.ALL.get(1), 2, 1, 6, 6)); // causal, L == S
+        all.add(maskedSoftmax(MaskCases.ALL.get(10), 1, 1, 1, 65)); // combined masks, one query
+    }
+
+    private static ParityCase maskedSoftmax(MaskCases.Masking m, int b, int h, int l, int s) {
+        CaseBuilder c = new CaseBuilder("softmax " + m.label() + " (" + b + "," + h + "," + l + "," + s + ")");
+        Node x = c.normal("scores", b, h, l, s);
+        Node am = m.attnNode(c, b, h, l, s), kp = m.padNode(c, b, h, l, s);
+        return c.done(c.g.softmax(x, 0.5f, m.spec(), am, kp), FP32, FP32_WHY);
+    }
+
+    private static void layerNorm(List<ParityCase> all) {
+        record LN(String label, int[] dims, boolean w, boolean b, float eps) {}
+        for (LN ln : List.of(
+                new LN("w+b", new int[] {3, 17}, true, true, 1e-5f),
+                new LN("w only", new int[] {2, 5, 64}, true, false, 1e-5f),
+                new LN("b only", new int[] {4, 65}, false, true, 1e-6f),
+                new LN("no affine", new int[] {1, 1000}, false, false, 1e-5f),
+                new LN("E=1 (var 0: output is the bias)", new int[] {5, 1}, true, true, 1e-5f))) {
+            CaseBuilder c = new CaseBuilder("layer_norm " + ln.label() + " " + Arrays.toString(ln.dims()));
+            int e = ln.dims()[ln.dims().length - 1];
+            Node x = c.normal("x", ln.dims());
+            Node w = ln.w() ? c.constNormal("weight", e) : null, bias = ln.b() ? c.constNormal("bias", e) : null;
+            all.add(c.done(c.g.layerNorm(x, w, bias, ln.eps()), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("layer_norm rows with mean 100 (3,65)");
+            Tensor t = c.normalT(1.0, 3, 65);
+            for (int j = 0; j < t.size(); j++) t.data()[j] += 100f;
+            all.add(c.done(
+                    c.g.layerNorm(c.in("x", t), c.constNormal("weight", 65), c.constNormal("bias", 65), 1e-5f),
+                    2e-4,
+                    "fp32 mean of values ~100 errs by ~eps*sqrt(E)*100 ~ 5e-5, shifting every output; the"
+                            + " one-pass E[x^2]-E[x]^2 variance errs ~100x more and fails"));
+        }
+    }
+
+    private static void gelu(List<ParityCase> all) {
+        for (boolean tanh : new boolean[] {false, true}) {
+            String kind = tanh ? "tanh" : "exact";
+            for (int[] dims : new int[][] {{1}, {3, 65}, {1000}}) {
+                CaseBuilder c = new CaseBuilder("gelu " + kind + " " + Arrays.toString(dims));
+                Node x = c.in("x", c.normalT(2.0, dims));
+                all.add(c.done(c.g.gelu(x, tanh), FP32, FP32_WHY));
+            }
+            CaseBuilder c = new CaseBuilder("gelu " + kind + " large |x|");
+            float[] v = {1e4f, -1e4f, 1e3f, -1e3f, 50f, -50f, 20f, -20f, 10f, -10f, 6f, -6f, 5.5f, -5.5f, 0f, 1f, -1f};
+            all.add(c.done(c.g.gelu(c.in("x", Tensor.of(v, v.length)), tanh), FP32, FP32_WHY));
+        }
+    }
+
+    private static void embeddingAndPositions(List<ParityCase> all) {
+        record E(String label, int[] ids, int v, int e) {}
+        for (E em : List.of(
+                new E("ids (2,5) table (11,8)", new int[] {2, 5}, 11, 8),
+                new E("one id table (1,3)", new int[] {1}, 1, 3),
+                new E("ids (3,7) table (1000,17)", new int[] {3, 7}, 1000, 17))) {
+            CaseBuilder c = new CaseBuilder("embedding " + em.label());
+            Tensor ids = c.uniformT(0, em.v(), em.ids());
+            for (int i = 0; i < ids.size(); i++) ids.data()[i] = (float) Math.floor(ids.data()[i]);
+            if (ids.size() > 2) ids.data()[ids.size() - 1] = em.v() - 1; // last row of the table
+            if (ids.size() > 2) ids.data()[0] = 0;
+            all.add(c.done(c.g.embedding(c.in("ids", ids), c.constNormal("table", em.v(), em.e())), EXACT, EXACT_WHY));
+        }
+        int[][] pe = {{1, 1, 4, 0}, {2, 17, 64, 0}, {1, 5, 7, 3}, {2, 3, 64, 100}, {1, 7, 65, 1000}};
+        for (int[] p : pe) {
+            CaseBuilder c =
+                    new CaseBuilder("positional_encoding (" + p[0] + "," + p[1] + "," + p[2] + ") offset " + p[3]);
+            int maxPos = p[3] + p[1];
+            double bound = FP32 + 4 * 0x1p-24 * maxPos;
+            all.add(c.done(
+                    c.g.positionalEncoding(c.normal("x", p[0], p[1], p[2]), p[3]),
+                    bound,
+                    "sin/cos of an fp32 argument pos*w carry an absolute error ~2 ulp(pos) = 1.2e-7*pos"));
+        }
+    }
+
+    private static void layout(List<ParityCase> all) {
+        int[][] split = {{1, 1, 1, 1}, {2, 17, 64, 8}, {2, 3, 64, 1}, {1, 5, 12, 12}, {3, 4, 6, 3}}; // B, L, E, H
+        for (int[] s : split) {
+            CaseBuilder c = new CaseBuilder("split_heads (" + s[0] + "," + s[1] + "," + s[2] + ") H=" + s[3]);
+            all.add(c.done(c.g.splitHeads(c.normal("x", s[0], s[1], s[2]), s[3]), EXACT, EXACT_WHY));
+        }
+        int[][] merge = {{1, 1, 1, 1}, {2, 8, 17, 8}, {2, 1, 3, 64}, {1, 12, 5, 1}, {3, 3, 4, 2}}; // B, H, L, D
+        for (int[] s : merge) {
+            CaseBuilder c = new CaseBuilder("merge_heads " + Arrays.toString(s));
+            all.add(c.done(c.g.mergeHeads(c.normal("x", s)), EXACT, EXACT_WHY));
+        }
+        record Cat(int axis, int[][] parts) {}
+        for (Cat cat : List.of(
+                new Cat(0, new int[][] {{2, 3}, {1, 3}}),
+                new Cat(1, new int[][] {{2, 3, 4}, {2, 1, 4}, {2, 5, 4}}),
+                new Cat(-1, new int[][] {{2, 3, 17}, {2, 3, 1}}),
+                new Cat(2, new int[][] {{1, 2, 3, 5}, {1, 2, 4, 5}}),
+                new Cat(0, new int[][] {{1}, {1000}}))) {
+            StringBuilder name = new StringBuilder("concat axis " + cat.axis());
+            for (int[] p : cat.parts()) name.append(' ').append(Arrays.toString(p));
+            CaseBuilder c = new CaseBuilder(name.toString());
+            Node[] parts = new Node[cat.parts().length];
+            for (int i = 0; i < parts.length; i++) parts[i] = c.normal("p" + i, cat.parts()[i]);
+            all.add(c.done(c.g.concat(cat.axis(), parts), EXACT, EXACT_WHY));
+        }
+        record Mean(int axis, int[] dims) {}
+        for (Mean m : List.of(
+                new Mean(1, new int[] {2, 4, 17, 19}),
+                new Mean(1, new int[] {1, 1, 5}),
+                new Mean(0, new int[] {3, 65}),
+                new Mean(-1, new int[] {2, 1000}),
+                new Mean(1, new int[] {2, 12, 3, 3}))) {
+            CaseBuilder c = new CaseBuilder("mean axis " + m.axis() + " " + Arrays.toString(m.dims()));
+            all.add(c.done(c.g.mean(c.normal("x", m.dims()), m.axis()), FP32, FP32_WHY));
+        }
+    }
+
+    private static void attention(List<ParityCase> all) {
+        // shapes and head dims, no mask: B, H, L, S, D, Dv
+        int[][] shapes = {
+            {1, 1, 1, 1, 1, 1}, {1, 2, 5, 9, 8, 8}, {2, 3, 17, 17, 64, 64}, {2, 1, 3, 65, 8, 5}, {1, 4, 9, 2, 1, 3}
+        };
+        for (int[] s : shapes) all.add(attentionCase(MaskCases.ALL.get(0), s, Float.NaN));
+        all.add(attentionCase(MaskCases.ALL.get(0), new int[] {1, 2, 6, 7, 8, 8}, 1.0f));
+        // every mask set-up with L != S, then causal on other shapes
+        for (MaskCases.Masking m : MaskCases.ALL.subList(1, MaskCases.ALL.size()))
+            all.add(attentionCase(m, new int[] {2, 3, 5, 7, 8, 8}, Float.NaN));
+        all.add(attentionCase(MaskCases.ALL.get(1), new int[] {1, 2, 9, 4, 8, 8}, Float.NaN)); // L > S
+        all.add(attentionCase(MaskCases.ALL.get(1), new int[] {2, 2, 17, 17, 64, 64}, Float.NaN)); // L == S
+        all.add(attentionCase(MaskCases.ALL.get(10), new int[] {1, 1, 1, 65, 64, 64}, Float.NaN)); // decode step
+        for (MaskCases.Masking m : List.of(MaskCases.ALL.get(0), MaskCases.ALL.get(1))) {
+            // scores up to ~1e4: exp without subtracting the running max overflows. Integer q, k (|v| <= 50, D = 16)
+            // make every dot product exact in fp32 and the scale 1/sqrt(16) = 0.25 is a power of two, so the scores
+            // carry no rounding and the usual bound holds.
+            CaseBuilder c = new CaseBuilder("attention large scores (integer q,k) " + m.label() + " B2 H2 L9 S33 D16");
+            Tensor qt = c.uniformT(-50, 51, 2, 2, 9, 16), kt = c.uniformT(-50, 51, 2, 2, 33, 16);
+            for (Tensor t : List.of(qt, kt))
+                for (int i = 0; i < t.size(); i++) t.data()[i] = (float) Math.floor(t.data()[i]);
+            Node q = c.in("q", qt), k = c.in("k", kt), v = c.normal("v", 2, 2, 33, 16);
+            all.add(c.done(c.g.attention(q, k, v, Float.NaN, m.spec(), null, null), FP32, "exact scores; " + FP32_WHY));
+        }
+    }
+
+    private static ParityCase attentionCase(MaskCases.Masking m, int[] s, float scale) {
+        int b = s[0], h = s[1], l = s[2], len = s[3], d = s[4], dv = s[5];
+        String sc = Float.isNaN(scale) ? "" : " scale " + scale;
+        CaseBuilder c = new CaseBuilder(
+                "attention " + m.label() + " B" + b + " H" + h + " L" + l + " S" + len + " D" + d + " Dv" + dv + sc);
+        Node q = c.normal("q", b, h, l, d), k = c.normal("k", b, h, len, d), v = c.normal("v", b, h, len, dv);
+        Node am = m.attnNode(c, b, h, l, len), kp = m.padNode(c, b, h, l, len);
+        return c.done(c.g.attention(q, k, v, scale, m.spec(), am, kp), FP32, FP32_WHY);
+    }
+}

@@ -1,0 +1,111 @@
+package io.attn.parity;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.graph.Op;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Proves the suite can fail: each deliberately broken variant of the naive backend must fail exactly the cases that
+ * exercise its bug (and pass every other case, so the failures are not noise).
+ */
+class BrokenBackendTest {
+    static Stream<Arguments> breakages() {
+        return Stream.of(
+                of(
+                        NaiveTestBackend.Breakage.SOFTMAX_WRONG_AXIS,
+                        c -> c.op() == Op.SOFTMAX && !c.name().equals("softmax rows [1, 1]"),
+                        null),
+                of(
+                        NaiveTestBackend.Breakage.ATTENTION_IGNORES_CAUSAL,
+                        c -> c.op() == Op.ATTENTION && c.name().contains("causal"),
+                        null),
+                of(NaiveTestBackend.Breakage.ADD_WRITES_PAST_END, c -> c.op() == Op.ADD, "past the end"),
+                of(NaiveTestBackend.Breakage.SCALE_SKIPS_LAST, c -> c.op() == Op.SCALE, null),
+                // (scaling +inf by 4 writes +inf back: unchanged, so that case cannot see the bug)
+                of(
+                        NaiveTestBackend.Breakage.SCALE_WRITES_INPUT,
+                        c -> c.op() == Op.SCALE && !c.name().contains("+-inf"),
+                        "modified input"),
+                // -1e9 stands in for bool/causal masking only; a row made all -inf by an additive mask still gives
+                // zeros
+                of(
+                        NaiveTestBackend.Breakage.MASKED_ROW_UNIFORM,
+                        c -> hasAllMaskedRow(c) && !c.name().contains("additive row of -inf"),
+                        null),
+                of(NaiveTestBackend.Breakage.MASKED_ROW_NAN, BrokenBackendTest::hasAllMaskedRow, "non-finite"),
+                of(
+                        NaiveTestBackend.Breakage.SOFTMAX_NO_MAX_SUBTRACTION,
+                        c -> c.name().startsWith("softmax large |x|")
+                                || c.name().startsWith("attention large scores")
+                                || hasAllMaskedRow(c),
+                        null),
+                of(
+                        NaiveTestBackend.Breakage.MASK_IGNORES_BROADCAST,
+                        c -> c.name()
+                                .matches(".*(\\(B,1,L,S\\)|\\(1,H,L,S\\)|\\(B,H,L,S\\)|additive row of -inf [(B]).*"),
+                        null),
+                of(
+                        NaiveTestBackend.Breakage.LAYER_NORM_ONE_PASS_VARIANCE,
+                        c -> c.name().contains("mean 100"),
+                        null),
+                of(
+                        NaiveTestBackend.Breakage.GELU_TANH_OVERFLOW,
+                        c -> c.name().equals("gelu tanh large |x|"),
+                        "non-finite"),
+                of(
+                        NaiveTestBackend.Breakage.PE_IGNORES_OFFSET,
+                        c -> c.op() == Op.POSITIONAL_ENCODING && !c.name().endsWith("offset 0"),
+                        null),
+                of(
+                        NaiveTestBackend.Breakage.SPLIT_HEADS_AS_RESHAPE,
+                        c -> c.op() == Op.SPLIT_HEADS
+                                && !c.name().endsWith(" H=1")
+                                && !c.name().contains("(1,1,1)"),
+                        null),
+                of(NaiveTestBackend.Breakage.MATMUL_IGNORES_ALPHA, c -> c.name().contains("alpha"), null));
+    }
+
+    /**
+     * Cases with at least one query row whose keys are all masked: the "all-masked" ones, plus one whose random -inf
+     * additive entries, with causal masking and padding, happen to leave query 0 of some head without a key.
+     */
+    private static boolean hasAllMaskedRow(ParityCase c) {
+        return c.name().contains("all-masked")
+                || c.name().equals("softmax causal+additive(1,H,L,S)+additive padding (2,3,5,7)");
+    }
+
+    private static Arguments of(NaiveTestBackend.Breakage b, Predicate<ParityCase> shouldFail, String message) {
+        return Arguments.of(b, shouldFail, message);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("breakages")
+    void harnessCatchesTheBug(NaiveTestBackend.Breakage bug, Predicate<ParityCase> shouldFail, String message) {
+        try (NaiveTestBackend b = new NaiveTestBackend(bug)) {
+            List<ParityResult> results = ParityHarness.runAll(ParityCases.all(), b);
+            String report = ParityReport.format(results);
+            List<ParityResult> failed = results.stream().filter(r -> !r.pass()).toList();
+            assertFalse(failed.isEmpty(), "broken backend " + bug + " passed everything:\n" + report);
+            Set<String> expected = Set.copyOf(results.stream()
+                    .map(ParityResult::parityCase)
+                    .filter(shouldFail)
+                    .map(ParityCase::name)
+                    .toList());
+            Set<String> actual =
+                    Set.copyOf(failed.stream().map(r -> r.parityCase().name()).toList());
+            assertEquals(expected, actual, "cases failed by " + bug + ":\n" + report);
+            if (message != null)
+                for (ParityResult r : failed)
+                    assertTrue(r.message().contains(message), r.parityCase().name() + ": " + r.message());
+        }
+    }
+}
