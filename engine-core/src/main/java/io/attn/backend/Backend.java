@@ -23,7 +23,10 @@ public interface Backend extends AutoCloseable {
     /** A new buffer of at least {@code elements} elements. */
     Buffer allocate(DType dtype, long elements);
 
-    /** Returns a buffer to the backend (a pool may keep it). Optional: the default lets the GC take it. */
+    /**
+     * Returns a buffer to the backend (a pool may keep it). Optional: the default lets the GC take it. The executor also
+     * releases {@link #hostView} buffers: a backend whose host views wrap the caller's array must never pool those.
+     */
     default void release(Buffer buffer) {}
 
     /** Copies {@code src[0..count)} into {@code dst}. */
