@@ -61,6 +61,7 @@ class AttentionTest {
             check(1, 2, 70, 130, d, d, MaskSpec.NONE, null, null); // several query blocks and key tiles, partial ones
         }
         check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
+        check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for 128-query blocks
     }
 
     @Test
@@ -124,6 +125,27 @@ class AttentionTest {
                 new MaskSpec(true, MaskKind.ADDITIVE, MaskKind.BOOL),
                 additiveMask(0.2, 70, 90),
                 boolMask(0.2, 2, 90));
+        // finite additive padding on top of keys the bool mask removed: they must stay removed (a past bug)
+        check(
+                1,
+                2,
+                70,
+                90,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
+                boolMask(0.3, 70, 90),
+                additiveMask(0.0, 1, 90));
+        check( // 128-query blocks
+                2,
+                3,
+                150,
+                90,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
+                boolMask(0.2, 150, 90),
+                additiveMask(0.2, 2, 90));
     }
 
     @Test

@@ -109,5 +109,12 @@ class GemmTest {
         float[] two = matmul(2, a, b, false, true, 1f);
         assertArrayEquals(one, two);
         assertClose(two, reference(a, b, false, true, 1f), "300x700x257");
+        // few-row products take the unpacked path (Gemv), split over column chunks
+        for (boolean tb : new boolean[] {false, true}) {
+            Tensor x = Support.tensor(r, 3, 301), w = tb ? Support.tensor(r, 2500, 301) : Support.tensor(r, 301, 2500);
+            float[] g1 = matmul(1, x, w, false, tb, 0.7f);
+            assertArrayEquals(g1, matmul(2, x, w, false, tb, 0.7f));
+            assertClose(g1, reference(x, w, false, tb, 0.7f), "3x2500x301 tb=" + tb);
+        }
     }
 }

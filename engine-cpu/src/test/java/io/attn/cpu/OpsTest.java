@@ -62,6 +62,19 @@ class OpsTest {
     }
 
     @Test
+    void softmaxBoolMaskWithFiniteAdditivePadding() {
+        int b = 2, h = 2, l = 6, s = 40;
+        Tensor x = Support.tensor(r, b, h, l, s), mask = Tensor.zeros(l, s), pad = Support.tensor(r, b, s);
+        for (int i = 0; i < mask.size(); i++) mask.data()[i] = r.nextDouble() < 0.4 ? 1f : 0f;
+        for (int j = 0; j < s; j++) mask.set(1f, 2, j); // query 2 sees nothing
+        MaskSpec spec = new MaskSpec(false, MaskKind.BOOL, MaskKind.ADDITIVE);
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.softmax(g.input("x", x.shape()), 1f, spec, g.input("m", mask.shape()), g.input("p", pad.shape()));
+        float[] got = run1(g, out, Map.of("x", x, "m", mask, "p", pad));
+        assertClose(got, MaskedRef.weights(raw(x), 1f, spec, mask, pad), "bool mask + additive padding");
+    }
+
+    @Test
     void softmaxHugeScoresStayFinite() {
         Tensor x = Tensor.of(new float[] {3e38f, -3e38f, 5e37f, 3e38f, 0f}, 1, 5);
         GraphBuilder g = new GraphBuilder();

@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorSpecies;
  * Fused scaled dot-product attention, flash style: {@code out = softmax(scale Q K^T + masks) V} without ever holding
  * an {@code L x S} matrix.
  *
- * <p>A task is one (batch, head) and a block of {@link #BR} queries. It walks the keys in tiles of {@link #BC}: the key
+ * <p>A task is one (batch, head) and a block of {@link #BR} (or, with few tasks, {@link #BR_SMALL}) queries. It walks the keys in tiles of {@link #BC}: the key
  * tile is transposed into scratch, a {@code BR x BC} score tile is computed with a register-blocked kernel, masked
  * ({@link Masks}), and folded into per-row running max {@code m}, running sum {@code l} and an un-normalised output
  * accumulator (online softmax: when the max grows, the old sum and accumulator are rescaled by {@code exp(m_old -
@@ -23,7 +23,12 @@ import jdk.incubator.vector.VectorSpecies;
 public final class Attention {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     private static final int VL = SP.length();
-    static final int BR = 32;
+    /**
+     * Query rows per task: large blocks amortise the key-tile transposition over more rows; small ones keep enough
+     * tasks for every thread when there are few (batch, head) pairs.
+     */
+    static final int BR = 128, BR_SMALL = 32;
+
     static final int BC = 64;
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
     private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
@@ -49,16 +54,19 @@ public final class Attention {
                 sv = node.input(2).shape();
         int b = sq.dim(0), h = sq.dim(1), l = sq.dim(2), d = sq.dim(3), s = sk.dim(2), dv = sv.dim(3);
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
-        int qBlocks = (l + BR - 1) / BR;
+        int br = (long) b * h * ((l + BR - 1) / BR) >= 4L * par.threads() ? BR : BR_SMALL;
+        int qBlocks = (l + br - 1) / br;
         float scale = p.scale();
         par.forEach(
                 b * h * qBlocks,
-                t -> block(t / qBlocks, (t % qBlocks) * BR, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out));
+                t -> block(
+                        t / qBlocks, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out));
     }
 
     private static void block(
             int bh,
             int i0,
+            int rows,
             int heads,
             int l,
             int s,
@@ -72,7 +80,7 @@ public final class Attention {
             float[] out) {
         Scratch sc = SCRATCH.get();
         sc.ensure(d, dv);
-        int br = Math.min(BR, l - i0);
+        int br = Math.min(rows, l - i0);
         int qo = (bh * l + i0) * d, ko = bh * s * d, vo = bh * s * dv;
         int b = bh / heads, h = bh % heads;
         float[] m = sc.m, sum = sc.l, acc = sc.acc, st = sc.s, kt = sc.kt;
@@ -167,9 +175,45 @@ public final class Attention {
     private static void accumulate(float[] p, int bc, int br, float[] v, int vo, int dv, float[] acc) {
         int ub = SP.loopBound(dv);
         int r = 0;
+        int ub2 = dv / (2 * VL) * (2 * VL);
         for (; r + 4 <= br; r += 4) {
             int p0 = r * BCP, a0 = r * dv;
-            for (int cv = 0; cv < ub; cv += VL) {
+            for (int cv = 0; cv < ub2; cv += 2 * VL) { // 4 rows x 2 vectors: 8 accumulators
+                int a1 = a0 + dv, a2 = a0 + 2 * dv, a3 = a0 + 3 * dv;
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
+                FloatVector y0 = FloatVector.fromArray(SP, acc, a0 + cv + VL);
+                FloatVector x1 = FloatVector.fromArray(SP, acc, a1 + cv);
+                FloatVector y1 = FloatVector.fromArray(SP, acc, a1 + cv + VL);
+                FloatVector x2 = FloatVector.fromArray(SP, acc, a2 + cv);
+                FloatVector y2 = FloatVector.fromArray(SP, acc, a2 + cv + VL);
+                FloatVector x3 = FloatVector.fromArray(SP, acc, a3 + cv);
+                FloatVector y3 = FloatVector.fromArray(SP, acc, a3 + cv + VL);
+                for (int c = 0; c < bc; c++) {
+                    FloatVector v0 = FloatVector.fromArray(SP, v, vo + c * dv + cv);
+                    FloatVector v1 = FloatVector.fromArray(SP, v, vo + c * dv + cv + VL);
+                    FloatVector w = FloatVector.broadcast(SP, p[p0 + c]);
+                    x0 = w.fma(v0, x0);
+                    y0 = w.fma(v1, y0);
+                    w = FloatVector.broadcast(SP, p[p0 + BCP + c]);
+                    x1 = w.fma(v0, x1);
+                    y1 = w.fma(v1, y1);
+                    w = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]);
+                    x2 = w.fma(v0, x2);
+                    y2 = w.fma(v1, y2);
+                    w = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]);
+                    x3 = w.fma(v0, x3);
+                    y3 = w.fma(v1, y3);
+                }
+                x0.intoArray(acc, a0 + cv);
+                y0.intoArray(acc, a0 + cv + VL);
+                x1.intoArray(acc, a1 + cv);
+                y1.intoArray(acc, a1 + cv + VL);
+                x2.intoArray(acc, a2 + cv);
+                y2.intoArray(acc, a2 + cv + VL);
+                x3.intoArray(acc, a3 + cv);
+                y3.intoArray(acc, a3 + cv + VL);
+            }
+            for (int cv = ub2; cv < ub; cv += VL) {
                 FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
                 FloatVector x1 = FloatVector.fromArray(SP, acc, a0 + dv + cv);
                 FloatVector x2 = FloatVector.fromArray(SP, acc, a0 + 2 * dv + cv);

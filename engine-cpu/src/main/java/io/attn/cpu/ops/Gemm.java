@@ -72,6 +72,10 @@ public final class Gemm {
                 java.util.Arrays.fill(c, cOff + t * cStride, cOff + t * cStride + m * n, 0f);
             return;
         }
+        if (m <= Gemv.MAX_M && !transA && batch == 1) {
+            Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
+            return;
+        }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
         int perBatch = mBlocks * nBlocks;
         int tasks = batch * perBatch;

@@ -80,11 +80,13 @@ final class Masks {
         if (m == null) return v;
         FloatVector mv = FloatVector.fromArray(SP, m, mo);
         if (kind == MaskKind.BOOL) return v.blend(NEG_INF, mv.compare(VectorOperators.NE, 0f));
-        return v.add(mv).max(-MAX).min(MAX).blend(NEG_INF, mv.compare(VectorOperators.EQ, NEG_INF));
+        // -inf in the mask or already in v (masked by the other mask) stays -inf; the clamp applies to the rest
+        var gone = mv.compare(VectorOperators.EQ, NEG_INF).or(v.compare(VectorOperators.EQ, NEG_INF));
+        return v.add(mv).max(-MAX).min(MAX).blend(NEG_INF, gone);
     }
 
     private static float masked(float v, float m, MaskKind kind) {
         if (kind == MaskKind.BOOL) return m != 0f ? NEG_INF : v;
-        return m == NEG_INF ? NEG_INF : Math.min(MAX, Math.max(-MAX, v + m));
+        return m == NEG_INF || v == NEG_INF ? NEG_INF : Math.min(MAX, Math.max(-MAX, v + m));
     }
 }
