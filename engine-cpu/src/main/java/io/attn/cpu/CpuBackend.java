@@ -1,0 +1,131 @@
+package io.attn.cpu;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.Buffer;
+import io.attn.cpu.ops.Attention;
+import io.attn.cpu.ops.Elementwise;
+import io.attn.cpu.ops.Embedding;
+import io.attn.cpu.ops.Gelu;
+import io.attn.cpu.ops.LayerNorm;
+import io.attn.cpu.ops.Layout;
+import io.attn.cpu.ops.MatMul;
+import io.attn.cpu.ops.Mean;
+import io.attn.cpu.ops.PositionalEncoding;
+import io.attn.cpu.ops.Softmax;
+import io.attn.graph.Node;
+import io.attn.graph.OpParams;
+import io.attn.tensor.DType;
+import jdk.incubator.vector.FloatVector;
+
+/**
+ * The CPU backend: float32 Java arrays and kernels on the Vector API ({@link FloatVector#SPECIES_PREFERRED}), with a
+ * thread pool of {@link BackendOptions#effectiveThreads()} threads for the large ops. Thread-safe: kernels keep no
+ * shared mutable state (scratch is per thread) and write only their output buffer.
+ */
+public final class CpuBackend implements Backend {
+    private final Parallel par;
+
+    public CpuBackend(BackendOptions options) {
+        this.par = new Parallel(options.effectiveThreads());
+    }
+
+    @Override
+    public String name() {
+        return "cpu";
+    }
+
+    @Override
+    public String description() {
+        return describe(par.threads());
+    }
+
+    static String describe(int threads) {
+        return "Java Vector API, " + FloatVector.SPECIES_PREFERRED.vectorBitSize() + "-bit float vectors ("
+                + FloatVector.SPECIES_PREFERRED.length() + " lanes), " + threads + " thread"
+                + (threads == 1 ? "" : "s");
+    }
+
+    public int threads() {
+        return par.threads();
+    }
+
+    @Override
+    public boolean supports(Node node) {
+        return node.dtype() == DType.F32;
+    }
+
+    @Override
+    public Buffer allocate(DType dtype, long elements) {
+        if (dtype != DType.F32)
+            throw new IllegalArgumentException("the CPU backend holds F32 buffers only, not " + dtype);
+        if (elements < 0 || elements > Integer.MAX_VALUE - 16)
+            throw new AttnException(
+                    AttnException.Code.DEVICE_OUT_OF_MEMORY, "a CPU buffer of " + elements + " floats is too large");
+        try {
+            return new CpuBuffer(new float[(int) elements]);
+        } catch (OutOfMemoryError e) {
+            throw new AttnException(
+                    AttnException.Code.DEVICE_OUT_OF_MEMORY,
+                    "out of Java heap allocating " + elements + " floats (raise -Xmx)",
+                    e);
+        }
+    }
+
+    @Override
+    public void upload(float[] src, int count, Buffer dst) {
+        System.arraycopy(src, 0, CpuBuffer.of(dst), 0, count);
+    }
+
+    @Override
+    public void download(Buffer src, float[] dst, int count) {
+        System.arraycopy(CpuBuffer.of(src), 0, dst, 0, count);
+    }
+
+    @Override
+    public Buffer hostView(float[] data) {
+        return new CpuBuffer(data);
+    }
+
+    @Override
+    public void execute(Node node, Buffer out, Buffer[] inputs) {
+        float[] o = CpuBuffer.of(out);
+        float[][] in = new float[inputs.length][];
+        for (int i = 0; i < in.length; i++) in[i] = CpuBuffer.of(inputs[i]);
+        int n = node.shape().size();
+        switch (node.op()) {
+            case INPUT, CONSTANT -> throw new IllegalStateException(node + " is a leaf and is never executed");
+            case MATMUL -> MatMul.run(par, node, o, in[0], in[1]);
+            case ADD_BIAS ->
+                Elementwise.addBias(
+                        par,
+                        o,
+                        in[0],
+                        in[1],
+                        node.shape().leading(1),
+                        node.shape().dim(-1));
+            case ADD -> Elementwise.add(par, o, in[0], in[1], n);
+            case SCALE ->
+                Elementwise.scale(
+                        par, o, in[0], node.params(OpParams.Scale.class).factor(), n);
+            case SOFTMAX -> Softmax.run(par, node, o, in);
+            case LAYER_NORM -> LayerNorm.run(par, node, o, in);
+            case RELU -> Elementwise.relu(par, o, in[0], n);
+            case GELU ->
+                Gelu.run(par, o, in[0], n, node.params(OpParams.Gelu.class).tanh());
+            case EMBEDDING -> Embedding.run(node, o, in[0], in[1]);
+            case POSITIONAL_ENCODING -> PositionalEncoding.run(par, node, o, in[0]);
+            case SPLIT_HEADS -> Layout.splitHeads(node, o, in[0]);
+            case MERGE_HEADS -> Layout.mergeHeads(node, o, in[0]);
+            case CONCAT -> Layout.concat(node, o, in);
+            case MEAN -> Mean.run(node, o, in[0]);
+            case ATTENTION -> Attention.run(par, node, o, in);
+        }
+    }
+
+    @Override
+    public void close() {
+        par.close();
+    }
+}

@@ -1,0 +1,262 @@
+package io.attn.cpu.ops;
+
+import io.attn.cpu.Parallel;
+import io.attn.graph.Node;
+import io.attn.graph.OpParams;
+import io.attn.tensor.Shape;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Fused scaled dot-product attention, flash style: {@code out = softmax(scale Q K^T + masks) V} without ever holding
+ * an {@code L x S} matrix.
+ *
+ * <p>A task is one (batch, head) and a block of {@link #BR} (or, with few tasks, {@link #BR_SMALL}) queries. It walks the keys in tiles of {@link #BC}: the key
+ * tile is transposed into scratch, a {@code BR x BC} score tile is computed with a register-blocked kernel, masked
+ * ({@link Masks}), and folded into per-row running max {@code m}, running sum {@code l} and an un-normalised output
+ * accumulator (online softmax: when the max grows, the old sum and accumulator are rescaled by {@code exp(m_old -
+ * m_new)}). Causal attention stops at the block's last query (key tiles wholly above the diagonal are skipped). A row
+ * whose keys are all masked keeps {@code l = 0} and gets a zero output. Scratch is per thread: {@code O(BC D + BR BC +
+ * BR Dv)} floats.
+ */
+public final class Attention {
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+    private static final int VL = SP.length();
+    /**
+     * Query rows per task: large blocks amortise the key-tile transposition over more rows; small ones keep enough
+     * tasks for every thread when there are few (batch, head) pairs.
+     */
+    static final int BR = 128, BR_SMALL = 32;
+
+    static final int BC = 64;
+    /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
+    private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
+
+    private Attention() {}
+
+    private static final class Scratch {
+        float[] kt = new float[0], s = new float[BR * BCP], acc = new float[0];
+        final float[] m = new float[BR], l = new float[BR];
+
+        void ensure(int d, int dv) {
+            if (kt.length < d * BCP) kt = new float[d * BCP];
+            if (acc.length < BR * dv) acc = new float[BR * dv];
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    public static void run(Parallel par, Node node, float[] out, float[][] in) {
+        OpParams.Attention p = node.params(OpParams.Attention.class);
+        Shape sq = node.input(0).shape(),
+                sk = node.input(1).shape(),
+                sv = node.input(2).shape();
+        int b = sq.dim(0), h = sq.dim(1), l = sq.dim(2), d = sq.dim(3), s = sk.dim(2), dv = sv.dim(3);
+        Masks masks = new Masks(p.mask(), node, in, 3, l, s);
+        int br = (long) b * h * ((l + BR - 1) / BR) >= 4L * par.threads() ? BR : BR_SMALL;
+        int qBlocks = (l + br - 1) / br;
+        float scale = p.scale();
+        par.forEach(
+                b * h * qBlocks,
+                t -> block(
+                        t / qBlocks, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out));
+    }
+
+    private static void block(
+            int bh,
+            int i0,
+            int rows,
+            int heads,
+            int l,
+            int s,
+            int d,
+            int dv,
+            float scale,
+            Masks masks,
+            float[] q,
+            float[] k,
+            float[] v,
+            float[] out) {
+        Scratch sc = SCRATCH.get();
+        sc.ensure(d, dv);
+        int br = Math.min(rows, l - i0);
+        int qo = (bh * l + i0) * d, ko = bh * s * d, vo = bh * s * dv;
+        int b = bh / heads, h = bh % heads;
+        float[] m = sc.m, sum = sc.l, acc = sc.acc, st = sc.s, kt = sc.kt;
+        Arrays.fill(m, 0, br, Float.NEGATIVE_INFINITY);
+        Arrays.fill(sum, 0, br, 0f);
+        Arrays.fill(acc, 0, br * dv, 0f);
+        int jEnd = masks.causal() ? Math.min(s, i0 + br) : s;
+        for (int j0 = 0; j0 < jEnd; j0 += BC) {
+            int bc = Math.min(BC, jEnd - j0);
+            // transpose the key tile: kt[dd * BCP + c] = k[j0 + c, dd], zero columns past bc
+            for (int c = 0; c < BCP; c++) {
+                if (c < bc) {
+                    int src = ko + (j0 + c) * d;
+                    for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd];
+                } else for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = 0f;
+            }
+            scores(q, qo, d, br, kt, st);
+            for (int r = 0; r < br; r++) {
+                int so = r * BCP;
+                masks.apply(st, so, bc, b, h, i0 + r, j0, scale);
+                float mt = Softmax.max(st, so, bc);
+                float mNew = Math.max(m[r], mt);
+                if (mNew == Float.NEGATIVE_INFINITY) { // every key so far masked: this tile adds nothing
+                    Arrays.fill(st, so, so + bc, 0f);
+                    continue;
+                }
+                float corr = (float) Math.exp(m[r] - mNew); // 0 when m was -inf
+                float rowSum = Softmax.expSub(st, so, bc, mNew);
+                sum[r] = sum[r] * corr + rowSum;
+                m[r] = mNew;
+                if (corr != 1f) scaleRow(acc, r * dv, dv, corr);
+            }
+            accumulate(st, bc, br, v, vo + j0 * dv, dv, acc);
+        }
+        int oo = (bh * l + i0) * dv;
+        for (int r = 0; r < br; r++) {
+            if (sum[r] == 0f) Arrays.fill(out, oo + r * dv, oo + (r + 1) * dv, 0f);
+            else {
+                float inv = 1f / sum[r];
+                for (int c = 0; c < dv; c++) out[oo + r * dv + c] = acc[r * dv + c] * inv;
+            }
+        }
+    }
+
+    /** {@code st[r * BCP + c] = q[qo + r*d, :] . kt[:, c]} for {@code r < br}, every {@code c < BCP}. */
+    private static void scores(float[] q, int qo, int d, int br, float[] kt, float[] st) {
+        int r = 0;
+        for (; r + 4 <= br; r += 4) {
+            int q0 = qo + r * d;
+            for (int cv = 0; cv < BCP; cv += 2 * VL) {
+                FloatVector a00 = FloatVector.zero(SP), a01 = a00, a10 = a00, a11 = a00;
+                FloatVector a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+                for (int dd = 0; dd < d; dd++) {
+                    FloatVector k0 = FloatVector.fromArray(SP, kt, dd * BCP + cv);
+                    FloatVector k1 = FloatVector.fromArray(SP, kt, dd * BCP + cv + VL);
+                    FloatVector x = FloatVector.broadcast(SP, q[q0 + dd]);
+                    a00 = x.fma(k0, a00);
+                    a01 = x.fma(k1, a01);
+                    x = FloatVector.broadcast(SP, q[q0 + d + dd]);
+                    a10 = x.fma(k0, a10);
+                    a11 = x.fma(k1, a11);
+                    x = FloatVector.broadcast(SP, q[q0 + 2 * d + dd]);
+                    a20 = x.fma(k0, a20);
+                    a21 = x.fma(k1, a21);
+                    x = FloatVector.broadcast(SP, q[q0 + 3 * d + dd]);
+                    a30 = x.fma(k0, a30);
+                    a31 = x.fma(k1, a31);
+                }
+                int so = r * BCP + cv;
+                a00.intoArray(st, so);
+                a01.intoArray(st, so + VL);
+                a10.intoArray(st, so + BCP);
+                a11.intoArray(st, so + BCP + VL);
+                a20.intoArray(st, so + 2 * BCP);
+                a21.intoArray(st, so + 2 * BCP + VL);
+                a30.intoArray(st, so + 3 * BCP);
+                a31.intoArray(st, so + 3 * BCP + VL);
+            }
+        }
+        for (; r < br; r++) {
+            int q0 = qo + r * d;
+            for (int cv = 0; cv < BCP; cv += VL) {
+                FloatVector a = FloatVector.zero(SP);
+                for (int dd = 0; dd < d; dd++)
+                    a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * BCP + cv), a);
+                a.intoArray(st, r * BCP + cv);
+            }
+        }
+    }
+
+    /** {@code acc[r, :] += sum_c p[r, c] v[c, :]} for {@code r < br}, {@code c < bc}; v rows start at {@code vo}. */
+    private static void accumulate(float[] p, int bc, int br, float[] v, int vo, int dv, float[] acc) {
+        int ub = SP.loopBound(dv);
+        int r = 0;
+        int ub2 = dv / (2 * VL) * (2 * VL);
+        for (; r + 4 <= br; r += 4) {
+            int p0 = r * BCP, a0 = r * dv;
+            for (int cv = 0; cv < ub2; cv += 2 * VL) { // 4 rows x 2 vectors: 8 accumulators
+                int a1 = a0 + dv, a2 = a0 + 2 * dv, a3 = a0 + 3 * dv;
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
+                FloatVector y0 = FloatVector.fromArray(SP, acc, a0 + cv + VL);
+                FloatVector x1 = FloatVector.fromArray(SP, acc, a1 + cv);
+                FloatVector y1 = FloatVector.fromArray(SP, acc, a1 + cv + VL);
+                FloatVector x2 = FloatVector.fromArray(SP, acc, a2 + cv);
+                FloatVector y2 = FloatVector.fromArray(SP, acc, a2 + cv + VL);
+                FloatVector x3 = FloatVector.fromArray(SP, acc, a3 + cv);
+                FloatVector y3 = FloatVector.fromArray(SP, acc, a3 + cv + VL);
+                for (int c = 0; c < bc; c++) {
+                    FloatVector v0 = FloatVector.fromArray(SP, v, vo + c * dv + cv);
+                    FloatVector v1 = FloatVector.fromArray(SP, v, vo + c * dv + cv + VL);
+                    FloatVector w = FloatVector.broadcast(SP, p[p0 + c]);
+                    x0 = w.fma(v0, x0);
+                    y0 = w.fma(v1, y0);
+                    w = FloatVector.broadcast(SP, p[p0 + BCP + c]);
+                    x1 = w.fma(v0, x1);
+                    y1 = w.fma(v1, y1);
+                    w = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]);
+                    x2 = w.fma(v0, x2);
+                    y2 = w.fma(v1, y2);
+                    w = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]);
+                    x3 = w.fma(v0, x3);
+                    y3 = w.fma(v1, y3);
+                }
+                x0.intoArray(acc, a0 + cv);
+                y0.intoArray(acc, a0 + cv + VL);
+                x1.intoArray(acc, a1 + cv);
+                y1.intoArray(acc, a1 + cv + VL);
+                x2.intoArray(acc, a2 + cv);
+                y2.intoArray(acc, a2 + cv + VL);
+                x3.intoArray(acc, a3 + cv);
+                y3.intoArray(acc, a3 + cv + VL);
+            }
+            for (int cv = ub2; cv < ub; cv += VL) {
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
+                FloatVector x1 = FloatVector.fromArray(SP, acc, a0 + dv + cv);
+                FloatVector x2 = FloatVector.fromArray(SP, acc, a0 + 2 * dv + cv);
+                FloatVector x3 = FloatVector.fromArray(SP, acc, a0 + 3 * dv + cv);
+                for (int c = 0; c < bc; c++) {
+                    FloatVector vv = FloatVector.fromArray(SP, v, vo + c * dv + cv);
+                    x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(vv, x0);
+                    x1 = FloatVector.broadcast(SP, p[p0 + BCP + c]).fma(vv, x1);
+                    x2 = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]).fma(vv, x2);
+                    x3 = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]).fma(vv, x3);
+                }
+                x0.intoArray(acc, a0 + cv);
+                x1.intoArray(acc, a0 + dv + cv);
+                x2.intoArray(acc, a0 + 2 * dv + cv);
+                x3.intoArray(acc, a0 + 3 * dv + cv);
+            }
+            for (int rr = r; rr < r + 4; rr++) tail(p, rr * BCP, bc, v, vo, dv, ub, acc, rr * dv);
+        }
+        for (; r < br; r++) {
+            int p0 = r * BCP, a0 = r * dv;
+            for (int cv = 0; cv < ub; cv += VL) {
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
+                for (int c = 0; c < bc; c++)
+                    x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(FloatVector.fromArray(SP, v, vo + c * dv + cv), x0);
+                x0.intoArray(acc, a0 + cv);
+            }
+            tail(p, p0, bc, v, vo, dv, ub, acc, a0);
+        }
+    }
+
+    /** Scalar part of {@link #accumulate} for columns {@code [from, dv)} of one row. */
+    private static void tail(float[] p, int p0, int bc, float[] v, int vo, int dv, int from, float[] acc, int a0) {
+        for (int cc = from; cc < dv; cc++) {
+            float x = acc[a0 + cc];
+            for (int c = 0; c < bc; c++) x = Math.fma(p[p0 + c], v[vo + c * dv + cc], x);
+            acc[a0 + cc] = x;
+        }
+    }
+
+    private static void scaleRow(float[] a, int o, int n, float f) {
+        int c = 0;
+        for (int ub = SP.loopBound(n); c < ub; c += VL)
+            FloatVector.fromArray(SP, a, o + c).mul(f).intoArray(a, o + c);
+        for (; c < n; c++) a[o + c] *= f;
+    }
+}

@@ -1,0 +1,282 @@
+package io.attn.cpu.ops;
+
+import io.attn.cpu.Parallel;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Packed, cache-blocked float32 GEMM: {@code C = alpha * op(A) . op(B)} for a batch of problems.
+ *
+ * <p>Structure (after BLIS): the output is cut into tasks of {@link #MC} x {@link #NC} blocks (per batch entry); a
+ * task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels and its A block into
+ * {@link #MR}-tall row panels (packing absorbs the transposes and pads edges with zeros), then runs an {@code MR x NR}
+ * register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) over the panels. Packing buffers are
+ * per thread and reused.
+ *
+ * <p>The task split depends only on the problem, and every element of C is computed by the same sequence of FMAs
+ * whatever tile it falls in (edge tiles run the full kernel on zero padding), so results are bitwise identical for any
+ * thread count.
+ */
+public final class Gemm {
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+    private static final int VL = SP.length();
+    /** Micro-tile rows. */
+    static final int MR = 6;
+    /** Micro-tile columns: two vectors. */
+    static final int NR = 2 * VL;
+
+    static final int KC = 256;
+    static final int MC = 16 * MR;
+    static final int NC = Math.max(NR, (512 / NR) * NR);
+    /** Below this many multiply-adds a problem runs as a single task. */
+    private static final long SERIAL_WORK = 1L << 16;
+
+    private Gemm() {}
+
+    /** Per-thread scratch: packed A, packed B and an edge tile. */
+    private static final class Scratch {
+        final float[] pa = new float[MC * KC];
+        final float[] pb = new float[KC * NC];
+        final float[] tile = new float[MR * NR];
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+
+    /**
+     * One (batched) product. Element {@code (i, k)} of op(A) for batch {@code t} is at {@code a[aOff + t*aStride + i*K
+     * + k]} ({@code [.. + k*M + i]} if {@code transA}); element {@code (k, j)} of op(B) at {@code b[bOff + t*bStride +
+     * k*N + j]} ({@code [.. + j*K + k]} if {@code transB}); {@code bStride} 0 shares B. C is row-major {@code (M, N)}
+     * with stride {@code cStride} between batch entries.
+     */
+    public static void gemm(
+            Parallel par,
+            int batch,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            float[] a,
+            int aOff,
+            int aStride,
+            boolean transA,
+            float[] b,
+            int bOff,
+            int bStride,
+            boolean transB,
+            float[] c,
+            int cOff,
+            int cStride) {
+        if (batch <= 0 || m <= 0 || n <= 0) return;
+        if (k <= 0) {
+            for (int t = 0; t < batch; t++)
+                java.util.Arrays.fill(c, cOff + t * cStride, cOff + t * cStride + m * n, 0f);
+            return;
+        }
+        if (m <= Gemv.MAX_M && !transA && batch == 1) {
+            Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
+            return;
+        }
+        int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
+        int perBatch = mBlocks * nBlocks;
+        int tasks = batch * perBatch;
+        if ((long) batch * m * n * k <= SERIAL_WORK) {
+            for (int t = 0; t < tasks; t++)
+                task(
+                        t, perBatch, nBlocks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
+                        cOff, cStride);
+            return;
+        }
+        par.forEach(
+                tasks,
+                t -> task(
+                        t, perBatch, nBlocks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
+                        cOff, cStride));
+    }
+
+    private static void task(
+            int t,
+            int perBatch,
+            int nBlocks,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            float[] a,
+            int aOff,
+            int aStride,
+            boolean transA,
+            float[] b,
+            int bOff,
+            int bStride,
+            boolean transB,
+            float[] c,
+            int cOff,
+            int cStride) {
+        int bt = t / perBatch, r = t % perBatch;
+        int i0 = (r / nBlocks) * MC, j0 = (r % nBlocks) * NC;
+        int mc = Math.min(MC, m - i0), nc = Math.min(NC, n - j0);
+        int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
+        Scratch s = SCRATCH.get();
+        for (int p0 = 0; p0 < k; p0 += KC) {
+            int kc = Math.min(KC, k - p0);
+            packB(b, bo, transB, n, k, p0, kc, j0, nc, s.pb);
+            packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+            boolean first = p0 == 0;
+            for (int jp = 0; jp < nc; jp += NR) {
+                int nr = Math.min(NR, nc - jp);
+                int pbi = (jp / NR) * kc * NR;
+                for (int ip = 0; ip < mc; ip += MR) {
+                    int mr = Math.min(MR, mc - ip);
+                    int pai = (ip / MR) * kc * MR;
+                    int ci = co + (i0 + ip) * n + j0 + jp;
+                    if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
+                    else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
+                }
+            }
+        }
+    }
+
+    /** Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A) into MR-tall panels, {@code k}-major inside. */
+    private static void packA(
+            float[] a, int ao, boolean transA, int m, int k, int i0, int mc, int p0, int kc, float alpha, float[] pa) {
+        int dst = 0;
+        for (int ip = 0; ip < mc; ip += MR) {
+            int mr = Math.min(MR, mc - ip);
+            if (!transA) {
+                for (int r = 0; r < MR; r++) {
+                    if (r < mr) {
+                        int src = ao + (i0 + ip + r) * k + p0;
+                        for (int kk = 0; kk < kc; kk++) pa[dst + kk * MR + r] = alpha * a[src + kk];
+                    } else {
+                        for (int kk = 0; kk < kc; kk++) pa[dst + kk * MR + r] = 0f;
+                    }
+                }
+            } else {
+                for (int kk = 0; kk < kc; kk++) {
+                    int src = ao + (p0 + kk) * m + i0 + ip;
+                    int d = dst + kk * MR;
+                    for (int r = 0; r < mr; r++) pa[d + r] = alpha * a[src + r];
+                    for (int r = mr; r < MR; r++) pa[d + r] = 0f;
+                }
+            }
+            dst += kc * MR;
+        }
+    }
+
+    /** Packs {@code [p0, p0+kc)} x columns {@code [j0, j0+nc)} of op(B) into NR-wide panels, {@code k}-major inside. */
+    private static void packB(
+            float[] b, int bo, boolean transB, int n, int k, int p0, int kc, int j0, int nc, float[] pb) {
+        int dst = 0;
+        for (int jp = 0; jp < nc; jp += NR) {
+            int nr = Math.min(NR, nc - jp);
+            if (!transB) {
+                for (int kk = 0; kk < kc; kk++) {
+                    int src = bo + (p0 + kk) * n + j0 + jp;
+                    int d = dst + kk * NR;
+                    if (nr == NR) {
+                        FloatVector.fromArray(SP, b, src).intoArray(pb, d);
+                        FloatVector.fromArray(SP, b, src + VL).intoArray(pb, d + VL);
+                    } else {
+                        System.arraycopy(b, src, pb, d, nr);
+                        for (int j = nr; j < NR; j++) pb[d + j] = 0f;
+                    }
+                }
+            } else {
+                for (int j = 0; j < NR; j++) {
+                    if (j < nr) {
+                        int src = bo + (j0 + jp + j) * k + p0;
+                        for (int kk = 0; kk < kc; kk++) pb[dst + kk * NR + j] = b[src + kk];
+                    } else {
+                        for (int kk = 0; kk < kc; kk++) pb[dst + kk * NR + j] = 0f;
+                    }
+                }
+            }
+            dst += kc * NR;
+        }
+    }
+
+    /** The MR x NR micro-kernel on a full tile of C (row stride {@code ldc}). */
+    private static void kernel(
+            int kc, float[] pa, int pai, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+        FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+        for (int kk = 0; kk < kc; kk++) {
+            FloatVector b0 = FloatVector.fromArray(SP, pb, pbi);
+            FloatVector b1 = FloatVector.fromArray(SP, pb, pbi + VL);
+            FloatVector x = FloatVector.broadcast(SP, pa[pai]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SP, pa[pai + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SP, pa[pai + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SP, pa[pai + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(SP, pa[pai + 4]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(SP, pa[pai + 5]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+            pai += MR;
+            pbi += NR;
+        }
+        // stores written out in place: passing vectors to a helper that C2 declines to inline would box them
+        if (first) {
+            c00.intoArray(c, ci);
+            c01.intoArray(c, ci + VL);
+            c10.intoArray(c, ci + ldc);
+            c11.intoArray(c, ci + ldc + VL);
+            c20.intoArray(c, ci + 2 * ldc);
+            c21.intoArray(c, ci + 2 * ldc + VL);
+            c30.intoArray(c, ci + 3 * ldc);
+            c31.intoArray(c, ci + 3 * ldc + VL);
+            c40.intoArray(c, ci + 4 * ldc);
+            c41.intoArray(c, ci + 4 * ldc + VL);
+            c50.intoArray(c, ci + 5 * ldc);
+            c51.intoArray(c, ci + 5 * ldc + VL);
+        } else {
+            c00.add(FloatVector.fromArray(SP, c, ci)).intoArray(c, ci);
+            c01.add(FloatVector.fromArray(SP, c, ci + VL)).intoArray(c, ci + VL);
+            c10.add(FloatVector.fromArray(SP, c, ci + ldc)).intoArray(c, ci + ldc);
+            c11.add(FloatVector.fromArray(SP, c, ci + ldc + VL)).intoArray(c, ci + ldc + VL);
+            c20.add(FloatVector.fromArray(SP, c, ci + 2 * ldc)).intoArray(c, ci + 2 * ldc);
+            c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
+            c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
+            c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
+            c40.add(FloatVector.fromArray(SP, c, ci + 4 * ldc)).intoArray(c, ci + 4 * ldc);
+            c41.add(FloatVector.fromArray(SP, c, ci + 4 * ldc + VL)).intoArray(c, ci + 4 * ldc + VL);
+            c50.add(FloatVector.fromArray(SP, c, ci + 5 * ldc)).intoArray(c, ci + 5 * ldc);
+            c51.add(FloatVector.fromArray(SP, c, ci + 5 * ldc + VL)).intoArray(c, ci + 5 * ldc + VL);
+        }
+    }
+
+    /**
+     * An edge tile ({@code mr <= MR} rows, {@code nr <= NR} columns): the same kernel arithmetic on the zero-padded
+     * panels into a scratch tile, then the valid part is combined with C exactly as {@link #store} does.
+     */
+    private static void edge(
+            int kc,
+            float[] pa,
+            int pai,
+            float[] pb,
+            int pbi,
+            float[] c,
+            int ci,
+            int ldc,
+            boolean first,
+            int mr,
+            int nr,
+            float[] tile) {
+        kernel(kc, pa, pai, pb, pbi, tile, 0, NR, true);
+        for (int r = 0; r < mr; r++)
+            for (int j = 0; j < nr; j++) {
+                float v = tile[r * NR + j];
+                int o = ci + r * ldc + j;
+                c[o] = first ? v : v + c[o];
+            }
+    }
+}

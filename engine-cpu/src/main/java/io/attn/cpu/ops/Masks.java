@@ -1,0 +1,92 @@
+package io.attn.cpu.ops;
+
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Shape;
+import java.util.Arrays;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * Turns raw scores into masked, scaled scores for attention {@code (B, H, L, S)}, following {@link MaskSpec}: a masked
+ * score becomes {@code -inf}; an additive mask is added after scaling ({@code -inf} there masks too). Unmasked scores
+ * are clamped to {@code [-MAX_VALUE, MAX_VALUE]}, so huge finite inputs can overflow neither into {@code inf - inf =
+ * NaN} nor into a fake "fully masked" row. Immutable; one per op call.
+ */
+final class Masks {
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+    private static final float MAX = Float.MAX_VALUE;
+    private static final float NEG_INF = Float.NEGATIVE_INFINITY;
+
+    private final boolean causal;
+    private final MaskKind attnKind, padKind;
+    private final float[] attn, pad;
+    private final int mb, mh, l, s; // attention mask dims (mb, mh are 1 when broadcast)
+
+    /**
+     * @param node the SOFTMAX or ATTENTION node
+     * @param first index of the first mask input ({@code 1} for softmax, {@code 3} for attention)
+     */
+    Masks(MaskSpec spec, Node node, float[][] in, int first, int l, int s) {
+        this.causal = spec.causal();
+        this.attnKind = spec.attnMask();
+        this.padKind = spec.keyPadding();
+        this.l = l;
+        this.s = s;
+        int next = first;
+        if (attnKind != MaskKind.NONE) {
+            Shape ms = node.input(next).shape();
+            attn = in[next++];
+            mb = ms.rank() == 4 ? ms.dim(0) : 1;
+            mh = ms.rank() == 4 ? ms.dim(1) : 1;
+        } else {
+            attn = null;
+            mb = mh = 1;
+        }
+        pad = padKind != MaskKind.NONE ? in[next] : null;
+    }
+
+    boolean causal() {
+        return causal;
+    }
+
+    /**
+     * Rewrites {@code row[off + c]}, {@code c in [0, n)}, which holds raw scores of query {@code i} against keys {@code
+     * j0 + c} of batch {@code b}, head {@code h}, into masked scaled scores.
+     */
+    void apply(float[] row, int off, int n, int b, int h, int i, int j0, float scale) {
+        int ao = attn == null ? 0 : ((((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * l + i) * s) + j0;
+        int po = b * s + j0;
+        int c = 0;
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
+            FloatVector v =
+                    FloatVector.fromArray(SP, row, off + c).mul(scale).max(-MAX).min(MAX);
+            v = masked(v, attn, attnKind, ao + c);
+            v = masked(v, pad, padKind, po + c);
+            v.intoArray(row, off + c);
+        }
+        for (; c < n; c++) {
+            float v = Math.min(MAX, Math.max(-MAX, row[off + c] * scale));
+            if (attn != null) v = masked(v, attn[ao + c], attnKind);
+            if (pad != null) v = masked(v, pad[po + c], padKind);
+            row[off + c] = v;
+        }
+        if (causal && j0 + n > i + 1) Arrays.fill(row, off + Math.max(0, i + 1 - j0), off + n, NEG_INF);
+    }
+
+    private static FloatVector masked(FloatVector v, float[] m, MaskKind kind, int mo) {
+        if (m == null) return v;
+        FloatVector mv = FloatVector.fromArray(SP, m, mo);
+        if (kind == MaskKind.BOOL) return v.blend(NEG_INF, mv.compare(VectorOperators.NE, 0f));
+        // -inf in the mask or already in v (masked by the other mask) stays -inf; the clamp applies to the rest
+        var gone = mv.compare(VectorOperators.EQ, NEG_INF).or(v.compare(VectorOperators.EQ, NEG_INF));
+        return v.add(mv).max(-MAX).min(MAX).blend(NEG_INF, gone);
+    }
+
+    private static float masked(float v, float m, MaskKind kind) {
+        if (kind == MaskKind.BOOL) return m != 0f ? NEG_INF : v;
+        return m == NEG_INF || v == NEG_INF ? NEG_INF : Math.min(MAX, Math.max(-MAX, v + m));
+    }
+}

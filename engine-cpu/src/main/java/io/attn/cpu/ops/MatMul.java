@@ -1,0 +1,44 @@
+package io.attn.cpu.ops;
+
+import io.attn.cpu.Parallel;
+import io.attn.graph.Node;
+import io.attn.graph.OpParams;
+import io.attn.tensor.Shape;
+
+/** MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call. */
+public final class MatMul {
+    private MatMul() {}
+
+    public static void run(Parallel par, Node node, float[] out, float[] a, float[] b) {
+        OpParams.MatMul p = node.params(OpParams.MatMul.class);
+        Shape sa = node.input(0).shape(), sb = node.input(1).shape();
+        int m = p.transA() ? sa.dim(-1) : sa.dim(-2);
+        int k = p.transA() ? sa.dim(-2) : sa.dim(-1);
+        int n = p.transB() ? sb.dim(-2) : sb.dim(-1);
+        int batch = sa.leading(2);
+        boolean sharedB = sb.rank() == 2;
+        if (sharedB && !p.transA()) {
+            // A's batch entries are consecutive row blocks: one GEMM with batch*M rows
+            Gemm.gemm(par, 1, batch * m, n, k, p.alpha(), a, 0, 0, false, b, 0, 0, p.transB(), out, 0, 0);
+        } else {
+            Gemm.gemm(
+                    par,
+                    batch,
+                    m,
+                    n,
+                    k,
+                    p.alpha(),
+                    a,
+                    0,
+                    m * k,
+                    p.transA(),
+                    b,
+                    0,
+                    sharedB ? 0 : k * n,
+                    p.transB(),
+                    out,
+                    0,
+                    m * n);
+        }
+    }
+}

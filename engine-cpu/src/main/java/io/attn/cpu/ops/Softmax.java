@@ -1,0 +1,102 @@
+package io.attn.cpu.ops;
+
+import io.attn.cpu.Parallel;
+import io.attn.graph.Node;
+import io.attn.graph.OpParams;
+import io.attn.tensor.Shape;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * SOFTMAX over the last dim of {@code scale * x} plus masks. Each row is first written to {@code out} as masked scaled
+ * scores ({@link Masks}), then max-subtracted, exponentiated and normalised in place. A row with every key masked (max
+ * {@code -inf}) becomes all zeros.
+ */
+public final class Softmax {
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+
+    private Softmax() {}
+
+    public static void run(Parallel par, Node node, float[] out, float[][] in) {
+        OpParams.Softmax p = node.params(OpParams.Softmax.class);
+        Shape sh = node.shape();
+        int n = sh.dim(-1), rows = sh.leading(1);
+        float[] x = in[0];
+        float scale = p.scale();
+        if (!p.mask().any()) {
+            par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, n)), (from, to) -> {
+                for (int r = from; r < to; r++) {
+                    int o = r * n;
+                    scaleRow(out, x, o, n, scale);
+                    normalise(out, o, n);
+                }
+            });
+            return;
+        }
+        int hh = sh.dim(1), l = sh.dim(2);
+        Masks masks = new Masks(p.mask(), node, in, 1, l, n);
+        par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, n)), (from, to) -> {
+            for (int r = from; r < to; r++) {
+                int o = r * n;
+                int i = r % l, h = (r / l) % hh, b = r / (l * hh);
+                System.arraycopy(x, o, out, o, n);
+                masks.apply(out, o, n, b, h, i, 0, scale);
+                normalise(out, o, n);
+            }
+        });
+    }
+
+    private static void scaleRow(float[] out, float[] x, int o, int n, float scale) {
+        int c = 0;
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length())
+            FloatVector.fromArray(SP, x, o + c)
+                    .mul(scale)
+                    .max(-Float.MAX_VALUE)
+                    .min(Float.MAX_VALUE)
+                    .intoArray(out, o + c);
+        for (; c < n; c++) out[o + c] = Math.min(Float.MAX_VALUE, Math.max(-Float.MAX_VALUE, x[o + c] * scale));
+    }
+
+    /** In place: {@code row = exp(row - max) / sum}; all zeros when the max is {@code -inf}. */
+    static void normalise(float[] row, int o, int n) {
+        float max = max(row, o, n);
+        if (max == Float.NEGATIVE_INFINITY) {
+            java.util.Arrays.fill(row, o, o + n, 0f);
+            return;
+        }
+        float sum = expSub(row, o, n, max);
+        float inv = 1f / sum;
+        int c = 0;
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length())
+            FloatVector.fromArray(SP, row, o + c).mul(inv).intoArray(row, o + c);
+        for (; c < n; c++) row[o + c] *= inv;
+    }
+
+    static float max(float[] row, int o, int n) {
+        int c = 0;
+        FloatVector m = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length()) m = m.max(FloatVector.fromArray(SP, row, o + c));
+        float r = m.reduceLanes(VectorOperators.MAX);
+        for (; c < n; c++) r = Math.max(r, row[o + c]);
+        return r;
+    }
+
+    /** In place {@code row = exp(row - max)}; returns the sum. */
+    static float expSub(float[] row, int o, int n, float max) {
+        int c = 0;
+        FloatVector acc = FloatVector.zero(SP);
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
+            FloatVector e = FloatVector.fromArray(SP, row, o + c).sub(max).lanewise(VectorOperators.EXP);
+            e.intoArray(row, o + c);
+            acc = acc.add(e);
+        }
+        float sum = acc.reduceLanes(VectorOperators.ADD);
+        for (; c < n; c++) {
+            float e = (float) Math.exp(row[o + c] - max);
+            row[o + c] = e;
+            sum += e;
+        }
+        return sum;
+    }
+}

@@ -1,0 +1,169 @@
+package io.attn.cpu;
+
+import static io.attn.cpu.Support.assertClose;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** Fused flash-style ATTENTION against the naive double-precision softmax(QK^T scale + masks) V. */
+class AttentionTest {
+    private final Random r = new Random(7);
+
+    /** A 0/1 mask with roughly {@code p} of its entries set. */
+    private Tensor boolMask(double p, int... dims) {
+        Tensor t = Tensor.zeros(dims);
+        for (int i = 0; i < t.size(); i++) t.data()[i] = r.nextDouble() < p ? 1f : 0f;
+        return t;
+    }
+
+    /** An additive mask: small values, about {@code p} of them -inf. */
+    private Tensor additiveMask(double p, int... dims) {
+        Tensor t = Tensor.zeros(dims);
+        for (int i = 0; i < t.size(); i++)
+            t.data()[i] = r.nextDouble() < p ? Float.NEGATIVE_INFINITY : (float) r.nextGaussian();
+        return t;
+    }
+
+    private float[] check(int b, int h, int l, int s, int d, int dv, MaskSpec spec, Tensor mask, Tensor pad) {
+        Tensor q = Support.tensor(r, b, h, l, d), k = Support.tensor(r, b, h, s, d), v = Support.tensor(r, b, h, s, dv);
+        GraphBuilder g = new GraphBuilder();
+        Map<String, Tensor> in = new HashMap<>(Map.of("q", q, "k", k, "v", v));
+        Node m = null, kp = null;
+        if (mask != null) {
+            m = g.input("mask", mask.shape());
+            in.put("mask", mask);
+        }
+        if (pad != null) {
+            kp = g.input("pad", pad.shape());
+            in.put("pad", pad);
+        }
+        float scale = (float) (1 / Math.sqrt(d));
+        Node out = g.attention(
+                g.input("q", q.shape()), g.input("k", k.shape()), g.input("v", v.shape()), scale, spec, m, kp);
+        float[] got = Support.run(2, g.build(out), in).get(0).data();
+        String what = "attention B=" + b + " H=" + h + " L=" + l + " S=" + s + " D=" + d + " Dv=" + dv + " " + spec;
+        assertClose(got, MaskedRef.attention(q, k, v, scale, spec, mask, pad), what);
+        return got;
+    }
+
+    @Test
+    void noMaskAllHeadDims() {
+        for (int d : new int[] {1, 8, 64, 65}) {
+            check(2, 3, 5, 7, d, d, MaskSpec.NONE, null, null);
+            check(1, 2, 70, 130, d, d, MaskSpec.NONE, null, null); // several query blocks and key tiles, partial ones
+        }
+        check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
+        check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for 128-query blocks
+    }
+
+    @Test
+    void causal() {
+        for (int d : new int[] {1, 8, 64, 65}) {
+            check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
+            check(2, 2, 130, 70, d, d, MaskSpec.CAUSAL, null, null); // L > S: late rows see every key
+        }
+    }
+
+    @Test
+    void boolAttnMasks() {
+        MaskSpec spec = new MaskSpec(false, MaskKind.BOOL, MaskKind.NONE);
+        check(2, 3, 37, 70, 8, 8, spec, boolMask(0.3, 37, 70), null);
+        check(2, 3, 37, 70, 64, 64, spec, boolMask(0.3, 2, 1, 37, 70), null);
+        check(2, 3, 37, 70, 65, 65, spec, boolMask(0.3, 1, 3, 37, 70), null);
+        check(2, 3, 37, 70, 8, 8, spec, boolMask(0.3, 2, 3, 37, 70), null);
+    }
+
+    @Test
+    void additiveMaskWithNegativeInfinity() {
+        MaskSpec spec = new MaskSpec(false, MaskKind.ADDITIVE, MaskKind.NONE);
+        check(2, 3, 37, 70, 64, 64, spec, additiveMask(0.3, 37, 70), null);
+        check(2, 3, 37, 70, 8, 8, spec, additiveMask(0.3, 2, 3, 37, 70), null);
+    }
+
+    @Test
+    void keyPadding() {
+        check(3, 2, 20, 70, 64, 64, new MaskSpec(false, MaskKind.NONE, MaskKind.BOOL), null, boolMask(0.3, 3, 70));
+        check(
+                3,
+                2,
+                20,
+                70,
+                8,
+                8,
+                new MaskSpec(false, MaskKind.NONE, MaskKind.ADDITIVE),
+                null,
+                additiveMask(0.3, 3, 70));
+    }
+
+    @Test
+    void combined() {
+        check(
+                2,
+                3,
+                70,
+                90,
+                65,
+                65,
+                new MaskSpec(true, MaskKind.BOOL, MaskKind.BOOL),
+                boolMask(0.2, 2, 1, 70, 90),
+                boolMask(0.2, 2, 90));
+        check(
+                2,
+                3,
+                70,
+                90,
+                64,
+                64,
+                new MaskSpec(true, MaskKind.ADDITIVE, MaskKind.BOOL),
+                additiveMask(0.2, 70, 90),
+                boolMask(0.2, 2, 90));
+        // finite additive padding on top of keys the bool mask removed: they must stay removed (a past bug)
+        check(
+                1,
+                2,
+                70,
+                90,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
+                boolMask(0.3, 70, 90),
+                additiveMask(0.0, 1, 90));
+        check( // 128-query blocks
+                2,
+                3,
+                150,
+                90,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
+                boolMask(0.2, 150, 90),
+                additiveMask(0.2, 2, 90));
+    }
+
+    @Test
+    void fullyMaskedRowsGiveZeros() {
+        int l = 40, s = 70, dv = 8;
+        Tensor mask = boolMask(0.2, l, s);
+        for (int j = 0; j < s; j++) {
+            mask.set(1f, 3, j); // query 3 sees nothing
+            mask.set(1f, 35, j); // nor does query 35 (second query block)
+        }
+        Tensor pad = boolMask(0.1, 2, s);
+        for (int j = 0; j < s; j++) pad.set(1f, 1, j); // batch 1: every key is padding
+        float[] got = check(2, 2, l, s, dv, dv, new MaskSpec(false, MaskKind.BOOL, MaskKind.BOOL), mask, pad);
+        for (int h = 0; h < 2; h++)
+            for (int c = 0; c < dv; c++) {
+                assertEquals(0f, got[((0 * 2 + h) * l + 3) * dv + c]);
+                assertEquals(0f, got[((0 * 2 + h) * l + 35) * dv + c]);
+                for (int i = 0; i < l; i++) assertEquals(0f, got[((2 + h) * l + i) * dv + c]);
+            }
+    }
+}

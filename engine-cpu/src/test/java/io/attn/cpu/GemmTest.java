@@ -1,0 +1,120 @@
+package io.attn.cpu;
+
+import static io.attn.cpu.Support.assertClose;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+
+import io.attn.graph.Graph;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/** MATMUL on the packed GEMM against a naive double-precision triple loop. */
+class GemmTest {
+    /** Reference: {@code alpha * op(A) . op(B)}, batched over A's leading dims, B 2-D (shared) or batched. */
+    static double[] reference(Tensor a, Tensor b, boolean ta, boolean tb, float alpha) {
+        int ra = a.rank();
+        int m = ta ? a.dim(-1) : a.dim(-2), k = ta ? a.dim(-2) : a.dim(-1);
+        int n = tb ? b.dim(-2) : b.dim(-1);
+        int batch = a.shape().leading(2);
+        boolean shared = b.rank() == 2;
+        double[] c = new double[batch * m * n];
+        float[] x = a.data(), y = b.data();
+        for (int t = 0; t < batch; t++) {
+            int ao = t * m * k, bo = shared ? 0 : t * k * n;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int p = 0; p < k; p++) {
+                        double av = ta ? x[ao + p * m + i] : x[ao + i * k + p];
+                        double bv = tb ? y[bo + j * k + p] : y[bo + p * n + j];
+                        s += av * bv;
+                    }
+                    c[t * m * n + i * n + j] = alpha * s;
+                }
+        }
+        assert ra >= 2;
+        return c;
+    }
+
+    private static float[] matmul(int threads, Tensor a, Tensor b, boolean ta, boolean tb, float alpha) {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("a", a.shape()), y = g.input("b", b.shape());
+        Graph graph = g.build(g.matmul(x, y, ta, tb, alpha));
+        return Support.run(threads, graph, Map.of("a", a, "b", b)).get(0).data();
+    }
+
+    private static void check(
+            Random r, int batch, int m, int n, int k, boolean ta, boolean tb, float alpha, boolean sharedB) {
+        Tensor a = batch == 0
+                ? Support.tensor(r, ta ? k : m, ta ? m : k)
+                : Support.tensor(r, batch, ta ? k : m, ta ? m : k);
+        Tensor b = sharedB || batch == 0
+                ? Support.tensor(r, tb ? n : k, tb ? k : n)
+                : Support.tensor(r, batch, tb ? n : k, tb ? k : n);
+        String what = "matmul batch=" + batch + " m=" + m + " n=" + n + " k=" + k + " ta=" + ta + " tb=" + tb
+                + " alpha=" + alpha + " sharedB=" + sharedB;
+        assertClose(matmul(2, a, b, ta, tb, alpha), reference(a, b, ta, tb, alpha), what);
+    }
+
+    @Test
+    void allTransposesAndSizes() {
+        Random r = new Random(1);
+        int[] sizes = {1, 3, 17, 63, 65, 130};
+        for (boolean ta : new boolean[] {false, true})
+            for (boolean tb : new boolean[] {false, true})
+                for (int i = 0; i < sizes.length; i++) {
+                    int m = sizes[i], n = sizes[(i + 2) % sizes.length], k = sizes[(i + 4) % sizes.length];
+                    check(r, 0, m, n, k, ta, tb, 1f, true);
+                    check(r, 0, k, m, n, ta, tb, -0.37f, true);
+                }
+    }
+
+    @Test
+    void largeAndMultiBlock() {
+        Random r = new Random(2);
+        // 257 rows cross the 96-row block edge, 300 = one full and one partial K block of 256
+        check(r, 0, 257, 129, 300, false, false, 1f, true);
+        check(r, 0, 257, 129, 300, true, true, 0.5f, true);
+        check(r, 0, 100, 600, 70, false, true, 2f, true); // N crosses the 512-column block
+    }
+
+    @Test
+    void batchedAndSharedB() {
+        Random r = new Random(3);
+        for (boolean ta : new boolean[] {false, true})
+            for (boolean tb : new boolean[] {false, true}) {
+                check(r, 3, 17, 33, 65, ta, tb, 1f, false);
+                check(r, 3, 17, 33, 65, ta, tb, 0.25f, true);
+            }
+        // 4-D batch (B, H, L, D) . (B, H, D, S)^T as attention scores would be
+        Tensor q = Support.tensor(r, 2, 3, 7, 9), k = Support.tensor(r, 2, 3, 11, 9);
+        assertClose(matmul(1, q, k, false, true, 0.3f), reference(q, k, false, true, 0.3f), "4-D batched");
+    }
+
+    @Test
+    void zeroInnerDimensionGivesZeros() {
+        Tensor a = Tensor.zeros(4, 0), b = Tensor.zeros(0, 5);
+        float[] got = matmul(1, a, b, false, false, 1f);
+        assertArrayEquals(new float[20], got);
+    }
+
+    @Test
+    void threadCountDoesNotChangeBits() {
+        Random r = new Random(4);
+        Tensor a = Support.tensor(r, 300, 257), b = Support.tensor(r, 700, 257);
+        float[] one = matmul(1, a, b, false, true, 1f);
+        float[] two = matmul(2, a, b, false, true, 1f);
+        assertArrayEquals(one, two);
+        assertClose(two, reference(a, b, false, true, 1f), "300x700x257");
+        // few-row products take the unpacked path (Gemv), split over column chunks
+        for (boolean tb : new boolean[] {false, true}) {
+            Tensor x = Support.tensor(r, 3, 301), w = tb ? Support.tensor(r, 2500, 301) : Support.tensor(r, 301, 2500);
+            float[] g1 = matmul(1, x, w, false, tb, 0.7f);
+            assertArrayEquals(g1, matmul(2, x, w, false, tb, 0.7f));
+            assertClose(g1, reference(x, w, false, tb, 0.7f), "3x2500x301 tb=" + tb);
+        }
+    }
+}
