@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             RunCommand.class,
+            InspectCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
             CommandLine.HelpCommand.class

@@ -1,0 +1,340 @@
+package io.attn.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.io.Npy;
+import io.attn.io.Npz;
+import io.attn.io.SafeTensors;
+import io.attn.reference.layers.DTensor;
+import io.attn.reference.layers.LayerConfig;
+import io.attn.reference.layers.Mask;
+import io.attn.reference.layers.RandomStateDicts;
+import io.attn.reference.layers.RefAttention;
+import io.attn.reference.layers.RefTransformer;
+import io.attn.reference.layers.TransformerConfig;
+import io.attn.tensor.Tensor;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code attn run} end to end: PyTorch-named weights in a safetensors file (config in its metadata or a JSON file),
+ * inputs as .npy, outputs and attention weights compared with the independent double-precision reference (relative
+ * Frobenius error <= 1e-5, the engine's fp32 bound; see LayerParityTest). Bad inputs: exit code, one line, no output.
+ */
+class RunCommandTest {
+    @TempDir
+    Path dir;
+
+    record Result(int code, String out, String err) {}
+
+    static Result cli(String... args) {
+        PrintStream so = System.out, se = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+        int code;
+        try (PrintStream po = new PrintStream(out, true, StandardCharsets.UTF_8);
+                PrintStream pe = new PrintStream(err, true, StandardCharsets.UTF_8)) {
+            System.setOut(po);
+            System.setErr(pe);
+            code = Main.execute(args);
+        } finally {
+            System.setOut(so);
+            System.setErr(se);
+        }
+        return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    Path model(String name, Map<String, Tensor> sd, String config) {
+        Path p = dir.resolve(name + ".safetensors");
+        SafeTensors.write(p, sd, config == null ? Map.of() : Map.of("config", config));
+        return p;
+    }
+
+    Path npy(String name, Tensor t) {
+        Path p = dir.resolve(name + ".npy");
+        Npy.write(p, t);
+        return p;
+    }
+
+    static double relErr(Tensor got, DTensor want) {
+        assertEquals(Arrays.toString(want.shape()), Arrays.toString(got.shape().dims()), "shape");
+        double num = 0, den = 0;
+        for (int i = 0; i < got.size(); i++) {
+            double d = got.data()[i] - want.data()[i];
+            num += d * d;
+            den += want.data()[i] * want.data()[i];
+        }
+        return Math.sqrt(num) / Math.max(Math.sqrt(den), 1e-30);
+    }
+
+    static void close(Tensor got, DTensor want, String what) {
+        double e = relErr(got, want);
+        assertTrue(e <= 1e-5, what + ": relative error " + e);
+    }
+
+    static Result ok(String... args) {
+        Result r = cli(args);
+        assertEquals(0, r.code(), () -> "exit code; stderr: " + r.err());
+        return r;
+    }
+
+    @Test
+    void multiheadAttentionSelfAndCrossWithWeights() {
+        var sd = RandomStateDicts.multiheadAttention(8, true, 1);
+        Path m = model("mha", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2,\"bias\":true}");
+        Tensor q = RandomStateDicts.uniform(2, -1, 1, 2, 5, 8), mem = RandomStateDicts.uniform(3, -1, 1, 2, 7, 8);
+        Tensor kp = Tensor.zeros(2, 7);
+        kp.set(1f, 1, 6);
+        kp.set(1f, 1, 5);
+        ok(
+                "run",
+                "--model",
+                m.toString(),
+                "--input",
+                npy("q", q).toString(),
+                "--memory",
+                npy("m", mem).toString(),
+                "--key-padding-mask",
+                npy("kp", kp).toString(),
+                "--output",
+                dir.resolve("y.npy").toString(),
+                "--attention-weights",
+                dir.resolve("w.npy").toString(),
+                "--device",
+                "cpu");
+        var want = RefAttention.multiheadAttention(sd, "", 8, 2, q, mem, mem, kp, null, false, false, true, true);
+        close(Npy.read(dir.resolve("y.npy")), want.output(), "output");
+        close(Npy.read(dir.resolve("w.npy")), want.weights(), "weights (B, L, S)");
+        // per head, causal self-attention, unbatched (L, E) input
+        Tensor x = RandomStateDicts.uniform(4, -1, 1, 6, 8);
+        ok(
+                "run",
+                "--model",
+                m.toString(),
+                "--input",
+                npy("x", x).toString(),
+                "--causal",
+                "--per-head",
+                "--output",
+                dir.resolve("y2.npy").toString(),
+                "--attention-weights",
+                dir.resolve("w2.npy").toString(),
+                "--heatmap",
+                dir.resolve("a.png").toString());
+        Tensor xb = x.reshape(1, 6, 8);
+        var w2 = RefAttention.multiheadAttention(sd, "", 8, 2, xb, xb, xb, null, null, false, true, true, false);
+        close(Npy.read(dir.resolve("y2.npy")), w2.output().reshape(6, 8), "unbatched output");
+        close(Npy.read(dir.resolve("w2.npy")), w2.weights().reshape(2, 6, 6), "per-head weights (H, L, S)");
+        assertTrue(Files.exists(dir.resolve("a.png")));
+    }
+
+    @Test
+    void encoderAndDecoderStacksWithNpzWeightsAndConfigFile() throws IOException {
+        LayerConfig c = LayerConfig.of(8, 2, 16).withNormFirst(true).withActivation("gelu");
+        var sd = RandomStateDicts.encoder(c, 2, true, 5);
+        Path cfg = dir.resolve("enc.json");
+        Files.writeString(
+                cfg,
+                "{\"module\":\"TransformerEncoder\",\"d_model\":8,\"nhead\":2,\"dim_feedforward\":16,"
+                        + "\"activation\":\"gelu\",\"layer_norm_eps\":1e-5,\"norm_first\":true,\"num_layers\":2,\"final_norm\":true}");
+        Path m = model("enc", sd, null);
+        Tensor src = RandomStateDicts.uniform(6, -1, 1, 2, 5, 8);
+        ok(
+                "run",
+                "--model",
+                m.toString(),
+                "--config",
+                cfg.toString(),
+                "--input",
+                npy("src", src).toString(),
+                "--output",
+                dir.resolve("enc_out.npy").toString(),
+                "--attention-weights",
+                dir.resolve("w.npz").toString());
+        var want = RefTransformer.encoder(sd, "", c, 2, true, src, null, null, false);
+        close(Npy.read(dir.resolve("enc_out.npy")), want.output(), "encoder output");
+        Map<String, Tensor> w = Npz.read(dir.resolve("w.npz"));
+        assertEquals(List.of("layers.0.self_attn", "layers.1.self_attn"), new ArrayList<>(w.keySet()));
+        close(w.get("layers.1.self_attn"), want.layers().get(1).selfAttnWeights(), "layer 1 weights");
+
+        LayerConfig dc = LayerConfig.of(8, 2, 16);
+        var dsd = RandomStateDicts.decoderLayer(dc, 7);
+        Path dm = model(
+                "dec",
+                dsd,
+                "{\"module\":\"TransformerDecoderLayer\",\"d_model\":8,\"nhead\":2,\"dim_feedforward\":16}");
+        Tensor tgt = RandomStateDicts.uniform(8, -1, 1, 2, 4, 8), mem = RandomStateDicts.uniform(9, -1, 1, 2, 6, 8);
+        ok(
+                "run",
+                "--model",
+                dm.toString(),
+                "--input",
+                npy("tgt", tgt).toString(),
+                "--memory",
+                npy("mem", mem).toString(),
+                "--causal",
+                "--output",
+                dir.resolve("dec_out.npy").toString());
+        var dw = RefTransformer.decoderLayer(dsd, "", dc, tgt, mem, null, null, null, null, true);
+        close(Npy.read(dir.resolve("dec_out.npy")), dw.output(), "decoder output");
+    }
+
+    @Test
+    void transformerWithTarget() {
+        TransformerConfig tc = new TransformerConfig(1, 2, LayerConfig.of(8, 2, 16));
+        var sd = RandomStateDicts.transformer(tc, 10);
+        Path m = model(
+                "t",
+                sd,
+                "{\"module\":\"Transformer\",\"d_model\":8,\"nhead\":2,\"num_encoder_layers\":1,"
+                        + "\"num_decoder_layers\":2,\"dim_feedforward\":16}");
+        Tensor src = RandomStateDicts.uniform(11, -1, 1, 1, 6, 8), tgt = RandomStateDicts.uniform(12, -1, 1, 1, 3, 8);
+        ok(
+                "run",
+                "--model",
+                m.toString(),
+                "--input",
+                npy("src", src).toString(),
+                "--target",
+                npy("tgt", tgt).toString(),
+                "--causal",
+                "--output",
+                dir.resolve("t_out.npy").toString());
+        var want = RefTransformer.transformer(sd, tc, src, tgt, true, (Mask) null, null, null);
+        close(Npy.read(dir.resolve("t_out.npy")), want.output(), "transformer output");
+    }
+
+    @Test
+    void batchOfFilesSkipsBadOnesAndSummarises() throws IOException {
+        var sd = RandomStateDicts.multiheadAttention(8, true, 1);
+        Path m = model("mha", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2}");
+        Path in = Files.createDirectories(dir.resolve("in"));
+        Npy.write(in.resolve("a.npy"), RandomStateDicts.uniform(1, -1, 1, 3, 8));
+        Npy.write(in.resolve("b.npy"), RandomStateDicts.uniform(2, -1, 1, 3, 5)); // wrong width
+        Files.write(in.resolve("c.npy"), new byte[] {(byte) 0x93, 'N', 'U'}); // truncated
+        Result r = cli(
+                "run",
+                "--model",
+                m.toString(),
+                "--input",
+                in.toString(),
+                "--output",
+                dir.resolve("out").toString());
+        assertEquals(Main.EXIT_BAD_INPUT, r.code());
+        assertTrue(Files.exists(dir.resolve("out/a.npy")));
+        assertFalse(Files.exists(dir.resolve("out/b.npy")));
+        assertFalse(Files.exists(dir.resolve("out/c.npy")));
+        assertTrue(r.err().contains("1 of 3 files done, 2 failed"), r.err());
+    }
+
+    @Test
+    void badInputsFailWithOneLineAndLeaveNothing() throws IOException {
+        var sd = RandomStateDicts.multiheadAttention(8, true, 1);
+        String cfg = "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2}";
+        Path good = model("good", sd, cfg);
+        Path x = npy("x", RandomStateDicts.uniform(1, -1, 1, 3, 8));
+        byte[] bytes = Files.readAllBytes(good);
+        Path truncated = dir.resolve("trunc.safetensors");
+        Files.write(truncated, Arrays.copyOf(bytes, bytes.length - 3));
+        var missing = new java.util.LinkedHashMap<>(sd);
+        missing.remove("out_proj.bias");
+        Path missingModel = model("missing", missing, cfg);
+        Path wrongHeads = model("heads", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":3}");
+        Tensor nan = RandomStateDicts.uniform(1, -1, 1, 3, 8);
+        nan.data()[4] = Float.NaN;
+        Path out = dir.resolve("never.npy");
+        record Bad(String what, String expect, String... args) {}
+        List<Bad> bads = List.of(
+                new Bad(
+                        "truncated model",
+                        "trunc.safetensors",
+                        "--model",
+                        truncated.toString(),
+                        "--input",
+                        x.toString()),
+                new Bad("missing tensor", "out_proj.bias", "--model", missingModel.toString(), "--input", x.toString()),
+                new Bad(
+                        "heads do not divide",
+                        "not divisible",
+                        "--model",
+                        wrongHeads.toString(),
+                        "--input",
+                        x.toString()),
+                new Bad(
+                        "wrong width",
+                        "model width is 8",
+                        "--model",
+                        good.toString(),
+                        "--input",
+                        npy("narrow", RandomStateDicts.uniform(1, -1, 1, 3, 5)).toString()),
+                new Bad(
+                        "no such input",
+                        "nope.npy",
+                        "--model",
+                        good.toString(),
+                        "--input",
+                        dir.resolve("nope.npy").toString()),
+                new Bad(
+                        "NaN input",
+                        "NaN",
+                        "--model",
+                        good.toString(),
+                        "--input",
+                        npy("nan", nan).toString()),
+                new Bad(
+                        "mask shape",
+                        "key-padding mask",
+                        "--model",
+                        good.toString(),
+                        "--input",
+                        x.toString(),
+                        "--key-padding-mask",
+                        npy("kp", Tensor.zeros(2, 3)).toString()));
+        for (Bad b : bads) {
+            List<String> args = new ArrayList<>(List.of("run"));
+            args.addAll(List.of(b.args()));
+            args.addAll(List.of("--output", out.toString()));
+            Result r = cli(args.toArray(String[]::new));
+            assertTrue(
+                    r.code() == Main.EXIT_BAD_INPUT || r.code() == Main.EXIT_NON_FINITE,
+                    b.what() + ": exit " + r.code());
+            List<String> lines = Stream.of(r.err().split("\n"))
+                    .filter(l -> !l.startsWith("attn: device"))
+                    .toList();
+            assertEquals(1, lines.size(), b.what() + ": one line expected, got:\n" + r.err());
+            assertTrue(lines.get(0).contains(b.expect()), b.what() + ": " + lines.get(0));
+            assertFalse(lines.get(0).contains("Exception"), b.what() + ": " + lines.get(0));
+            assertFalse(Files.exists(out), b.what() + ": output written");
+        }
+        try (var s = Files.list(dir)) {
+            assertTrue(s.noneMatch(p -> p.getFileName().toString().contains(".tmp")), "temp files left");
+        }
+    }
+
+    @Test
+    void inspectDescribesModelAndArrays() {
+        var sd = RandomStateDicts.multiheadAttention(8, true, 1);
+        Path m = model("mha", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2}");
+        Result r = ok("inspect", m.toString());
+        assertTrue(
+                r.out().contains("in_proj_weight")
+                        && r.out().contains("(24, 8)")
+                        && r.out().contains("F32"),
+                r.out());
+        assertTrue(r.out().contains("num_heads"), r.out());
+        Result n = ok("inspect", npy("x", Tensor.zeros(2, 3)).toString());
+        assertTrue(n.out().contains("'shape': (2, 3)"), n.out());
+    }
+}
