@@ -4,7 +4,6 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.io.AtomicFiles;
-import io.attn.io.Json;
 import io.attn.io.Npy;
 import io.attn.io.Npz;
 import io.attn.io.SafeTensors;
@@ -15,7 +14,6 @@ import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
 import io.attn.tensor.Tensor;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -142,24 +140,9 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private Model loadModel() throws IOException {
+    private Model loadModel() {
         SafeTensors.File f = SafeTensors.read(model);
-        String cfgText;
-        String cfgSource;
-        if (config != null) {
-            cfgText = Files.readString(config, StandardCharsets.UTF_8);
-            cfgSource = config.toString();
-        } else {
-            cfgText = f.metadata().get("config");
-            cfgSource = model + " (metadata \"config\")";
-            if (cfgText == null)
-                throw AttnException.badInput(
-                        model + ": no --config given and the safetensors metadata has no \"config\" entry");
-        }
-        if (!(Json.parse(cfgText, cfgSource) instanceof Map<?, ?> map))
-            throw AttnException.badInput(cfgSource + ": config must be a JSON object");
-        @SuppressWarnings("unchecked")
-        ModelConfig c = ModelConfig.parse((Map<String, Object>) map, cfgSource);
+        ModelConfig c = Model.readConfig(f, model, config);
         for (var e : f.tensors().entrySet()) checkFinite(e.getValue(), model + ": tensor '" + e.getKey() + "'");
         return Model.load(c, new StateDict(f.tensors(), model.toString()));
     }

@@ -7,6 +7,8 @@ import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
 import io.attn.graph.Node;
+import io.attn.io.Json;
+import io.attn.io.SafeTensors;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
@@ -72,6 +74,38 @@ public final class Model implements AutoCloseable {
                 };
         sd.checkAllUsed();
         return new Model(c, root);
+    }
+
+    /**
+     * Loads a model exported from PyTorch: {@code weights} is a safetensors file with the module's {@code state_dict()};
+     * the config is read from {@code config} (JSON), or when that is null from the {@code "config"} entry of the
+     * safetensors metadata.
+     *
+     * @throws AttnException BAD_INPUT / SHAPE_MISMATCH naming the file and the problem
+     */
+    public static Model load(java.nio.file.Path weights, java.nio.file.Path config) {
+        SafeTensors.File f = SafeTensors.read(weights);
+        return load(readConfig(f, weights, config), new StateDict(f.tensors(), weights.toString()));
+    }
+
+    /** The config of a model file: {@code config} (JSON) when given, else the safetensors metadata's {@code "config"}. */
+    @SuppressWarnings("unchecked")
+    public static ModelConfig readConfig(SafeTensors.File f, java.nio.file.Path weights, java.nio.file.Path config) {
+        Object json;
+        String source;
+        if (config != null) {
+            source = config.toString();
+            json = Json.read(config);
+        } else {
+            source = weights + " (metadata \"config\")";
+            String text = f.metadata().get("config");
+            if (text == null)
+                throw AttnException.badInput(
+                        weights + ": no config given and the safetensors metadata has no \"config\" entry");
+            json = Json.parse(text, source);
+        }
+        if (!(json instanceof Map<?, ?> map)) throw AttnException.badInput(source + ": config must be a JSON object");
+        return ModelConfig.parse((Map<String, Object>) map, source);
     }
 
     public ModelConfig config() {
