@@ -149,6 +149,27 @@ class AttentionTest {
     }
 
     @Test
+    void hugeScoresGiveNoNaN() {
+        Tensor q = Support.tensor(r, 1, 2, 20, 8),
+                k = Support.tensor(r, 1, 2, 150, 8),
+                v = Support.tensor(r, 1, 2, 150, 8);
+        for (int i = 0; i < q.size(); i++) q.data()[i] *= 1e30f; // scores ~1e30: softmax is one-hot
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                1f,
+                MaskSpec.CAUSAL,
+                null,
+                null);
+        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
+                .get(0)
+                .data();
+        assertClose(got, MaskedRef.attention(q, k, v, 1f, MaskSpec.CAUSAL, null, null), "huge scores");
+    }
+
+    @Test
     void fullyMaskedRowsGiveZeros() {
         int l = 40, s = 70, dv = 8;
         Tensor mask = boolMask(0.2, l, s);
