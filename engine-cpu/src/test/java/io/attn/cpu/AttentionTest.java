@@ -62,6 +62,7 @@ class AttentionTest {
         }
         check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
         check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for 128-query blocks
+        check(3, 3, 300, 40, 8, 8, MaskSpec.NONE, null, null); // and for 256-query blocks
     }
 
     @Test
@@ -136,6 +137,16 @@ class AttentionTest {
                 new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
                 boolMask(0.3, 70, 90),
                 additiveMask(0.0, 1, 90));
+        check( // 256-query blocks
+                3,
+                3,
+                300,
+                70,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.ADDITIVE, MaskKind.BOOL),
+                additiveMask(0.2, 300, 70),
+                boolMask(0.2, 3, 70));
         check( // 128-query blocks
                 2,
                 3,
