@@ -85,7 +85,7 @@ public final class Parallel implements AutoCloseable {
      */
     public void forRange(int n, int grain, RangeBody body) {
         if (n <= 0) return;
-        int chunks = Math.max(1, Math.min(n / Math.max(1, grain), 4 * threads * 4));
+        int chunks = Math.max(1, Math.min(n / Math.max(1, grain), 16 * threads));
         if (chunks == 1 || pool == null) {
             body.run(0, n);
             return;

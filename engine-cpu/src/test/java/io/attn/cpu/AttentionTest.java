@@ -62,6 +62,7 @@ class AttentionTest {
         }
         check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
         check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for 128-query blocks
+        check(3, 3, 300, 40, 8, 8, MaskSpec.NONE, null, null); // and for 256-query blocks
     }
 
     @Test
@@ -136,6 +137,16 @@ class AttentionTest {
                 new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
                 boolMask(0.3, 70, 90),
                 additiveMask(0.0, 1, 90));
+        check( // 256-query blocks
+                3,
+                3,
+                300,
+                70,
+                8,
+                8,
+                new MaskSpec(true, MaskKind.ADDITIVE, MaskKind.BOOL),
+                additiveMask(0.2, 300, 70),
+                boolMask(0.2, 3, 70));
         check( // 128-query blocks
                 2,
                 3,
@@ -146,6 +157,27 @@ class AttentionTest {
                 new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE),
                 boolMask(0.2, 150, 90),
                 additiveMask(0.2, 2, 90));
+    }
+
+    @Test
+    void hugeScoresGiveNoNaN() {
+        Tensor q = Support.tensor(r, 1, 2, 20, 8),
+                k = Support.tensor(r, 1, 2, 150, 8),
+                v = Support.tensor(r, 1, 2, 150, 8);
+        for (int i = 0; i < q.size(); i++) q.data()[i] *= 1e30f; // scores ~1e30: softmax is one-hot
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                1f,
+                MaskSpec.CAUSAL,
+                null,
+                null);
+        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
+                .get(0)
+                .data();
+        assertClose(got, MaskedRef.attention(q, k, v, 1f, MaskSpec.CAUSAL, null, null), "huge scores");
     }
 
     @Test

@@ -58,8 +58,9 @@ final class MaskedRef {
             for (int h = 0; h < hn; h++)
                 for (int i = 0; i < ln; i++)
                     for (int j = 0; j < sn; j++) {
+                        int qo = ((b * hn + h) * ln + i) * d, ko = ((b * hn + h) * sn + j) * d;
                         double s = 0;
-                        for (int c = 0; c < d; c++) s += (double) q.get(b, h, i, c) * k.get(b, h, j, c);
+                        for (int c = 0; c < d; c++) s += (double) q.data()[qo + c] * k.data()[ko + c];
                         raw[b][h][i][j] = s;
                     }
         double[] w = weights(raw, scale, spec, mask, pad);
@@ -69,7 +70,8 @@ final class MaskedRef {
                 for (int i = 0; i < ln; i++)
                     for (int c = 0; c < dv; c++) {
                         double s = 0;
-                        for (int j = 0; j < sn; j++) s += w[((b * hn + h) * ln + i) * sn + j] * v.get(b, h, j, c);
+                        for (int j = 0; j < sn; j++)
+                            s += w[((b * hn + h) * ln + i) * sn + j] * v.data()[((b * hn + h) * sn + j) * dv + c];
                         out[((b * hn + h) * ln + i) * dv + c] = s;
                     }
         return out;

@@ -12,7 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
  * Fused scaled dot-product attention, flash style: {@code out = softmax(scale Q K^T + masks) V} without ever holding
  * an {@code L x S} matrix.
  *
- * <p>A task is one (batch, head) and a block of {@link #BR} (or, with few tasks, {@link #BR_SMALL}) queries. It walks the keys in tiles of {@link #BC}: the key
+ * <p>A task is one (batch, head) and a block of up to {@link #BR} queries (halved down to {@link #BR_SMALL} until
+ * there are enough tasks for the threads). It walks the keys in tiles of {@link #BC}: the key
  * tile is transposed into scratch, a {@code BR x BC} score tile is computed with a register-blocked kernel, masked
  * ({@link Masks}), and folded into per-row running max {@code m}, running sum {@code l} and an un-normalised output
  * accumulator (online softmax: when the max grows, the old sum and accumulator are rescaled by {@code exp(m_old -
@@ -27,7 +28,7 @@ public final class Attention {
      * Query rows per task: large blocks amortise the key-tile transposition over more rows; small ones keep enough
      * tasks for every thread when there are few (batch, head) pairs.
      */
-    static final int BR = 128, BR_SMALL = 32;
+    static final int BR = 256, BR_SMALL = 32;
 
     static final int BC = 64;
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
@@ -37,7 +38,7 @@ public final class Attention {
 
     private static final class Scratch {
         float[] kt = new float[0], s = new float[BR * BCP], acc = new float[0];
-        final float[] m = new float[BR], l = new float[BR];
+        final float[] m = new float[BR], l = new float[BR], corr = new float[BR];
 
         void ensure(int d, int dv) {
             if (kt.length < d * BCP) kt = new float[d * BCP];
@@ -54,7 +55,9 @@ public final class Attention {
                 sv = node.input(2).shape();
         int b = sq.dim(0), h = sq.dim(1), l = sq.dim(2), d = sq.dim(3), s = sk.dim(2), dv = sv.dim(3);
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
-        int br = (long) b * h * ((l + BR - 1) / BR) >= 4L * par.threads() ? BR : BR_SMALL;
+        int rows = BR;
+        while (rows > BR_SMALL && (long) b * h * ((l + rows - 1) / rows) < 4L * par.threads()) rows /= 2;
+        int br = rows;
         int qBlocks = (l + br - 1) / br;
         float scale = p.scale();
         par.forEach(
@@ -83,7 +86,7 @@ public final class Attention {
         int br = Math.min(rows, l - i0);
         int qo = (bh * l + i0) * d, ko = bh * s * d, vo = bh * s * dv;
         int b = bh / heads, h = bh % heads;
-        float[] m = sc.m, sum = sc.l, acc = sc.acc, st = sc.s, kt = sc.kt;
+        float[] m = sc.m, sum = sc.l, corr = sc.corr, acc = sc.acc, st = sc.s, kt = sc.kt;
         Arrays.fill(m, 0, br, Float.NEGATIVE_INFINITY);
         Arrays.fill(sum, 0, br, 0f);
         Arrays.fill(acc, 0, br * dv, 0f);
@@ -105,15 +108,16 @@ public final class Attention {
                 float mNew = Math.max(m[r], mt);
                 if (mNew == Float.NEGATIVE_INFINITY) { // every key so far masked: this tile adds nothing
                     Arrays.fill(st, so, so + bc, 0f);
+                    corr[r] = 1f;
                     continue;
                 }
-                float corr = (float) Math.exp(m[r] - mNew); // 0 when m was -inf
+                float cr = (float) Math.exp(m[r] - mNew); // 0 when m was -inf
                 float rowSum = Softmax.expSub(st, so, bc, mNew);
-                sum[r] = sum[r] * corr + rowSum;
+                sum[r] = sum[r] * cr + rowSum;
                 m[r] = mNew;
-                if (corr != 1f) scaleRow(acc, r * dv, dv, corr);
+                corr[r] = cr;
             }
-            accumulate(st, bc, br, v, vo + j0 * dv, dv, acc);
+            accumulate(st, corr, bc, br, v, vo + j0 * dv, dv, acc);
         }
         int oo = (bh * l + i0) * dv;
         for (int r = 0; r < br; r++) {
@@ -171,8 +175,11 @@ public final class Attention {
         }
     }
 
-    /** {@code acc[r, :] += sum_c p[r, c] v[c, :]} for {@code r < br}, {@code c < bc}; v rows start at {@code vo}. */
-    private static void accumulate(float[] p, int bc, int br, float[] v, int vo, int dv, float[] acc) {
+    /**
+     * {@code acc[r, :] = corr[r] acc[r, :] + sum_c p[r, c] v[c, :]} for {@code r < br}, {@code c < bc}; v rows start
+     * at {@code vo}. The online-softmax rescale rides along with the load of the accumulator.
+     */
+    private static void accumulate(float[] p, float[] corr, int bc, int br, float[] v, int vo, int dv, float[] acc) {
         int ub = SP.loopBound(dv);
         int r = 0;
         int ub2 = dv / (2 * VL) * (2 * VL);
@@ -180,14 +187,14 @@ public final class Attention {
             int p0 = r * BCP, a0 = r * dv;
             for (int cv = 0; cv < ub2; cv += 2 * VL) { // 4 rows x 2 vectors: 8 accumulators
                 int a1 = a0 + dv, a2 = a0 + 2 * dv, a3 = a0 + 3 * dv;
-                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
-                FloatVector y0 = FloatVector.fromArray(SP, acc, a0 + cv + VL);
-                FloatVector x1 = FloatVector.fromArray(SP, acc, a1 + cv);
-                FloatVector y1 = FloatVector.fromArray(SP, acc, a1 + cv + VL);
-                FloatVector x2 = FloatVector.fromArray(SP, acc, a2 + cv);
-                FloatVector y2 = FloatVector.fromArray(SP, acc, a2 + cv + VL);
-                FloatVector x3 = FloatVector.fromArray(SP, acc, a3 + cv);
-                FloatVector y3 = FloatVector.fromArray(SP, acc, a3 + cv + VL);
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
+                FloatVector y0 = FloatVector.fromArray(SP, acc, a0 + cv + VL).mul(corr[r]);
+                FloatVector x1 = FloatVector.fromArray(SP, acc, a1 + cv).mul(corr[r + 1]);
+                FloatVector y1 = FloatVector.fromArray(SP, acc, a1 + cv + VL).mul(corr[r + 1]);
+                FloatVector x2 = FloatVector.fromArray(SP, acc, a2 + cv).mul(corr[r + 2]);
+                FloatVector y2 = FloatVector.fromArray(SP, acc, a2 + cv + VL).mul(corr[r + 2]);
+                FloatVector x3 = FloatVector.fromArray(SP, acc, a3 + cv).mul(corr[r + 3]);
+                FloatVector y3 = FloatVector.fromArray(SP, acc, a3 + cv + VL).mul(corr[r + 3]);
                 for (int c = 0; c < bc; c++) {
                     FloatVector v0 = FloatVector.fromArray(SP, v, vo + c * dv + cv);
                     FloatVector v1 = FloatVector.fromArray(SP, v, vo + c * dv + cv + VL);
@@ -214,10 +221,12 @@ public final class Attention {
                 y3.intoArray(acc, a3 + cv + VL);
             }
             for (int cv = ub2; cv < ub; cv += VL) {
-                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
-                FloatVector x1 = FloatVector.fromArray(SP, acc, a0 + dv + cv);
-                FloatVector x2 = FloatVector.fromArray(SP, acc, a0 + 2 * dv + cv);
-                FloatVector x3 = FloatVector.fromArray(SP, acc, a0 + 3 * dv + cv);
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
+                FloatVector x1 = FloatVector.fromArray(SP, acc, a0 + dv + cv).mul(corr[r + 1]);
+                FloatVector x2 =
+                        FloatVector.fromArray(SP, acc, a0 + 2 * dv + cv).mul(corr[r + 2]);
+                FloatVector x3 =
+                        FloatVector.fromArray(SP, acc, a0 + 3 * dv + cv).mul(corr[r + 3]);
                 for (int c = 0; c < bc; c++) {
                     FloatVector vv = FloatVector.fromArray(SP, v, vo + c * dv + cv);
                     x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(vv, x0);
@@ -230,33 +239,27 @@ public final class Attention {
                 x2.intoArray(acc, a0 + 2 * dv + cv);
                 x3.intoArray(acc, a0 + 3 * dv + cv);
             }
-            for (int rr = r; rr < r + 4; rr++) tail(p, rr * BCP, bc, v, vo, dv, ub, acc, rr * dv);
+            for (int rr = r; rr < r + 4; rr++) tail(p, rr * BCP, corr[rr], bc, v, vo, dv, ub, acc, rr * dv);
         }
         for (; r < br; r++) {
             int p0 = r * BCP, a0 = r * dv;
             for (int cv = 0; cv < ub; cv += VL) {
-                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv);
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
                 for (int c = 0; c < bc; c++)
                     x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(FloatVector.fromArray(SP, v, vo + c * dv + cv), x0);
                 x0.intoArray(acc, a0 + cv);
             }
-            tail(p, p0, bc, v, vo, dv, ub, acc, a0);
+            tail(p, p0, corr[r], bc, v, vo, dv, ub, acc, a0);
         }
     }
 
     /** Scalar part of {@link #accumulate} for columns {@code [from, dv)} of one row. */
-    private static void tail(float[] p, int p0, int bc, float[] v, int vo, int dv, int from, float[] acc, int a0) {
+    private static void tail(
+            float[] p, int p0, float corr, int bc, float[] v, int vo, int dv, int from, float[] acc, int a0) {
         for (int cc = from; cc < dv; cc++) {
-            float x = acc[a0 + cc];
+            float x = acc[a0 + cc] * corr;
             for (int c = 0; c < bc; c++) x = Math.fma(p[p0 + c], v[vo + c * dv + cc], x);
             acc[a0 + cc] = x;
         }
-    }
-
-    private static void scaleRow(float[] a, int o, int n, float f) {
-        int c = 0;
-        for (int ub = SP.loopBound(n); c < ub; c += VL)
-            FloatVector.fromArray(SP, a, o + c).mul(f).intoArray(a, o + c);
-        for (; c < n; c++) a[o + c] *= f;
     }
 }

@@ -10,8 +10,9 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Structure (after BLIS): the output is cut into tasks of {@link #MC} x {@link #NC} blocks (per batch entry); a
  * task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels and its A block into
  * {@link #MR}-tall row panels (packing absorbs the transposes and pads edges with zeros), then runs an {@code MR x NR}
- * register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) over the panels. Packing buffers are
- * per thread and reused.
+ * register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) over the panels. {@code alpha} is
+ * folded into packed A; the first K step stores the tile, later ones add to it. Packing buffers are per thread and
+ * reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link Gemv}).
  *
  * <p>The task split depends only on the problem, and every element of C is computed by the same sequence of FMAs
  * whatever tile it falls in (edge tiles run the full kernel on zero padding), so results are bitwise identical for any
@@ -25,8 +26,11 @@ public final class Gemm {
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
 
+    /** K step: a B micro-panel ({@code KC x NR}) stays in L1 while the A panels stream past it. */
     static final int KC = 256;
+    /** Rows of A packed at once (an L2-sized block). */
     static final int MC = 16 * MR;
+    /** Columns of B packed at once. */
     static final int NC = Math.max(NR, (512 / NR) * NR);
     /** Below this many multiply-adds a problem runs as a single task. */
     private static final long SERIAL_WORK = 1L << 16;
@@ -256,7 +260,7 @@ public final class Gemm {
 
     /**
      * An edge tile ({@code mr <= MR} rows, {@code nr <= NR} columns): the same kernel arithmetic on the zero-padded
-     * panels into a scratch tile, then the valid part is combined with C exactly as {@link #store} does.
+     * panels into a scratch tile, then the valid part is stored or added to C exactly as {@link #kernel} does.
      */
     private static void edge(
             int kc,

@@ -87,7 +87,8 @@ public final class Softmax {
         int c = 0;
         FloatVector acc = FloatVector.zero(SP);
         for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
-            FloatVector e = FloatVector.fromArray(SP, row, o + c).sub(max).lanewise(VectorOperators.EXP);
+            FloatVector e =
+                    VExp.expNonPositive(FloatVector.fromArray(SP, row, o + c).sub(max));
             e.intoArray(row, o + c);
             acc = acc.add(e);
         }

@@ -1,0 +1,41 @@
+package io.attn.cpu.ops;
+
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * An inline vector {@code exp} for the softmax, whose arguments are {@code x - max <= 0}. Cephes {@code expf}:
+ * {@code x = n ln2 + r} with {@code |r| <= ln2/2} (Cody-Waite, two-part ln2), a degree-7 polynomial for {@code e^r},
+ * and {@code 2^n} built in the exponent bits; about 1 ulp. Below {@code -87.34} (where {@code e^x} is under the smallest
+ * normal float) it returns 0, so {@code exp(-inf) = 0} for masked scores; NaN stays NaN. Inlined by C2, it avoids a
+ * call to the library routine per vector.
+ */
+final class VExp {
+    private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
+    private static final float LOG2E = 1.44269504088896341f;
+    private static final float LN2_HI = 0.693359375f, LN2_LO = -2.12194440e-4f;
+    private static final float MIN_ARG = -87.33654f;
+    private static final float ROUND = 12582912f; // 1.5 * 2^23: adding and subtracting it rounds to an integer
+    private static final float P0 = 1.9875691500e-4f, P1 = 1.3981999507e-3f, P2 = 8.3334519073e-3f;
+    private static final float P3 = 4.1665795894e-2f, P4 = 1.6666665459e-1f, P5 = 5.0000001201e-1f;
+
+    private VExp() {}
+
+    /** {@code e^x} for {@code x <= 0} (larger arguments are not supported); {@code x} of the preferred species. */
+    static FloatVector expNonPositive(FloatVector x) {
+        FloatVector xc = x.max(MIN_ARG);
+        FloatVector n = xc.mul(LOG2E).add(ROUND).sub(ROUND);
+        // n * LN2_HI is exact (LN2_HI has 9 significant bits, |n| <= 127)
+        FloatVector r = xc.sub(n.mul(LN2_HI)).sub(n.mul(LN2_LO));
+        FloatVector p = r.fma(P0, P1);
+        p = p.fma(r, FloatVector.broadcast(SP, P2));
+        p = p.fma(r, FloatVector.broadcast(SP, P3));
+        p = p.fma(r, FloatVector.broadcast(SP, P4));
+        p = p.fma(r, FloatVector.broadcast(SP, P5));
+        FloatVector y = p.mul(r).fma(r, r).add(1f);
+        IntVector e = ((IntVector) n.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
+        return y.mul(e.reinterpretAsFloats()).blend(0f, x.compare(VectorOperators.LT, MIN_ARG));
+    }
+}
