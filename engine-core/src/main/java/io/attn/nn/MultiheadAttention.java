@@ -65,15 +65,7 @@ public final class MultiheadAttention {
         Node kh = g.splitHeads(k.forward(f, key), numHeads);
         Node vh = g.splitHeads(v.forward(f, value), numHeads);
         float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
-        Node o;
-        if (f.weights == Forward.Weights.NONE) {
-            o = g.attention(qh, kh, vh, scale, masks.spec(), masks.attnMask(), masks.keyPadding());
-        } else {
-            Node scores = g.matmul(qh, kh, false, true, scale);
-            Node p = g.softmax(scores, 1f, masks.spec(), masks.attnMask(), masks.keyPadding());
-            o = g.matmul(p, vh);
-            f.weightNodes.put(name, f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
-        }
+        Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
     }
 }

@@ -26,15 +26,7 @@ public final class SelfAttention {
         Node k = g.splitHeads(key.forward(f, x), 1);
         Node v = g.splitHeads(value.forward(f, x), 1);
         float scale = (float) (1.0 / Math.sqrt(embedSize));
-        Node o;
-        if (f.weights == Forward.Weights.NONE) {
-            o = g.attention(q, k, v, scale, masks.spec(), masks.attnMask(), masks.keyPadding());
-        } else {
-            Node p = g.softmax(
-                    g.matmul(q, k, false, true, scale), 1f, masks.spec(), masks.attnMask(), masks.keyPadding());
-            o = g.matmul(p, v);
-            f.weightNodes.put("self_attn", f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
-        }
+        Node o = ScaledDotProductAttention.forward(f, "self_attn", q, k, v, masks, scale);
         return g.mergeHeads(o);
     }
 }
