@@ -3,6 +3,7 @@ package io.attn.cli;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.exec.Executor;
+import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
@@ -106,12 +107,11 @@ final class BenchCommand {
             Timing t,
             double flops,
             String shape,
-            GraphBuilder g,
-            Node out,
+            Graph graph,
             Map<String, Tensor> feeds) {
         Backends.Selection sel = device.open();
         try (Backend b = sel.backend();
-                Executor ex = new Executor(b, g.build(out))) {
+                Executor ex = new Executor(b, graph)) {
             return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(feeds));
         }
     }
@@ -149,7 +149,7 @@ final class BenchCommand {
             Map<String, Tensor> feeds =
                     Map.of("a", random(r, batch, m, k), "b", transB ? random(r, batch, n, k) : random(r, batch, k, n));
             String shape = String.format("batch=%d m=%d n=%d k=%d%s", batch, m, n, k, transB ? " B^T" : "");
-            return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g, c, feeds);
+            return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds);
         }
     }
 
@@ -209,11 +209,7 @@ final class BenchCommand {
             String shape = String.format(
                     "B=%d H=%d L=%d S=%d D=%d%s%s",
                     batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
-            Backends.Selection sel = device.open();
-            try (Backend b = sel.backend();
-                    Executor ex = new Executor(b, weights ? g.build(out, w) : g.build(out))) {
-                return measure("attention", sel, threadsOf(device), timing, flops, shape, () -> ex.run(feeds));
-            }
+            return runGraph("attention", device, timing, flops, shape, weights ? g.build(out, w) : g.build(out), feeds);
         }
     }
 
