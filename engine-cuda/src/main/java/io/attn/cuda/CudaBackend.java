@@ -43,7 +43,7 @@ public final class CudaBackend implements Backend {
     private final DevicePool pool;
     private final KernelModule kernels;
     private final Blas blas;
-    private final DevPtr errWord; // 4 bytes: embedding_f32 records a bad id here
+    private final OpSink sink;
     private final boolean fusedAttention;
     private final String description;
     private String lastOp = "nothing";
@@ -60,9 +60,7 @@ public final class CudaBackend implements Backend {
         this.pool = pool;
         this.kernels = kernels;
         this.blas = blas;
-        this.errWord = pool.take(4);
-        check(JCudaDriver.cuMemsetD32Async(errWord, 0, 1, ctx.stream()), "cuMemsetD32Async(error word)");
-        ctx.sync("clearing the error word");
+        this.sink = new DriverSink(pool.take(4));
         String att =
                 options.extra().getOrDefault(ATTENTION_OPTION, "unfused").trim().toLowerCase(Locale.ROOT);
         if (!att.equals("fused") && !att.equals("unfused"))
@@ -70,6 +68,17 @@ public final class CudaBackend implements Backend {
         this.fusedAttention = att.equals("fused");
         this.description = "cuda: " + ctx.info.describe() + "; gemm: " + blas.description() + "; attention: " + att
                 + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
+    }
+
+    /** A backend with no device behind it: ops go to {@code sink} and {@code blas} (tests without a GPU). */
+    CudaBackend(OpSink sink, Blas blas, boolean fusedAttention) {
+        this.ctx = null;
+        this.pool = null;
+        this.kernels = null;
+        this.blas = blas;
+        this.sink = sink;
+        this.fusedAttention = fusedAttention;
+        this.description = "cuda (no device: test sink)";
     }
 
     /** Opens device {@code cuda.device} (default 0) with the given options. */
@@ -339,7 +348,7 @@ public final class CudaBackend implements Backend {
             int batch) {
         if ((long) m * n * batch == 0) return;
         if (k == 0) {
-            check(JCudaDriver.cuMemsetD32Async(c.ptr(), 0, (long) m * n * batch, ctx.stream()), "cuMemsetD32Async");
+            sink.zero(c.ptr(), (long) m * n * batch);
             return;
         }
         blas.sgemm(
@@ -434,17 +443,11 @@ public final class CudaBackend implements Backend {
                 "embedding",
                 "embedding_f32",
                 n * e,
-                args(ids, table, y).i32(n).i32(v).i32(e).ptr(errWord.address()));
-        int[] err = {0};
-        check(
-                JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(err), errWord, 4, ctx.stream()),
-                "cuMemcpyDtoHAsync(error word)");
-        ctx.sync(node + " EMBEDDING");
-        if (err[0] != 0) {
-            check(JCudaDriver.cuMemsetD32Async(errWord, 0, 1, ctx.stream()), "cuMemsetD32Async(error word)");
+                args(ids, table, y).i32(n).i32(v).i32(e).ptr(sink.errorWord()));
+        int err = sink.takeError(node + " EMBEDDING"); // a sync per embedding: the error belongs to this request
+        if (err != 0)
             throw AttnException.badInput(
-                    "embedding id at flat position " + (err[0] - 1) + " is not an integer in [0, " + v + ")");
-        }
+                    "embedding id at flat position " + (err - 1) + " is not an integer in [0, " + v + ")");
     }
 
     private void concat(Node node, CudaBuffer y, CudaBuffer[] x) {
@@ -479,7 +482,7 @@ public final class CudaBackend implements Backend {
         long outN = (long) b * h * l * dv;
         if (outN == 0) return;
         if (s == 0) { // no keys: every row fully masked -> zeros
-            check(JCudaDriver.cuMemsetD32Async(y.ptr(), 0, outN, ctx.stream()), "cuMemsetD32Async");
+            sink.zero(y.ptr(), outN);
             return;
         }
         if (fusedAttention && d <= FUSED_MAX_D && dv <= FUSED_MAX_D) {
@@ -510,7 +513,7 @@ public final class CudaBackend implements Backend {
             return;
         }
         // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V
-        CudaBuffer scores = new CudaBuffer(pool.take(4L * b * h * l * s), DType.F32, (long) b * h * l * s, pool);
+        CudaBuffer scores = sink.scratch((long) b * h * l * s);
         try {
             gemm(false, true, l, s, d, 1f, x[0], d, (long) l * d, x[1], d, (long) s * d, scores, b * h);
             softmax(scores, scores, b, h, l, s, p.scale(), p.mask(), node, x, 3);
@@ -540,17 +543,69 @@ public final class CudaBackend implements Backend {
     }
 
     private void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
-        check(
-                JCudaDriver.cuLaunchKernel(
-                        kernels.function(file, entry), gx, gy, gz, threads, 1, 1, 0, ctx.stream(), a.build(), null),
-                "cuLaunchKernel(" + entry + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ")");
+        sink.launch(file, entry, gx, gy, gz, threads, a);
+    }
+
+    /** The real sink: everything on this backend's stream (called with the lock held, context current). */
+    private final class DriverSink implements OpSink {
+        private final DevPtr errWord; // 4 bytes, kept at 0 between embedding launches
+
+        DriverSink(DevPtr errWord) {
+            this.errWord = errWord;
+            zero(errWord, 1);
+            ctx.sync("clearing the error word");
+        }
+
+        @Override
+        public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
+            check(
+                    JCudaDriver.cuLaunchKernel(
+                            kernels.function(file, entry, a),
+                            gx,
+                            gy,
+                            gz,
+                            threads,
+                            1,
+                            1,
+                            0,
+                            ctx.stream(),
+                            a.build(),
+                            null),
+                    "cuLaunchKernel(" + entry + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ")");
+        }
+
+        @Override
+        public void zero(DevPtr p, long n) {
+            check(JCudaDriver.cuMemsetD32Async(p, 0, n, ctx.stream()), "cuMemsetD32Async(" + n + " floats)");
+        }
+
+        @Override
+        public CudaBuffer scratch(long elements) {
+            return new CudaBuffer(pool.take(4L * Math.max(1, elements)), DType.F32, elements, pool);
+        }
+
+        @Override
+        public long errorWord() {
+            return errWord.address();
+        }
+
+        @Override
+        public int takeError(String after) {
+            int[] err = {0};
+            check(
+                    JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(err), errWord, 4, ctx.stream()),
+                    "cuMemcpyDtoHAsync(error word)");
+            ctx.sync(after);
+            if (err[0] != 0) zero(errWord, 1);
+            return err[0];
+        }
     }
 
     private void enter() {
         lock.lock();
         try {
             if (closed) throw new IllegalStateException("cuda backend is closed");
-            ctx.makeCurrent();
+            if (ctx != null) ctx.makeCurrent();
         } catch (RuntimeException e) {
             lock.unlock();
             throw e;
@@ -574,16 +629,14 @@ public final class CudaBackend implements Backend {
             if (closed) return;
             closed = true;
             List<Throwable> errors = new ArrayList<>();
-            for (AutoCloseable c : new AutoCloseable[] {
-                () -> {
-                    ctx.makeCurrent();
-                    ctx.sync(lastOp);
-                },
-                blas,
-                kernels,
-                pool,
-                ctx
-            }) {
+            AutoCloseable drain = ctx == null
+                    ? null
+                    : () -> {
+                        ctx.makeCurrent();
+                        ctx.sync(lastOp);
+                    };
+            for (AutoCloseable c : new AutoCloseable[] {drain, blas, kernels, pool, ctx}) {
+                if (c == null) continue; // a backend made for tests has no device parts
                 try {
                     c.close();
                 } catch (Throwable t) {

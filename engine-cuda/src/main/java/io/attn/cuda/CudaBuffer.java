@@ -44,7 +44,7 @@ public final class CudaBuffer implements Buffer, AutoCloseable {
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        pool.give(ptr);
+        if (pool != null) pool.give(ptr); // no pool: a test buffer without device memory
     }
 
     @Override

@@ -9,6 +9,15 @@ import jcuda.driver.CUdeviceptr;
 final class DevPtr extends CUdeviceptr {
     DevPtr() {}
 
+    private DevPtr(DevPtr base, long offset) {
+        super(base, offset);
+    }
+
+    /** A pointer with a made-up address and no memory behind it, for tests that only inspect launch arguments. */
+    static DevPtr fake(long address) {
+        return new DevPtr(new DevPtr(), address);
+    }
+
     /** The device address (0 before allocation). */
     long address() {
         return getNativePointer() + getByteOffset();

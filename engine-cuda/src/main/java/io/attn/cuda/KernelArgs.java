@@ -12,6 +12,8 @@ import jcuda.Pointer;
  */
 final class KernelArgs {
     private final List<NativePointerObject> args = new ArrayList<>();
+    private final List<String> types = new ArrayList<>(); // PTX param types, checked against the PTX at launch
+    private final List<Number> values = new ArrayList<>(); // the same values, for error messages and tests
 
     KernelArgs ptr(CudaBuffer b) {
         return ptr(b == null ? 0L : b.ptr().address());
@@ -19,22 +21,40 @@ final class KernelArgs {
 
     KernelArgs ptr(long address) {
         args.add(Pointer.to(new long[] {address}));
+        types.add("u64");
+        values.add(address);
         return this;
     }
 
     KernelArgs i32(int v) {
         args.add(Pointer.to(new int[] {v}));
+        types.add("u32");
+        values.add(v);
         return this;
     }
 
     KernelArgs i64(long v) {
         args.add(Pointer.to(new long[] {v}));
+        types.add("u64");
+        values.add(v);
         return this;
     }
 
     KernelArgs f32(float v) {
         args.add(Pointer.to(new float[] {v}));
+        types.add("f32");
+        values.add(v);
         return this;
+    }
+
+    /** The PTX types of the arguments so far ({@code u64}, {@code u32}, {@code f32}). */
+    List<String> types() {
+        return types;
+    }
+
+    /** The argument values (Long for pointers and 64-bit ints, Integer, Float), in order. */
+    List<Number> values() {
+        return values;
     }
 
     /** The {@code kernelParams} array for {@code cuLaunchKernel}. */

@@ -68,7 +68,7 @@ final class KernelGemm implements Blas {
                     .f32(beta);
             check(
                     JCudaDriver.cuLaunchKernel(
-                            kernels.function("gemm", "gemm_f32"),
+                            kernels.function("gemm", "gemm_f32", args),
                             (n + TILE - 1) / TILE,
                             (rows + TILE - 1) / TILE,
                             Math.min(batch, MAX_GRID_Z),

@@ -2,8 +2,10 @@ package io.attn.cuda;
 
 import static io.attn.cuda.Cuda.check;
 
+import io.attn.AttnException;
 import io.attn.kernels.Kernels;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
@@ -17,6 +19,7 @@ import jcuda.driver.JCudaDriver;
 final class KernelModule implements AutoCloseable {
     private final Map<String, CUmodule> modules = new HashMap<>();
     private final Map<String, CUfunction> functions = new HashMap<>();
+    private final Map<String, List<String>> params = new HashMap<>();
     private boolean closed;
 
     /** The function {@code entry} of kernel file {@code file} (e.g. {@code "softmax", "softmax_f32"}). */
@@ -33,6 +36,22 @@ final class KernelModule implements AutoCloseable {
         f = new CUfunction();
         check(JCudaDriver.cuModuleGetFunction(f, m, entry), "cuModuleGetFunction(" + file + "." + entry + ")");
         functions.put(entry, f);
+        params.put(entry, Kernels.params(file, entry));
+        return f;
+    }
+
+    /**
+     * The function, after checking that {@code args} match the entry's PTX parameter list (count and types), so a
+     * kernel whose C signature changed without its caller fails with a clear error instead of reading garbage.
+     */
+    synchronized CUfunction function(String file, String entry, KernelArgs args) {
+        CUfunction f = function(file, entry);
+        List<String> want = params.get(entry);
+        if (!want.equals(args.types()))
+            throw new AttnException(
+                    AttnException.Code.INTERNAL,
+                    "kernel " + entry + " takes (" + String.join(", ", want) + ") but the caller passes ("
+                            + String.join(", ", args.types()) + ")");
         return f;
     }
 

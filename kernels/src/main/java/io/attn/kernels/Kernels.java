@@ -3,8 +3,12 @@ package io.attn.kernels;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The engine's CUDA kernels as PTX text, compiled from {@code kernels/src/main/cuda/<name>.cu} by {@code
@@ -62,5 +66,28 @@ public final class Kernels {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read PTX resource io/attn/kernels/" + res, e);
         }
+    }
+
+    private static final Pattern PARAM = Pattern.compile("\\.param\\s+\\.(\\w+)\\s+(\\w+)_param_(\\d+)");
+
+    /**
+     * The PTX parameter types of entry point {@code entry} in file {@code name}, in order: {@code u64} for pointers and
+     * 64-bit integers, {@code u32} for ints, {@code f32} for floats. The host checks every launch against this, so a
+     * kernel signature changed without its caller fails loudly instead of reading garbage.
+     */
+    public static List<String> params(String name, String entry) {
+        byte[] z = ptx(name);
+        String text = new String(z, 0, z.length - 1, StandardCharsets.US_ASCII);
+        List<String> types = new ArrayList<>();
+        Matcher m = PARAM.matcher(text);
+        while (m.find()) {
+            if (!m.group(2).equals(entry)) continue;
+            if (Integer.parseInt(m.group(3)) != types.size())
+                throw new IllegalStateException("PTX parameters of " + entry + " out of order");
+            types.add(m.group(1));
+        }
+        if (types.isEmpty() && !text.contains(".entry " + entry + "("))
+            throw new IllegalArgumentException("no entry " + entry + " in " + name + ".ptx");
+        return List.copyOf(types);
     }
 }

@@ -37,4 +37,27 @@ class KernelsTest {
     void unknownNameIsRejected() {
         assertThrows(IllegalArgumentException.class, () -> Kernels.ptx("nope"));
     }
+
+    @Test
+    void paramsFollowTheCSignatures() {
+        // softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal, const float* mask,
+        //             int maskKind, int maskStrideB, int maskStrideH, const float* kpm, int kpmKind)
+        assertEquals(
+                java.util.List.of(
+                        "u64", "u64", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32"),
+                Kernels.params("softmax", "softmax_f32"));
+        // gemm_f32(A, B, C, M, N, K, transA, transB, lda, ldb, ldc, long long strideA, strideB, strideC, batch,
+        //          float alpha, float beta)
+        assertEquals(
+                java.util.List.of(
+                        "u64", "u64", "u64", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u64", "u64",
+                        "u64", "u32", "f32", "f32"),
+                Kernels.params("gemm", "gemm_f32"));
+        assertEquals(java.util.List.of("u64", "u64", "u64", "u32"), Kernels.params("add", "add_f32"));
+        assertEquals(java.util.List.of("u64", "u64", "u32", "f32"), Kernels.params("add", "scale_f32"));
+        for (String n : Kernels.NAMES)
+            for (String e : Kernels.ENTRIES.get(n))
+                assertTrue(Kernels.params(n, e).size() >= 4, e);
+        assertThrows(IllegalArgumentException.class, () -> Kernels.params("add", "nope_f32"));
+    }
 }
