@@ -127,6 +127,11 @@ public final class CudaBackend implements Backend {
         return description;
     }
 
+    /** Device memory the pool holds (in use plus cached), for tests and diagnostics. */
+    long deviceBytes() {
+        return pool == null ? 0 : pool.allocatedBytes();
+    }
+
     @Override
     public boolean supports(Node node) {
         if (node.dtype() != DType.F32) return false;
