@@ -54,4 +54,21 @@ final class Cuda {
         }
         return "";
     }
+
+    /**
+     * One line out of a native-library failure. JCuda's loader puts both attempts' stack traces in the message; the
+     * line naming the missing or broken shared object (what dlopen said) is the useful one.
+     */
+    static String linkReason(Throwable t) {
+        String msg = String.valueOf(t.getMessage());
+        for (String line : msg.split("\\R")) {
+            if (line.contains("cannot open shared object")
+                    || line.contains("undefined symbol")
+                    || line.contains("version `"))
+                return t.getClass().getSimpleName() + ": "
+                        + line.replaceFirst("^\\S*UnsatisfiedLinkError: ", "").trim();
+        }
+        return t.getClass().getSimpleName() + ": "
+                + msg.lines().findFirst().orElse("").trim();
+    }
 }

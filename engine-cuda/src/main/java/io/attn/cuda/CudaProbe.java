@@ -45,7 +45,7 @@ final class CudaProbe {
         } catch (AttnException e) {
             return ProbeResult.unavailable("cuda", e.getMessage());
         } catch (Throwable t) {
-            return ProbeResult.unavailable("cuda", t.getClass().getSimpleName() + ": " + t.getMessage());
+            return ProbeResult.unavailable("cuda", Cuda.linkReason(t));
         }
     }
 
@@ -71,7 +71,7 @@ final class CudaProbe {
                     false); // class init loads libJCudaDriver (needs libcuda.so.1)
             return null;
         } catch (Throwable t) { // UnsatisfiedLinkError, NoClassDefFoundError, SecurityException...
-            String msg = "JCuda driver bindings failed to load (" + t.getClass().getSimpleName() + ": " + t.getMessage()
+            String msg = "JCuda driver bindings failed to load (" + Cuda.linkReason(t)
                     + "); the NVIDIA driver (libcuda.so.1) is missing or unusable";
             bindingFailure = msg;
             return msg;

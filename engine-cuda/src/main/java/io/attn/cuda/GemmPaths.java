@@ -54,7 +54,7 @@ final class GemmPaths {
             jcuda.jcublas.JCublas2.setExceptionsEnabled(false); // class init loads the JNI library
             return null;
         } catch (Throwable t) {
-            return t.getClass().getSimpleName() + ": " + t.getMessage();
+            return Cuda.linkReason(t);
         }
     }
 
@@ -84,8 +84,8 @@ final class GemmPaths {
             try {
                 return new JCublasBlas(stream, precision);
             } catch (AttnException | LinkageError e) {
-                if (mode.equals("jcublas")) throw unavailable("JCublas2: " + e, e);
-                notes.add("JCublas2 unusable: " + e.getClass().getSimpleName() + ": " + e.getMessage());
+                if (mode.equals("jcublas")) throw unavailable("JCublas2: " + Cuda.linkReason(e), e);
+                notes.add("JCublas2 unusable: " + Cuda.linkReason(e));
             }
         }
         return new KernelGemm(kernels, stream);
