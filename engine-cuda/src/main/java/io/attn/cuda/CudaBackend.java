@@ -1,7 +1,5 @@
 package io.attn.cuda;
 
-import static io.attn.cuda.Cuda.check;
-
 import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
@@ -17,8 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.locks.ReentrantLock;
-import jcuda.Pointer;
-import jcuda.driver.JCudaDriver;
 
 /**
  * The CUDA backend: our PTX kernels ({@code kernels} module) for every op, a {@link Blas} for MATMUL and for the two
@@ -60,7 +56,7 @@ public final class CudaBackend implements Backend {
         this.pool = pool;
         this.kernels = kernels;
         this.blas = blas;
-        this.sink = new DriverSink(pool.take(4));
+        this.sink = new DriverSink(ctx, pool, new DriverLauncher(kernels, ctx.stream()));
         String att =
                 options.extra().getOrDefault(ATTENTION_OPTION, "unfused").trim().toLowerCase(Locale.ROOT);
         if (!att.equals("fused") && !att.equals("unfused"))
@@ -106,7 +102,12 @@ public final class CudaBackend implements Backend {
             kernels = new KernelModule();
             kernels.loadAll();
             List<String> notes = new ArrayList<>();
-            blas = GemmPaths.open(options.extra(), kernels, ctx.stream(), options.precision(), notes);
+            blas = GemmPaths.open(
+                    options.extra(),
+                    new DriverLauncher(kernels, ctx.stream()),
+                    ctx.stream(),
+                    options.precision(),
+                    notes);
             return new CudaBackend(ctx, pool, kernels, blas, options, notes);
         } catch (RuntimeException | Error e) {
             if (blas != null) blas.close();
@@ -144,7 +145,7 @@ public final class CudaBackend implements Backend {
         if (elements < 0) throw new IllegalArgumentException("negative buffer size " + elements);
         enter();
         try {
-            return new CudaBuffer(pool.take(Math.max(1, elements) * dtype.byteSize()), dtype, elements, pool);
+            return sink.allocate(dtype, elements);
         } finally {
             lock.unlock();
         }
@@ -162,13 +163,8 @@ public final class CudaBackend implements Backend {
         if (count == 0) return;
         enter();
         try {
-            // From pageable (Java) memory, cuMemcpyHtoDAsync returns once the source has been staged; the sync makes
-            // the array free to change when upload returns.
-            check(
-                    JCudaDriver.cuMemcpyHtoDAsync(d.ptr(), Pointer.to(src), 4L * count, ctx.stream()),
-                    "cuMemcpyHtoDAsync(" + 4L * count + " bytes)");
+            sink.upload(src, count, d);
             lastOp = "upload";
-            ctx.sync("upload of " + count + " floats");
         } finally {
             lock.unlock();
         }
@@ -181,10 +177,7 @@ public final class CudaBackend implements Backend {
         if (count == 0) return;
         enter();
         try {
-            check(
-                    JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(dst), s.ptr(), 4L * count, ctx.stream()),
-                    "cuMemcpyDtoHAsync(" + 4L * count + " bytes, after " + lastOp + ")");
-            ctx.sync(lastOp + " and download");
+            sink.download(s, dst, count, lastOp);
         } finally {
             lock.unlock();
         }
@@ -194,7 +187,7 @@ public final class CudaBackend implements Backend {
     public void synchronize() {
         enter();
         try {
-            ctx.sync(lastOp);
+            sink.sync(lastOp);
         } finally {
             lock.unlock();
         }
@@ -518,7 +511,7 @@ public final class CudaBackend implements Backend {
             return;
         }
         // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V
-        CudaBuffer scores = sink.scratch((long) b * h * l * s);
+        CudaBuffer scores = (CudaBuffer) sink.allocate(DType.F32, (long) b * h * l * s);
         try {
             gemm(false, true, l, s, d, 1f, x[0], d, (long) l * d, x[1], d, (long) s * d, scores, b * h);
             softmax(scores, scores, b, h, l, s, p.scale(), p.mask(), node, x, 3);
@@ -549,61 +542,6 @@ public final class CudaBackend implements Backend {
 
     private void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
         sink.launch(file, entry, gx, gy, gz, threads, a);
-    }
-
-    /** The real sink: everything on this backend's stream (called with the lock held, context current). */
-    private final class DriverSink implements OpSink {
-        private final DevPtr errWord; // 4 bytes, kept at 0 between embedding launches
-
-        DriverSink(DevPtr errWord) {
-            this.errWord = errWord;
-            zero(errWord, 1);
-            ctx.sync("clearing the error word");
-        }
-
-        @Override
-        public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
-            check(
-                    JCudaDriver.cuLaunchKernel(
-                            kernels.function(file, entry, a),
-                            gx,
-                            gy,
-                            gz,
-                            threads,
-                            1,
-                            1,
-                            0,
-                            ctx.stream(),
-                            a.build(),
-                            null),
-                    "cuLaunchKernel(" + entry + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ")");
-        }
-
-        @Override
-        public void zero(DevPtr p, long n) {
-            check(JCudaDriver.cuMemsetD32Async(p, 0, n, ctx.stream()), "cuMemsetD32Async(" + n + " floats)");
-        }
-
-        @Override
-        public CudaBuffer scratch(long elements) {
-            return new CudaBuffer(pool.take(4L * Math.max(1, elements)), DType.F32, elements, pool);
-        }
-
-        @Override
-        public long errorWord() {
-            return errWord.address();
-        }
-
-        @Override
-        public int takeError(String after) {
-            int[] err = {0};
-            check(
-                    JCudaDriver.cuMemcpyDtoHAsync(Pointer.to(err), errWord, 4, ctx.stream()),
-                    "cuMemcpyDtoHAsync(error word)");
-            ctx.sync(after);
-            if (err[0] != 0) zero(errWord, 1);
-            return err[0];
-        }
     }
 
     private void enter() {
@@ -638,7 +576,7 @@ public final class CudaBackend implements Backend {
                     ? null
                     : () -> {
                         ctx.makeCurrent();
-                        ctx.sync(lastOp);
+                        sink.sync(lastOp);
                     };
             for (AutoCloseable c : new AutoCloseable[] {drain, blas, kernels, pool, ctx}) {
                 if (c == null) continue; // a backend made for tests has no device parts

@@ -60,11 +60,7 @@ final class GemmPaths {
 
     /** Opens the GEMM path for a backend; {@code notes} receives why better paths were skipped. */
     static Blas open(
-            Map<String, String> extra,
-            KernelModule kernels,
-            RawStream stream,
-            Precision precision,
-            List<String> notes) {
+            Map<String, String> extra, Launcher kernels, RawStream stream, Precision precision, List<String> notes) {
         String mode = mode(extra);
         if (!mode.equals("kernel") && !mode.equals("jcublas")) {
             CublasLocator.Result r = CublasLocator.locate(extra);
@@ -88,7 +84,7 @@ final class GemmPaths {
                 notes.add("JCublas2 unusable: " + Cuda.linkReason(e));
             }
         }
-        return new KernelGemm(kernels, stream);
+        return new KernelGemm(kernels);
     }
 
     private static AttnException unavailable(String msg, Throwable cause) {

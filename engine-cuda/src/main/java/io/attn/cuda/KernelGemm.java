@@ -1,21 +1,15 @@
 package io.attn.cuda;
 
-import static io.attn.cuda.Cuda.check;
-
-import jcuda.driver.JCudaDriver;
-
 /**
  * {@link Blas} on our own tiled SGEMM ({@code gemm.cu}): the fallback when no cuBLAS library loads. Row-major
  * natively (no swap trick); float32 FMA only, so {@code Precision.TF32} has no effect here.
  */
 final class KernelGemm implements Blas {
     private static final int TILE = 64, MAX_GRID_Y = 65535, MAX_GRID_Z = 65535;
-    private final KernelModule kernels;
-    private final RawStream stream;
+    private final Launcher launcher;
 
-    KernelGemm(KernelModule kernels, RawStream stream) {
-        this.kernels = kernels;
-        this.stream = stream;
+    KernelGemm(Launcher launcher) {
+        this.launcher = launcher;
     }
 
     @Override
@@ -66,20 +60,14 @@ final class KernelGemm implements Blas {
                     .i32(batch)
                     .f32(alpha)
                     .f32(beta);
-            check(
-                    JCudaDriver.cuLaunchKernel(
-                            kernels.function("gemm", "gemm_f32", args),
-                            (n + TILE - 1) / TILE,
-                            (rows + TILE - 1) / TILE,
-                            Math.min(batch, MAX_GRID_Z),
-                            256,
-                            1,
-                            1,
-                            0,
-                            stream,
-                            args.build(),
-                            null),
-                    "cuLaunchKernel(gemm_f32 " + rows + "x" + n + "x" + k + " batch " + batch + ")");
+            launcher.launch(
+                    "gemm",
+                    "gemm_f32",
+                    (n + TILE - 1) / TILE,
+                    (rows + TILE - 1) / TILE,
+                    Math.min(batch, MAX_GRID_Z),
+                    256,
+                    args);
         }
     }
 

@@ -1,19 +1,28 @@
 package io.attn.cuda;
 
+import io.attn.tensor.DType;
+
 /**
- * The native side of running ops in {@link CudaBackend}: kernel launches, zero fills, scratch memory and the
- * embedding error word. The backend's own implementation queues work on its stream; tests substitute a recorder
- * that checks every launch against the PTX signatures without a GPU.
+ * Everything {@link CudaBackend} does to a device: memory, copies, kernel launches, the embedding error word. {@link
+ * DriverSink} does it with the driver API on the backend's stream. Tests substitute a recorder (launch arguments
+ * checked against the PTX, no device) or an emulator (the kernels compiled for the host), so the backend's op logic
+ * runs without a GPU. Called with the backend lock held.
  */
-interface OpSink {
-    /** Launches {@code entry} of kernel file {@code file} with a 1-D block of {@code threads}. */
-    void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs args);
+interface OpSink extends Launcher {
+    /** A buffer of at least {@code elements} elements. */
+    CudaBuffer allocate(DType dtype, long elements);
+
+    /** Copies {@code src[0..count)} into {@code dst} and waits for it. */
+    void upload(float[] src, int count, CudaBuffer dst);
+
+    /** Waits for queued work, then copies {@code count} floats of {@code src} into {@code dst}. */
+    void download(CudaBuffer src, float[] dst, int count, String after);
+
+    /** Waits for queued work; {@code after} names it for error messages. */
+    void sync(String after);
 
     /** Fills the first {@code n} floats of {@code p} with zeros. */
     void zero(DevPtr p, long n);
-
-    /** Device scratch of {@code elements} floats, returned to the pool by {@code close()}. */
-    CudaBuffer scratch(long elements);
 
     /** The device address of the 4-byte error word that embedding_f32 writes. */
     long errorWord();

@@ -65,11 +65,20 @@ class LaunchArgumentsTest {
         public void zero(DevPtr p, long n) {}
 
         @Override
-        public CudaBuffer scratch(long elements) {
+        public CudaBuffer allocate(DType dtype, long elements) {
             long a = nextScratch;
             nextScratch += 0x100000;
-            return new CudaBuffer(DevPtr.fake(a), DType.F32, elements, null);
+            return new CudaBuffer(DevPtr.fake(a), dtype, elements, null);
         }
+
+        @Override
+        public void upload(float[] src, int count, CudaBuffer dst) {}
+
+        @Override
+        public void download(CudaBuffer src, float[] dst, int count, String after) {}
+
+        @Override
+        public void sync(String after) {}
 
         @Override
         public long errorWord() {
