@@ -150,6 +150,80 @@ abstract class CudaOpsChecks {
     }
 
     @Test
+    void otherMaskLayouts() {
+        // (L, S) additive mask with a -inf, bool key padding; and (1, H, L, S) bool mask alone, no causal
+        int s = 6;
+        try (Backend be = open()) {
+            float[] x = rand(2 * 3 * 5 * s), ls = rand(5 * s), kp = new float[2 * s], hm = new float[3 * 5 * s];
+            ls[4] = Float.NEGATIVE_INFINITY;
+            for (int i = 0; i < kp.length; i++) kp[i] = rnd.nextInt(3) == 0 ? 1 : 0;
+            for (int i = 0; i < hm.length; i++) hm[i] = rnd.nextInt(3) == 0 ? 1 : 0;
+            GraphBuilder g = new GraphBuilder();
+            Node nx = g.input("x", 2, 3, 5, s), nl = g.input("l", 5, s), nk = g.input("k", 2, s);
+            Node nh = g.input("h", 1, 3, 5, s);
+            Node a = g.softmax(nx, 1.5f, new MaskSpec(false, MaskKind.ADDITIVE, MaskKind.BOOL), nl, nk);
+            Node b = g.softmax(nx, 1f, new MaskSpec(false, MaskKind.BOOL, MaskKind.NONE), nh, null);
+            List<Tensor> out = run(
+                    be,
+                    g,
+                    Map.of(
+                            "x",
+                            Tensor.of(nx.shape(), x),
+                            "l",
+                            Tensor.of(nl.shape(), ls),
+                            "k",
+                            Tensor.of(nk.shape(), kp),
+                            "h",
+                            Tensor.of(nh.shape(), hm)),
+                    a,
+                    b);
+            close(
+                    "softmax (L,S) additive + bool padding",
+                    Ref.softmax(x, 2, 3, 5, s, 1.5, false, ls, 1, 1, 2, kp, 1),
+                    out.get(0).data(),
+                    2e-6,
+                    0);
+            close(
+                    "softmax (1,H,L,S) bool",
+                    Ref.softmax(x, 2, 3, 5, s, 1, false, hm, 1, 3, 1, null, 0),
+                    out.get(1).data(),
+                    2e-6,
+                    0);
+        }
+    }
+
+    @Test
+    void layerNormWithoutParamsAndOtherAxes() {
+        try (Backend be = open()) {
+            int b = 3, l = 4, e = 5;
+            float[] x = rand(b * l * e);
+            GraphBuilder g = new GraphBuilder();
+            Node nx = g.input("x", b, l, e);
+            Node ln = g.layerNorm(nx, null, null, 1e-3f), m0 = g.mean(nx, 0), m2 = g.mean(nx, -1);
+            Node cat = g.concat(-1, nx, g.scale(nx, 2f));
+            List<Tensor> out = run(be, g, Map.of("x", Tensor.of(nx.shape(), x)), ln, m0, m2, cat);
+            float[] ones = new float[e], zeros = new float[e];
+            java.util.Arrays.fill(ones, 1f);
+            close(
+                    "layer_norm no params",
+                    Ref.layerNorm(x, b * l, e, ones, zeros, 1e-3),
+                    out.get(0).data(),
+                    1e-5,
+                    1e-5);
+            double[] mean0 = new double[l * e], mean2 = new double[b * l], c = new double[2 * x.length];
+            for (int i = 0; i < x.length; i++) {
+                mean0[i % (l * e)] += x[i] / (double) b;
+                mean2[i / e] += x[i] / (double) e;
+                c[(i / e) * 2 * e + i % e] = x[i];
+                c[(i / e) * 2 * e + e + i % e] = 2.0 * x[i];
+            }
+            close("mean axis 0", mean0, out.get(1).data(), 1e-6, 1e-5);
+            close("mean last axis", mean2, out.get(2).data(), 1e-6, 1e-5);
+            close("concat last axis", c, out.get(3).data(), 0, 0);
+        }
+    }
+
+    @Test
     void attentionFusedAndUnfused() {
         int s = 9, d = 40, dv = 24;
         for (String mode : List.of("unfused", "fused"))
