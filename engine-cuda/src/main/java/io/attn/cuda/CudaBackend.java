@@ -88,11 +88,8 @@ public final class CudaBackend implements Backend {
         String bindings = CudaProbe.loadBindings();
         if (bindings != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, bindings);
         DeviceInfo info = DeviceInfo.query(CudaProbe.ordinal(options));
-        if (!info.supported())
-            throw new AttnException(
-                    AttnException.Code.DEVICE_UNAVAILABLE,
-                    info.name() + " has compute capability " + info.ccMajor() + "." + info.ccMinor()
-                            + "; attn needs 7.5 or newer");
+        String unsupported = info.unsupportedReason();
+        if (unsupported != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, unsupported);
         CudaContext ctx = new CudaContext(info);
         DevicePool pool = null;
         KernelModule kernels = null;

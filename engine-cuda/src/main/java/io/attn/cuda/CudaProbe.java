@@ -11,7 +11,8 @@ import java.lang.foreign.SymbolLookup;
  * JCuda. Order: (1) {@code libcuda.so.1} opens through {@code java.lang.foreign} (a clean "no driver" reason, before
  * any JNI); (2) the JCuda driver bindings load (an {@link UnsatisfiedLinkError} at class init, then {@link
  * NoClassDefFoundError} on every later touch: the first failure is remembered and reported every time); (3) cuInit,
- * device count, the device's name, compute capability (7.5+ required), memory and the driver version; (4) which GEMM
+ * device count, the device's name, compute capability (7.5+ required), memory and the driver version (CUDA 13+
+ * required: the PTX is ISA 9.0); (4) which GEMM
  * path would be used.
  */
 @SuppressWarnings("restricted")
@@ -36,11 +37,8 @@ final class CudaProbe {
             String bindings = loadBindings();
             if (bindings != null) return ProbeResult.unavailable("cuda", bindings);
             DeviceInfo info = DeviceInfo.query(ordinal(options));
-            if (!info.supported())
-                return ProbeResult.unavailable(
-                        "cuda",
-                        info.name() + " has compute capability " + info.ccMajor() + "." + info.ccMinor()
-                                + "; attn needs 7.5 or newer");
+            String unsupported = info.unsupportedReason();
+            if (unsupported != null) return ProbeResult.unavailable("cuda", unsupported);
             return ProbeResult.available("cuda", info.describe() + "; gemm: " + GemmPaths.wouldUse(options.extra()));
         } catch (AttnException e) {
             return ProbeResult.unavailable("cuda", e.getMessage());

@@ -63,9 +63,20 @@ record DeviceInfo(
                 v[0]);
     }
 
-    /** Compute capability 7.5 (Turing) or newer: the committed PTX targets sm_75. */
-    boolean supported() {
-        return ccMajor > 7 || (ccMajor == 7 && ccMinor >= 5);
+    /** The first CUDA driver version that reads our PTX (ISA 9.0, emitted by nvcc 13). */
+    static final int MIN_DRIVER = 13000;
+
+    /**
+     * Null when attn can use this device, else why not: compute capability 7.5 (Turing) or newer (the PTX targets
+     * sm_75) and a CUDA 13 driver (R580 or newer; older drivers reject PTX ISA 9.0 at module load).
+     */
+    String unsupportedReason() {
+        if (!(ccMajor > 7 || (ccMajor == 7 && ccMinor >= 5)))
+            return name + " has compute capability " + ccMajor + "." + ccMinor + "; attn needs 7.5 or newer";
+        if (driverVersion < MIN_DRIVER)
+            return "the NVIDIA driver supports " + driverString() + "; attn's kernels (PTX ISA 9.0) need a CUDA 13"
+                    + " driver (R580 or newer)";
+        return null;
     }
 
     String driverString() {
