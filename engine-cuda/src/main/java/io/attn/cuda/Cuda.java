@@ -36,7 +36,7 @@ final class Cuda {
             if (st != CUresult.CUDA_SUCCESS) return "free memory unknown (" + CUresult.stringFor(st) + ")";
             return "device has " + mib(free[0]) + " free of " + mib(total[0]);
         } catch (Throwable t) {
-            return "free memory unknown (" + t + ")";
+            return "free memory unknown (" + linkReason(t) + ")";
         }
     }
 
@@ -60,15 +60,17 @@ final class Cuda {
      * line naming the missing or broken shared object (what dlopen said) is the useful one.
      */
     static String linkReason(Throwable t) {
-        String msg = String.valueOf(t.getMessage());
-        for (String line : msg.split("\\R")) {
-            if (line.contains("cannot open shared object")
-                    || line.contains("undefined symbol")
-                    || line.contains("version `"))
-                return t.getClass().getSimpleName() + ": "
-                        + line.replaceFirst("^\\S*UnsatisfiedLinkError: ", "").trim();
+        // the dlopen line may sit in a cause (NoClassDefFoundError -> ExceptionInInitializerError -> the first failure)
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            for (String line : String.valueOf(c.getMessage()).split("\\R")) {
+                if (line.contains("cannot open shared object")
+                        || line.contains("undefined symbol")
+                        || line.contains("version `"))
+                    return t.getClass().getSimpleName() + ": "
+                            + line.replaceFirst("^.*UnsatisfiedLinkError: ", "").trim();
+            }
         }
         return t.getClass().getSimpleName() + ": "
-                + msg.lines().findFirst().orElse("").trim();
+                + String.valueOf(t.getMessage()).lines().findFirst().orElse("").trim();
     }
 }

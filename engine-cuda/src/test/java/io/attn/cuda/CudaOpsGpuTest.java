@@ -21,6 +21,23 @@ class CudaOpsGpuTest extends CudaOpsChecks {
         Assumptions.assumeTrue(PROBE.available(), "no usable GPU: " + PROBE.reason());
     }
 
+    @org.junit.jupiter.api.Test
+    void tf32MatmulIsCloseButNotExact() {
+        // TF32 rounds inputs to a 10-bit mantissa (relative error <= 2^-11 per input): for k = 256 terms in [-1, 1]
+        // the error stays well under 0.05 absolute; FP32 must stay within 1e-4 on the same data
+        int m = 64, n = 64, k = 256;
+        float[] a = rand(m * k), b = rand(k * n);
+        io.attn.graph.GraphBuilder g = new io.attn.graph.GraphBuilder();
+        io.attn.graph.Node na = g.input("a", m, k), nb = g.input("b", k, n);
+        io.attn.graph.Node y = g.matmul(na, nb);
+        double[] want = Ref.matmul(a, b, 1, m, n, k, false, false, 1f, false);
+        try (Backend tf32 = PROVIDER.create(new BackendOptions(0, Precision.TF32, Map.of()))) {
+            System.out.println("[cuda backend] " + tf32.description());
+            var in = Map.of("a", io.attn.tensor.Tensor.of(na.shape(), a), "b", io.attn.tensor.Tensor.of(nb.shape(), b));
+            close("tf32 matmul", want, run(tf32, g, in, y).getFirst().data(), 5e-2, 0);
+        }
+    }
+
     @Override
     Backend open(String... kv) {
         Map<String, String> extra = new HashMap<>();

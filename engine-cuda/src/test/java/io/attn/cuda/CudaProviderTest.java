@@ -79,6 +79,12 @@ class CudaProviderTest {
         assertTrue(first.reason().startsWith("JCuda driver bindings failed to load"), first.reason());
         assertTrue(first.reason().contains("libcuda"), first.reason());
         assertEquals(first.reason(), second.reason());
-        assertThrows(LinkageError.class, () -> jcuda.driver.JCudaDriver.setExceptionsEnabled(false));
+        LinkageError later =
+                assertThrows(LinkageError.class, () -> jcuda.driver.JCudaDriver.setExceptionsEnabled(false));
+        // a later touch is a NoClassDefFoundError whose message no longer names the library (the JDK truncates the
+        // recorded cause): that is why the probe remembers the first reason
+        assertTrue(Cuda.linkReason(later).startsWith("NoClassDefFoundError: "), Cuda.linkReason(later));
+        assertEquals(1, Cuda.linkReason(later).lines().count());
+        assertEquals(1, first.reason().lines().count(), "one line for users");
     }
 }
