@@ -6,9 +6,15 @@
 // Launch: 1-D grid-stride loop; block = 256, grid = min(ceil(n / 256), 65535).
 // Variants: ADD_BIAS = (bias, act 0); RELU / GELU = (no bias, act 1..3); bias + act fuses Linear + activation.
 
+// the next grid-stride index; never overflows int, even for n close to 2^31
+__device__ __forceinline__ int next_idx(int i, int n) {
+    int stride = gridDim.x * blockDim.x;
+    return n - i > stride ? i + stride : n;
+}
+
 extern "C" __global__ void bias_act_f32(const float* __restrict__ x, const float* __restrict__ bias,
                                         float* __restrict__ y, int n, int cols, int act) {
-    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx += gridDim.x * blockDim.x) {
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx = next_idx(idx, n)) {
         float v = x[idx];
         if (bias) v += bias[idx % cols];
         switch (act) {

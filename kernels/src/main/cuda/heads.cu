@@ -6,10 +6,16 @@
 //   block = 256, grid = min(ceil(total / 256), 65535).
 // Variants: none.
 
+// the next grid-stride index; never overflows int, even for n close to 2^31
+__device__ __forceinline__ int next_idx(int i, int n) {
+    int stride = gridDim.x * blockDim.x;
+    return n - i > stride ? i + stride : n;
+}
+
 extern "C" __global__ void split_heads_f32(const float* __restrict__ x, float* __restrict__ y, int B, int L, int H,
                                            int D) {
     int total = B * H * L * D;
-    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
         int d = idx % D;
         int l = (idx / D) % L;
         int h = (idx / (D * L)) % H;
@@ -21,7 +27,7 @@ extern "C" __global__ void split_heads_f32(const float* __restrict__ x, float* _
 extern "C" __global__ void merge_heads_f32(const float* __restrict__ x, float* __restrict__ y, int B, int H, int L,
                                            int D) {
     int total = B * H * L * D;
-    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
         int d = idx % D;
         int h = (idx / D) % H;
         int l = (idx / (D * H)) % L;

@@ -6,10 +6,16 @@
 // Launch: 1-D grid-stride loop over outer * inner; block = 256, grid = min(ceil(outer * inner / 256), 65535).
 // Variants: none.
 
+// the next grid-stride index; never overflows int, even for n close to 2^31
+__device__ __forceinline__ int next_idx(int i, int n) {
+    int stride = gridDim.x * blockDim.x;
+    return n - i > stride ? i + stride : n;
+}
+
 extern "C" __global__ void mean_f32(const float* __restrict__ x, float* __restrict__ y, int outer, int len,
                                     int inner) {
     int total = outer * inner;
-    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += gridDim.x * blockDim.x) {
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
         int o = idx / inner, i = idx - o * inner;
         const float* p = x + (size_t)o * len * inner + i;
         float s = 0.f;
