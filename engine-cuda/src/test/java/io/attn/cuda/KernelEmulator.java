@@ -35,6 +35,7 @@ final class KernelEmulator {
     private static String failure;
 
     private final Map<String, MethodHandle> entries = new HashMap<>();
+    private final Path library;
 
     /** The emulator, or null with {@link #failure()} saying why (no g++, compile error). */
     static synchronized KernelEmulator get() {
@@ -80,7 +81,8 @@ final class KernelEmulator {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0)
             throw new IOException("compiling the kernel emulator failed:\n" + out);
-        SymbolLookup lib = SymbolLookup.libraryLookup(dir.resolve("libattn_emu.so"), Arena.global());
+        library = dir.resolve("libattn_emu.so");
+        SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
         FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
         for (var e : Kernels.ENTRIES.entrySet())
             for (String entry : e.getValue())
@@ -116,6 +118,11 @@ final class KernelEmulator {
                     .append("); });\n}\n");
         }
         return sb.toString();
+    }
+
+    /** The shared library holding {@code emu_<entry>} for every kernel entry point. */
+    Path library() {
+        return library;
     }
 
     /** Runs {@code entry} on the host: values as {@link KernelArgs#values()} (pointers are host addresses). */
