@@ -33,6 +33,18 @@ class DriverPathEmulatedTest {
         FakeDriver.build(dir);
     }
 
+    @Test
+    void cublasPathsThroughFfmAndJCublas2() throws Exception {
+        FakeDriver.buildCublas(dir); // libcublas.so.12 on the child's LD_LIBRARY_PATH: FFM and JCublas2 both load it
+        String out = child("ops", null);
+        assertTrue(out.contains("gemm: cuBLAS via java.lang.foreign (" + dir.resolve("libcublas.so.12") + ")"), out);
+        assertTrue(out.contains("gemm: cuBLAS 12.99.0 via java.lang.foreign"), out);
+        assertTrue(out.contains("gemm: cuBLAS 12.99.0 via JCublas2"), out);
+        assertTrue(out.contains("PASS matmulEveryLayoutOnEveryGemmPath"), out);
+        assertTrue(out.contains("PASS attentionFusedAndUnfused"), out);
+        assertTrue(out.contains("ALL PASSED"), out);
+    }
+
     String child(String mode, String memLimit) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(

@@ -58,6 +58,75 @@ final class FakeDriver {
         return lib;
     }
 
+    /**
+     * A fake {@code libcublas.so.12} (with the {@code libcublas.so.12} symbol version JCublas2 binds to) whose GEMMs
+     * compute column-major on host memory, as cuBLAS does on the device: both the FFM binding and JCublas2 load it.
+     */
+    static Path buildCublas(Path dir) throws IOException, InterruptedException {
+        Path src = dir.resolve("fake_cublas.c"), map = dir.resolve("cublas.map");
+        Files.writeString(src, CUBLAS);
+        Files.writeString(map, "libcublas.so.12 { global: *; };\n");
+        Path lib = dir.resolve("libcublas.so.12");
+        Process p = new ProcessBuilder(
+                        "gcc",
+                        "-O1",
+                        "-shared",
+                        "-fPIC",
+                        "-w",
+                        "-Wl,-soname,libcublas.so.12",
+                        "-Wl,--version-script=" + map,
+                        "-o",
+                        lib.toString(),
+                        src.toString())
+                .redirectErrorStream(true)
+                .start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0)
+            throw new IOException("building the fake libcublas failed:\n" + out);
+        return lib;
+    }
+
+    private static final String CUBLAS = """
+            static void gemm(int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda, long long sA,
+                             const float *B, int ldb, long long sB, float beta, float *C, int ldc, long long sC,
+                             int batch) {
+                for (int z = 0; z < batch; z++)
+                    for (int j = 0; j < n; j++)
+                        for (int i = 0; i < m; i++) {
+                            double acc = 0;
+                            for (int p = 0; p < k; p++) {
+                                double a = ta ? A[z * sA + p + (long long)i * lda] : A[z * sA + i + (long long)p * lda];
+                                double b = tb ? B[z * sB + j + (long long)p * ldb] : B[z * sB + p + (long long)j * ldb];
+                                acc += a * b;
+                            }
+                            float *c = C + z * sC + i + (long long)j * ldc;
+                            *c = (float)(alpha * acc + (beta == 0 ? 0 : beta * *c));
+                        }
+            }
+            int cublasCreate_v2(void **h) { *h = (void *)0x1234; return 0; }
+            int cublasDestroy_v2(void *h) { return 0; }
+            int cublasSetStream_v2(void *h, void *s) { return 0; }
+            int cublasSetMathMode(void *h, int m) { return 0; }
+            int cublasGetProperty(int t, int *v) { *v = t == 0 ? 12 : t == 1 ? 99 : 0; return 0; }
+            int cublasGetVersion_v2(void *h, int *v) { *v = 129900; return 0; }
+            int cublasSgemmStridedBatched(void *h, int ta, int tb, int m, int n, int k, const float *alpha,
+                                          const float *A, int lda, long long sA, const float *B, int ldb,
+                                          long long sB, const float *beta, float *C, int ldc, long long sC,
+                                          int batch) {
+                gemm(ta, tb, m, n, k, *alpha, A, lda, sA, B, ldb, sB, *beta, C, ldc, sC, batch);
+                return 0;
+            }
+            int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                                           const void *A, int at, int lda, long long sA, const void *B, int bt,
+                                           int ldb, long long sB, const void *beta, void *C, int ct, int ldc,
+                                           long long sC, int batch, int compute, int algo) {
+                if (at != 0 || bt != 0 || ct != 0) return 15;
+                gemm(ta, tb, m, n, k, *(const float *)alpha, A, lda, sA, B, ldb, sB, *(const float *)beta, C, ldc,
+                     sC, batch);
+                return 0;
+            }
+            """;
+
     private static final String SOURCE = """
             #include <dlfcn.h>
             #include <stdint.h>
