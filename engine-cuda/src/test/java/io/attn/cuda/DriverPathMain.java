@@ -15,7 +15,7 @@ import java.util.List;
 /**
  * Run by {@link DriverPathEmulatedTest} in a child JVM whose {@code libcuda.so.1} is the {@link FakeDriver}: the
  * whole production path (provider, JCuda JNI, context, pool, module loading, launches) on emulated kernels. Mode
- * {@code ops} runs every {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
+ * {@code ops [name,name]} runs the named (default: every) {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
  * trim-and-retry and the out-of-memory error under a small memory limit. Exit 0 when everything passed.
  */
 public final class DriverPathMain {
@@ -25,12 +25,13 @@ public final class DriverPathMain {
         ProbeResult r = new CudaBackendProvider().probe();
         System.out.println("PROBE " + r);
         if (!r.available()) System.exit(2);
-        int failures = args[0].equals("oom") ? oom() : ops();
+        int failures = args[0].equals("oom") ? oom() : ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
         System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
     }
 
-    static int ops() throws Exception {
+    /** Runs the named checks ({@code only}), or all when empty. */
+    static int ops(List<String> only) throws Exception {
         try (Backend b = Backends.open("cuda", BackendOptions.defaults()).backend()) {
             System.out.println("BACKEND " + b.description());
             b.close(); // idempotent with the try's close
@@ -39,7 +40,8 @@ public final class DriverPathMain {
         List<Method> tests = new ArrayList<>();
         for (Class<?> c = CudaOpsGpuTest.class; c != Object.class; c = c.getSuperclass())
             for (Method m : c.getDeclaredMethods())
-                if (m.isAnnotationPresent(org.junit.jupiter.api.Test.class)) tests.add(m);
+                if (m.isAnnotationPresent(org.junit.jupiter.api.Test.class)
+                        && (only.isEmpty() || only.contains(m.getName()))) tests.add(m);
         int failures = 0;
         for (Method m : tests) {
             m.setAccessible(true);
