@@ -47,6 +47,11 @@ final class CublasLocator {
         String notFoundMessage() {
             return "no cuBLAS library found (tried " + String.join("; ", looked) + ")";
         }
+
+        /** The short form, for the backend's one-line description (the probe gives the full list). */
+        String notFoundSummary() {
+            return "no cuBLAS library found in " + looked.size() + " places (the cuda probe lists them)";
+        }
     }
 
     static Result locate(Map<String, String> extra) {

@@ -73,7 +73,7 @@ final class GemmPaths {
                 }
             } else {
                 if (mode.equals("cublas")) throw unavailable(r.notFoundMessage(), null);
-                notes.add(r.notFoundMessage());
+                notes.add(r.notFoundSummary());
             }
         }
         if (!mode.equals("kernel")) {
