@@ -1,0 +1,58 @@
+package io.attn.cuda;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.BackendProvider;
+import io.attn.backend.ProbeResult;
+
+/**
+ * The {@code cuda} backend provider (rank 100: preferred over the CPU when a usable GPU is present). This class
+ * refers to no JCuda type, so loading it never loads native code; {@link #probe} and {@link #create} reach JCuda
+ * only inside try/catch, and every failure, {@link Error}s included, becomes an unavailable probe result or an
+ * {@link AttnException} (DEVICE_UNAVAILABLE) with the reason.
+ *
+ * <p>Options ({@code BackendOptions.extra}): {@code cuda.device} (ordinal, default 0), {@code gemm}
+ * (auto|cublas|jcublas|kernel), {@code cublas.path} (file or directory), {@code attention} (unfused|fused).
+ */
+public final class CudaBackendProvider implements BackendProvider {
+    public CudaBackendProvider() {}
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    @Override
+    public int rank() {
+        return 100;
+    }
+
+    @Override
+    public ProbeResult probe() {
+        return probe(BackendOptions.defaults());
+    }
+
+    /** Probes with the given options (device ordinal, cuBLAS path and GEMM choice are read from them). */
+    public ProbeResult probe(BackendOptions options) {
+        try {
+            return CudaProbe.probe(options);
+        } catch (Throwable t) {
+            return ProbeResult.unavailable(name(), t.getClass().getSimpleName() + ": " + t.getMessage());
+        }
+    }
+
+    @Override
+    public Backend create(BackendOptions options) {
+        try {
+            return CudaBackend.open(options);
+        } catch (AttnException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AttnException(
+                    AttnException.Code.DEVICE_UNAVAILABLE,
+                    "cuda backend cannot start: " + t.getClass().getSimpleName() + ": " + t.getMessage(),
+                    t);
+        }
+    }
+}

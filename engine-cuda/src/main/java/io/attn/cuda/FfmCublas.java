@@ -1,0 +1,234 @@
+package io.attn.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.attn.AttnException;
+import io.attn.backend.Precision;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.util.Optional;
+
+/**
+ * cuBLAS bound with {@code java.lang.foreign} from the library {@link CublasLocator} found ({@code libcublas.so.13}
+ * or {@code .so.12}), so that no JNI wrapper ties us to one cuBLAS major version. Binds {@code cublasCreate_v2},
+ * {@code cublasSetStream_v2}, {@code cublasSetMathMode}, {@code cublasSgemmStridedBatched}, {@code
+ * cublasGemmStridedBatchedEx} (TF32 now; BF16 / FP16 later), {@code cublasGetProperty}, {@code cublasDestroy_v2}.
+ *
+ * <p>FP32 (the default) uses {@code CUBLAS_DEFAULT_MATH} with plain SGEMM: no TF32. {@link Precision#TF32} uses
+ * {@code cublasGemmStridedBatchedEx} with {@code CUBLAS_COMPUTE_32F_FAST_TF32}. Scalars are passed in host memory
+ * (the default pointer mode): cuBLAS reads them before the call returns. Row-major via the swap trick ({@link Blas}).
+ * Not thread-safe by itself: the backend lock serialises calls.
+ */
+@SuppressWarnings("restricted")
+final class FfmCublas implements Blas {
+    // cublasOperation_t, cublasMath_t, cudaDataType_t, cublasComputeType_t, cublasGemmAlgo_t, libraryPropertyType
+    static final int OP_N = 0, OP_T = 1;
+    static final int CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3;
+    static final int CUDA_R_32F = 0, CUBLAS_COMPUTE_32F_FAST_TF32 = 77, CUBLAS_GEMM_DEFAULT = -1;
+    static final int MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2;
+    private final MethodHandle destroy, sgemm, gemmEx;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment alpha, beta;
+    private final MemorySegment handle;
+    private final boolean tf32;
+    private final String description;
+    private boolean closed;
+
+    private FfmCublas(CublasLocator.Found lib, RawStream stream, Precision precision) {
+        SymbolLookup sym = lib.symbols();
+        Linker linker = Linker.nativeLinker();
+        MethodHandle create =
+                bind(linker, sym, FunctionDescriptor.of(JAVA_INT, ADDRESS), "cublasCreate_v2", "cublasCreate");
+        MethodHandle setStream = bind(
+                linker,
+                sym,
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS),
+                "cublasSetStream_v2",
+                "cublasSetStream");
+        MethodHandle setMath =
+                bind(linker, sym, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), "cublasSetMathMode");
+        MethodHandle getProp =
+                bind(linker, sym, FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS), "cublasGetProperty");
+        destroy = bind(linker, sym, FunctionDescriptor.of(JAVA_INT, ADDRESS), "cublasDestroy_v2", "cublasDestroy");
+        sgemm = bind(
+                linker,
+                sym,
+                FunctionDescriptor.of(
+                        JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT,
+                        JAVA_LONG, ADDRESS, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT, JAVA_LONG, JAVA_INT),
+                "cublasSgemmStridedBatched");
+        MethodHandle ex;
+        try {
+            ex = bind(
+                    linker,
+                    sym,
+                    FunctionDescriptor.of(
+                            JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS,
+                            JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS, ADDRESS,
+                            JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT),
+                    "cublasGemmStridedBatchedEx");
+        } catch (AttnException e) {
+            ex = null;
+        }
+        gemmEx = ex;
+        alpha = arena.allocate(JAVA_FLOAT);
+        beta = arena.allocate(JAVA_FLOAT);
+        MemorySegment h = arena.allocate(ADDRESS);
+        int[] version = new int[3];
+        try {
+            status((int) create.invokeExact(h), "cublasCreate_v2");
+            handle = h.get(ADDRESS, 0);
+            status(
+                    (int) setStream.invokeExact(handle, MemorySegment.ofAddress(stream.address())),
+                    "cublasSetStream_v2");
+            tf32 = precision == Precision.TF32;
+            int mode = tf32 && gemmEx == null ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+            status((int) setMath.invokeExact(handle, mode), "cublasSetMathMode(" + mode + ")");
+            MemorySegment v = arena.allocate(JAVA_INT);
+            for (int i = 0; i < 3; i++) {
+                status((int) getProp.invokeExact(i, v), "cublasGetProperty(" + i + ")");
+                version[i] = v.get(JAVA_INT, 0);
+            }
+        } catch (AttnException e) {
+            arena.close();
+            throw e;
+        } catch (Throwable t) {
+            arena.close();
+            throw new AttnException(AttnException.Code.INTERNAL, "cuBLAS initialisation failed: " + t, t);
+        }
+        description = "cuBLAS " + version[0] + "." + version[1] + "." + version[2] + " via java.lang.foreign ("
+                + lib.where() + "), " + (tf32 ? "TF32 tensor-op math" : "FP32, CUBLAS_DEFAULT_MATH (no TF32)");
+    }
+
+    /** Binds cuBLAS from the library {@code lib}; throws AttnException when a required symbol or cublasCreate fails. */
+    static FfmCublas open(CublasLocator.Found lib, RawStream stream, Precision precision) {
+        return new FfmCublas(lib, stream, precision);
+    }
+
+    private static MethodHandle bind(Linker linker, SymbolLookup sym, FunctionDescriptor fd, String... names) {
+        for (String n : names) {
+            Optional<MemorySegment> s = sym.find(n);
+            if (s.isPresent()) return linker.downcallHandle(s.get(), fd);
+        }
+        throw new AttnException(
+                AttnException.Code.DEVICE_UNAVAILABLE, "cuBLAS library lacks " + String.join(" / ", names));
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void sgemm(
+            boolean transA,
+            boolean transB,
+            int m,
+            int n,
+            int k,
+            float alphaV,
+            DevPtr a,
+            int lda,
+            long strideA,
+            DevPtr b,
+            int ldb,
+            long strideB,
+            float betaV,
+            DevPtr c,
+            int ldc,
+            long strideC,
+            int batch) {
+        if (closed) throw new IllegalStateException("cuBLAS handle is closed");
+        if (m == 0 || n == 0 || batch == 0) return;
+        alpha.set(JAVA_FLOAT, 0, alphaV);
+        beta.set(JAVA_FLOAT, 0, betaV);
+        // row-major C = op(A) op(B)  ==  column-major C^T = op(B)^T op(A)^T: swap operands and m/n (see Blas)
+        int opB = transB ? OP_T : OP_N, opA = transA ? OP_T : OP_N;
+        MemorySegment pa = MemorySegment.ofAddress(a.address()),
+                pb = MemorySegment.ofAddress(b.address()),
+                pc = MemorySegment.ofAddress(c.address());
+        String call = (tf32 && gemmEx != null ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") + "(m=" + m
+                + ", n=" + n + ", k=" + k + ", batch=" + batch + ")";
+        int st;
+        try {
+            if (tf32 && gemmEx != null)
+                st = (int) gemmEx.invokeExact(
+                        handle,
+                        opB,
+                        opA,
+                        n,
+                        m,
+                        k,
+                        alpha,
+                        pb,
+                        CUDA_R_32F,
+                        ldb,
+                        strideB,
+                        pa,
+                        CUDA_R_32F,
+                        lda,
+                        strideA,
+                        beta,
+                        pc,
+                        CUDA_R_32F,
+                        ldc,
+                        strideC,
+                        batch,
+                        CUBLAS_COMPUTE_32F_FAST_TF32,
+                        CUBLAS_GEMM_DEFAULT);
+            else
+                st = (int) sgemm.invokeExact(
+                        handle, opB, opA, n, m, k, alpha, pb, ldb, strideB, pa, lda, strideA, beta, pc, ldc, strideC,
+                        batch);
+        } catch (Throwable t) {
+            throw new AttnException(AttnException.Code.INTERNAL, call + " failed: " + t, t);
+        }
+        status(st, call);
+    }
+
+    /** Throws for a non-zero cublasStatus_t; CUBLAS_STATUS_ALLOC_FAILED is DEVICE_OUT_OF_MEMORY. */
+    static void status(int st, String call) {
+        if (st == 0) return;
+        AttnException.Code code = st == 3 ? AttnException.Code.DEVICE_OUT_OF_MEMORY : AttnException.Code.INTERNAL;
+        throw new AttnException(
+                code, "cuBLAS " + call + " failed: " + statusName(st) + (st == 3 ? "; " + Cuda.memInfo() : ""));
+    }
+
+    static String statusName(int st) {
+        return switch (st) {
+            case 1 -> "CUBLAS_STATUS_NOT_INITIALIZED";
+            case 3 -> "CUBLAS_STATUS_ALLOC_FAILED";
+            case 7 -> "CUBLAS_STATUS_INVALID_VALUE";
+            case 8 -> "CUBLAS_STATUS_ARCH_MISMATCH";
+            case 11 -> "CUBLAS_STATUS_MAPPING_ERROR";
+            case 13 -> "CUBLAS_STATUS_EXECUTION_FAILED";
+            case 14 -> "CUBLAS_STATUS_INTERNAL_ERROR";
+            case 15 -> "CUBLAS_STATUS_NOT_SUPPORTED";
+            case 16 -> "CUBLAS_STATUS_LICENSE_ERROR";
+            default -> "cublasStatus " + st;
+        };
+    }
+
+    @Override
+    public void close() {
+        if (closed) return;
+        closed = true;
+        try {
+            int st = (int) destroy.invokeExact(handle);
+            status(st, "cublasDestroy_v2");
+        } catch (AttnException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AttnException(AttnException.Code.INTERNAL, "cublasDestroy_v2 failed: " + t, t);
+        } finally {
+            arena.close();
+        }
+    }
+}

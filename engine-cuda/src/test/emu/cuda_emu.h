@@ -1,0 +1,48 @@
+// cuda_emu.h -- just enough of CUDA C to run the engine's kernels on the host, for tests without a GPU.
+// One std::thread per CUDA thread; the blocks of a grid run one after another. __shared__ becomes a function-local
+// static (shared by the block's threads: only one block runs at a time), __syncthreads a std::barrier over the
+// block, __shfl_xor_sync an exchange through a per-warp slot with a per-warp barrier (full warps only).
+// Slow (thread creation per CUDA thread) but exact enough to test indexing, masks and reductions.
+#pragma once
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+struct dim3 {
+    unsigned x = 1, y = 1, z = 1;
+};
+extern thread_local dim3 threadIdx;
+extern thread_local dim3 blockIdx;
+extern dim3 blockDim;
+extern dim3 gridDim;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+
+void __syncthreads();
+float __shfl_xor_sync(unsigned mask, float v, int laneMask);
+int atomicCAS(int *address, int compare, int val);
+using std::max;
+using std::min;
+
+// runs body once per thread of every block of the grid (1-D blocks of bx threads)
+void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body);
+
+// a kernel argument passed as a 64-bit value: converts to any pointer type, or to long long
+struct emu_u64 {
+    long long v;
+    template <class T> operator T *() const { return (T *)(intptr_t)v; }
+    operator long long() const { return v; }
+};
+inline float emu_f32(long long bits) {
+    int32_t b = (int32_t)bits;
+    float f;
+    __builtin_memcpy(&f, &b, 4);
+    return f;
+}

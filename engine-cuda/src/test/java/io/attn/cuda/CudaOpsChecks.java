@@ -1,0 +1,425 @@
+package io.attn.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.exec.Executor;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CUDA backend's ops against plain double-precision loops ({@link Ref}). Run twice: on a real GPU ({@link
+ * CudaOpsGpuTest}, skipped without one) and with the kernels compiled for the host ({@link CudaOpsEmulatedTest},
+ * skipped without g++). Shapes are small but not multiples of the tile or block sizes, and cover every mask kind, a
+ * fully masked row, and every GEMM path that loads.
+ *
+ * <p>Error bounds: inputs are in [-1, 1]. A float32 dot product of K terms has a rounding error of about K * 2^-24 *
+ * sum|a_i b_i| in the worst case, under 1e-5 for K <= 100 here, so GEMMs and attention use 1e-4 absolute (any
+ * indexing error is O(0.1)). Softmax weights are in [0, 1] with expf accurate to ~2 ulp: 2e-6. Element-wise ops: 1e-5
+ * absolute plus 1e-5 relative.
+ */
+abstract class CudaOpsChecks {
+    final Random rnd = new Random(42);
+
+    /** A backend with options {@code key, value, ...} ({@code gemm}, {@code attention}). */
+    abstract Backend open(String... kv);
+
+    /** The {@code gemm} option values to test. */
+    abstract List<String> gemmPaths();
+
+    /** Device bytes the backend holds, or -1 when not tracked. */
+    abstract long deviceBytes(Backend b);
+
+    float[] rand(int n) {
+        float[] a = new float[n];
+        for (int i = 0; i < n; i++) a[i] = rnd.nextFloat() * 2 - 1;
+        return a;
+    }
+
+    static List<Tensor> run(Backend be, GraphBuilder g, Map<String, Tensor> in, Node... outs) {
+        try (Executor ex = new Executor(be, g.build(outs))) {
+            return ex.run(in);
+        }
+    }
+
+    static void close(String what, double[] want, float[] got, double abs, double rel) {
+        assertEquals(want.length, got.length, what + " length");
+        for (int i = 0; i < want.length; i++) {
+            double tol = abs + rel * Math.abs(want[i]);
+            if (!(Math.abs(want[i] - got[i]) <= tol))
+                throw new AssertionError(
+                        what + " [" + i + "]: want " + want[i] + ", got " + got[i] + " (tol " + tol + ")");
+        }
+    }
+
+    @Test
+    void matmulEveryLayoutOnEveryGemmPath() {
+        List<String> paths = gemmPaths();
+        int batch = 3, m = 37, n = 70, k = 65;
+        for (String path : paths)
+            try (Backend be = open("gemm", path)) {
+                for (boolean ta : new boolean[] {false, true})
+                    for (boolean tb : new boolean[] {false, true})
+                        for (boolean shared : new boolean[] {false, true}) {
+                            float[] a = rand(batch * m * k), b = rand((shared ? 1 : batch) * k * n);
+                            GraphBuilder g = new GraphBuilder();
+                            Node na = g.input(
+                                    "a",
+                                    ta
+                                            ? Tensor.of(a, batch, k, m).shape()
+                                            : Tensor.of(a, batch, m, k).shape());
+                            Node nb = shared
+                                    ? g.input("b", tb ? new int[] {n, k} : new int[] {k, n})
+                                    : g.input("b", tb ? new int[] {batch, n, k} : new int[] {batch, k, n});
+                            Node y = g.matmul(na, nb, ta, tb, 0.75f);
+                            Tensor out = run(
+                                            be,
+                                            g,
+                                            Map.of("a", Tensor.of(na.shape(), a), "b", Tensor.of(nb.shape(), b)),
+                                            y)
+                                    .getFirst();
+                            close(
+                                    path + " matmul ta=" + ta + " tb=" + tb + " shared=" + shared,
+                                    Ref.matmul(a, b, batch, m, n, k, ta, tb, 0.75f, shared),
+                                    out.data(),
+                                    1e-4,
+                                    0);
+                        }
+            }
+    }
+
+    /** Masks for (B=2, H=3, L=5, S): bool (2, 1, 5, S) with row (b=1, i=2) fully masked, additive key padding. */
+    float[][] masks(int s) {
+        float[] bool = new float[2 * 5 * s], add = new float[2 * s];
+        for (int i = 0; i < bool.length; i++) bool[i] = rnd.nextInt(4) == 0 ? 1 : 0;
+        for (int j = 0; j < s; j++) bool[(1 * 5 + 2) * s + j] = 1;
+        for (int i = 0; i < add.length; i++) add[i] = -rnd.nextFloat();
+        add[3] = Float.NEGATIVE_INFINITY;
+        return new float[][] {bool, add};
+    }
+
+    @Test
+    void maskedSoftmax() {
+        for (int s : new int[] {7, 300})
+            try (Backend be = open()) {
+                float[] x = rand(2 * 3 * 5 * s);
+                float[][] mk = masks(s);
+                GraphBuilder g = new GraphBuilder();
+                Node nx = g.input("x", 2, 3, 5, s), nm = g.input("m", 2, 1, 5, s), nk = g.input("k", 2, s);
+                Node y = g.softmax(nx, 0.5f, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), nm, nk);
+                Node plain = g.softmax(nx);
+                List<Tensor> out = run(
+                        be,
+                        g,
+                        Map.of(
+                                "x",
+                                Tensor.of(nx.shape(), x),
+                                "m",
+                                Tensor.of(nm.shape(), mk[0]),
+                                "k",
+                                Tensor.of(nk.shape(), mk[1])),
+                        y,
+                        plain);
+                close(
+                        "masked softmax S=" + s,
+                        Ref.softmax(x, 2, 3, 5, s, 0.5, true, mk[0], 2, 1, 1, mk[1], 2),
+                        out.get(0).data(),
+                        2e-6,
+                        0);
+                close(
+                        "plain softmax S=" + s,
+                        Ref.softmax(x, 1, 1, 30, s, 1, false, null, 1, 1, 0, null, 0),
+                        out.get(1).data(),
+                        2e-6,
+                        0);
+            }
+    }
+
+    @Test
+    void otherMaskLayouts() {
+        // (L, S) additive mask with a -inf, bool key padding; and (1, H, L, S) bool mask alone, no causal
+        int s = 6;
+        try (Backend be = open()) {
+            float[] x = rand(2 * 3 * 5 * s), ls = rand(5 * s), kp = new float[2 * s], hm = new float[3 * 5 * s];
+            ls[4] = Float.NEGATIVE_INFINITY;
+            for (int i = 0; i < kp.length; i++) kp[i] = rnd.nextInt(3) == 0 ? 1 : 0;
+            for (int i = 0; i < hm.length; i++) hm[i] = rnd.nextInt(3) == 0 ? 1 : 0;
+            GraphBuilder g = new GraphBuilder();
+            Node nx = g.input("x", 2, 3, 5, s), nl = g.input("l", 5, s), nk = g.input("k", 2, s);
+            Node nh = g.input("h", 1, 3, 5, s);
+            Node a = g.softmax(nx, 1.5f, new MaskSpec(false, MaskKind.ADDITIVE, MaskKind.BOOL), nl, nk);
+            Node b = g.softmax(nx, 1f, new MaskSpec(false, MaskKind.BOOL, MaskKind.NONE), nh, null);
+            List<Tensor> out = run(
+                    be,
+                    g,
+                    Map.of(
+                            "x",
+                            Tensor.of(nx.shape(), x),
+                            "l",
+                            Tensor.of(nl.shape(), ls),
+                            "k",
+                            Tensor.of(nk.shape(), kp),
+                            "h",
+                            Tensor.of(nh.shape(), hm)),
+                    a,
+                    b);
+            close(
+                    "softmax (L,S) additive + bool padding",
+                    Ref.softmax(x, 2, 3, 5, s, 1.5, false, ls, 1, 1, 2, kp, 1),
+                    out.get(0).data(),
+                    2e-6,
+                    0);
+            close(
+                    "softmax (1,H,L,S) bool",
+                    Ref.softmax(x, 2, 3, 5, s, 1, false, hm, 1, 3, 1, null, 0),
+                    out.get(1).data(),
+                    2e-6,
+                    0);
+        }
+    }
+
+    @Test
+    void layerNormWithoutParamsAndOtherAxes() {
+        try (Backend be = open()) {
+            int b = 3, l = 4, e = 5;
+            float[] x = rand(b * l * e);
+            GraphBuilder g = new GraphBuilder();
+            Node nx = g.input("x", b, l, e);
+            Node ln = g.layerNorm(nx, null, null, 1e-3f), m0 = g.mean(nx, 0), m2 = g.mean(nx, -1);
+            Node cat = g.concat(-1, nx, g.scale(nx, 2f));
+            List<Tensor> out = run(be, g, Map.of("x", Tensor.of(nx.shape(), x)), ln, m0, m2, cat);
+            float[] ones = new float[e], zeros = new float[e];
+            java.util.Arrays.fill(ones, 1f);
+            close(
+                    "layer_norm no params",
+                    Ref.layerNorm(x, b * l, e, ones, zeros, 1e-3),
+                    out.get(0).data(),
+                    1e-5,
+                    1e-5);
+            double[] mean0 = new double[l * e], mean2 = new double[b * l], c = new double[2 * x.length];
+            for (int i = 0; i < x.length; i++) {
+                mean0[i % (l * e)] += x[i] / (double) b;
+                mean2[i / e] += x[i] / (double) e;
+                c[(i / e) * 2 * e + i % e] = x[i];
+                c[(i / e) * 2 * e + e + i % e] = 2.0 * x[i];
+            }
+            close("mean axis 0", mean0, out.get(1).data(), 1e-6, 1e-5);
+            close("mean last axis", mean2, out.get(2).data(), 1e-6, 1e-5);
+            close("concat last axis", c, out.get(3).data(), 0, 0);
+        }
+    }
+
+    @Test
+    void attentionFusedAndUnfused() {
+        int s = 9, d = 40, dv = 24;
+        for (String mode : List.of("unfused", "fused"))
+            for (String path : gemmPaths())
+                try (Backend be = open("attention", mode, "gemm", path)) {
+                    float[] q = rand(2 * 3 * 5 * d), k = rand(2 * 3 * s * d), v = rand(2 * 3 * s * dv);
+                    float[][] mk = masks(s);
+                    GraphBuilder g = new GraphBuilder();
+                    Node nq = g.input("q", 2, 3, 5, d), nk = g.input("k", 2, 3, s, d), nv = g.input("v", 2, 3, s, dv);
+                    Node nm = g.input("m", 2, 1, 5, s), np = g.input("p", 2, s);
+                    Node o = g.attention(
+                            nq, nk, nv, Float.NaN, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), nm, np);
+                    Tensor out = run(
+                                    be,
+                                    g,
+                                    Map.of(
+                                            "q",
+                                            Tensor.of(nq.shape(), q),
+                                            "k",
+                                            Tensor.of(nk.shape(), k),
+                                            "v",
+                                            Tensor.of(nv.shape(), v),
+                                            "m",
+                                            Tensor.of(nm.shape(), mk[0]),
+                                            "p",
+                                            Tensor.of(np.shape(), mk[1])),
+                                    o)
+                            .getFirst();
+                    // reference: scores in double, then the same masked softmax, then P V
+                    double[] sc = Ref.matmul(q, k, 6, 5, s, d, false, true, 1f, false);
+                    float[] scf = new float[sc.length];
+                    for (int i = 0; i < sc.length; i++) scf[i] = (float) sc[i];
+                    double[] p = Ref.softmax(scf, 2, 3, 5, s, 1 / Math.sqrt(d), true, mk[0], 2, 1, 1, mk[1], 2);
+                    close(
+                            "attention " + mode + " gemm=" + path,
+                            Ref.weightsTimesV(p, v, 6, 5, s, dv),
+                            out.data(),
+                            1e-4,
+                            0);
+                }
+    }
+
+    @Test
+    void elementwiseOps() {
+        try (Backend be = open()) {
+            int b = 2, l = 3, e = 300, h = 4;
+            float[] x = rand(b * l * e), x2 = rand(b * l * e), w = rand(e), bias = rand(e);
+            float[] ids = {0, 4, 9, 3, 3, 1};
+            float[] table = rand(10 * e);
+            GraphBuilder g = new GraphBuilder();
+            Node nx = g.input("x", b, l, e), nx2 = g.input("x2", b, l, e), ni = g.input("ids", b, l);
+            Node nw = g.constant("w", Tensor.of(w, e)), nb = g.constant("b", Tensor.of(bias, e));
+            Node nt = g.constant("t", Tensor.of(table, 10, e));
+            Node[] outs = {
+                g.layerNorm(nx, nw, nb, 1e-5f),
+                g.gelu(nx, false),
+                g.gelu(nx, true),
+                g.relu(nx),
+                g.add(nx, nx2),
+                g.scale(nx, -1.5f),
+                g.addBias(nx, nb),
+                g.embedding(ni, nt),
+                g.positionalEncoding(nx, 100),
+                g.splitHeads(nx, h),
+                g.mergeHeads(g.splitHeads(nx, h)),
+                g.concat(1, nx, nx2),
+                g.mean(nx, 1)
+            };
+            List<Tensor> got = run(
+                    be,
+                    g,
+                    Map.of(
+                            "x",
+                            Tensor.of(nx.shape(), x),
+                            "x2",
+                            Tensor.of(nx2.shape(), x2),
+                            "ids",
+                            Tensor.of(ni.shape(), ids)),
+                    outs);
+            int n = x.length, dh = e / h;
+            double[] gErf = new double[n],
+                    gTanh = new double[n],
+                    relu = new double[n],
+                    add = new double[n],
+                    scale = new double[n],
+                    addB = new double[n],
+                    pe = new double[n],
+                    split = new double[n],
+                    merge = new double[n],
+                    emb = new double[n],
+                    cat = new double[2 * n],
+                    mean = new double[b * e];
+            for (int i = 0; i < n; i++) {
+                double v = x[i];
+                gErf[i] = 0.5 * v * (1 + Ref.erf(v / Math.sqrt(2)));
+                gTanh[i] = 0.5 * v * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (v + 0.044715 * v * v * v)));
+                relu[i] = Math.max(v, 0);
+                add[i] = v + x2[i];
+                scale[i] = -1.5 * v;
+                addB[i] = v + bias[i % e];
+                int col = i % e, pos = 100 + (i / e) % l;
+                double ang = pos * Math.pow(10000, -(double) (col & ~1) / e);
+                pe[i] = v + ((col & 1) == 0 ? Math.sin(ang) : Math.cos(ang));
+                emb[i] = table[(int) ids[i / e] * e + col];
+            }
+            for (int bi = 0; bi < b; bi++)
+                for (int li = 0; li < l; li++)
+                    for (int hi = 0; hi < h; hi++)
+                        for (int d = 0; d < dh; d++) {
+                            split[((bi * h + hi) * l + li) * dh + d] = x[(bi * l + li) * e + hi * dh + d];
+                            merge[(bi * l + li) * e + hi * dh + d] = x[(bi * l + li) * e + hi * dh + d];
+                        }
+            for (int bi = 0; bi < b; bi++)
+                for (int r = 0; r < 2 * l; r++)
+                    for (int c = 0; c < e; c++)
+                        cat[(bi * 2 * l + r) * e + c] = r < l ? x[(bi * l + r) * e + c] : x2[(bi * l + r - l) * e + c];
+            for (int bi = 0; bi < b; bi++)
+                for (int c = 0; c < e; c++) {
+                    double s = 0;
+                    for (int li = 0; li < l; li++) s += x[(bi * l + li) * e + c];
+                    mean[bi * e + c] = s / l;
+                }
+            double[][] want = {
+                Ref.layerNorm(x, b * l, e, w, bias, 1e-5),
+                gErf,
+                gTanh,
+                relu,
+                add,
+                scale,
+                addB,
+                emb,
+                pe,
+                split,
+                merge,
+                cat,
+                mean
+            };
+            String[] names = {
+                "layer_norm",
+                "gelu",
+                "gelu_tanh",
+                "relu",
+                "add",
+                "scale",
+                "add_bias",
+                "embedding",
+                "positional_encoding",
+                "split_heads",
+                "merge_heads",
+                "concat",
+                "mean"
+            };
+            for (int i = 0; i < outs.length; i++)
+                close(names[i], want[i], got.get(i).data(), 1e-5, 1e-5);
+        }
+    }
+
+    @Test
+    void badEmbeddingIdIsBadInputAndSteadyStateAllocatesNothing() throws Exception {
+        try (Backend be = open()) {
+            GraphBuilder g = new GraphBuilder();
+            Node ni = g.input("ids", 4);
+            Node y = g.gelu(g.embedding(ni, g.constant("t", Tensor.of(rand(5 * 8), 5, 8))), false);
+            try (Executor ex = new Executor(be, g.build(y))) {
+                AttnException e = assertThrows(
+                        AttnException.class, () -> ex.run(Map.of("ids", Tensor.of(new float[] {0, 1, 5, 2}, 4))));
+                assertEquals(AttnException.Code.BAD_INPUT, e.code());
+                assertTrue(e.getMessage().contains("position 2"), e.getMessage());
+                Tensor ok = Tensor.of(new float[] {0, 1, 4, 2}, 4);
+                List<Tensor> first = ex.run(Map.of("ids", ok)); // the error word was cleared
+                long bytes = deviceBytes(be);
+                ExecutorService pool = Executors.newFixedThreadPool(4);
+                List<Future<List<Tensor>>> fs = new ArrayList<>();
+                for (int i = 0; i < 40; i++) fs.add(pool.submit(() -> ex.run(Map.of("ids", ok))));
+                for (Future<List<Tensor>> f : fs)
+                    close(
+                            "concurrent run",
+                            toDouble(first.getFirst().data()),
+                            f.get().getFirst().data(),
+                            0,
+                            0);
+                pool.shutdown();
+                // four threads may hold four arenas at once, but a second round must not allocate again
+                long afterFirstRound = deviceBytes(be);
+                for (int i = 0; i < 20; i++) ex.run(Map.of("ids", ok));
+                if (bytes >= 0) { // pooled memory: the second round reuses the first round's blocks
+                    assertEquals(afterFirstRound, deviceBytes(be));
+                    assertTrue(afterFirstRound >= bytes);
+                }
+            }
+        }
+    }
+
+    static double[] toDouble(float[] f) {
+        double[] d = new double[f.length];
+        for (int i = 0; i < f.length; i++) d[i] = f[i];
+        return d;
+    }
+}

@@ -1,0 +1,90 @@
+package io.attn.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.BackendProvider;
+import io.attn.backend.Backends;
+import io.attn.backend.ProbeResult;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * On a machine without the NVIDIA driver (this build machine), the cuda provider must load, probe as unavailable with
+ * a reason naming the driver, and never throw: native-library {@link Error}s included. Skipped where a driver exists.
+ */
+class CudaProviderTest {
+    @BeforeEach
+    void onlyWithoutDriver() {
+        Assumptions.assumeTrue(
+                CudaProbe.driverMissing() != null,
+                "an NVIDIA driver is present: these tests are for hosts without one");
+    }
+
+    @Test
+    void providerClassRefersToNoJCudaType() throws Exception {
+        // loading the provider must not load JCuda (and its natives): its class file names no jcuda class
+        try (InputStream in = CudaBackendProvider.class.getResourceAsStream("CudaBackendProvider.class")) {
+            String constants = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+            assertFalse(constants.contains("jcuda/"), "CudaBackendProvider references a jcuda class");
+        }
+    }
+
+    @Test
+    void probeSaysUnavailableBecauseLibcudaIsMissing() {
+        ProbeResult r = new CudaBackendProvider().probe();
+        assertEquals("cuda", r.backend());
+        assertFalse(r.available());
+        assertTrue(r.reason().contains("libcuda.so.1"), r.reason());
+        assertTrue(r.reason().contains("NVIDIA driver"), r.reason());
+    }
+
+    @Test
+    void serviceLoaderFindsCudaAndProbeAllReportsItUnavailable() {
+        List<BackendProvider> ps = Backends.providers();
+        assertTrue(ps.stream().anyMatch(p -> p instanceof CudaBackendProvider && p.rank() == 100), ps.toString());
+        ProbeResult cuda = Backends.probeAll().stream()
+                .filter(r -> r.backend().equals("cuda"))
+                .findFirst()
+                .orElseThrow();
+        assertFalse(cuda.available());
+        assertTrue(cuda.toString().startsWith("cuda: unavailable, NVIDIA driver not found"), cuda.toString());
+    }
+
+    @Test
+    void openingCudaGivesDeviceUnavailableNotAnError() {
+        AttnException e = assertThrows(AttnException.class, () -> Backends.open("cuda", BackendOptions.defaults()));
+        assertEquals(AttnException.Code.DEVICE_UNAVAILABLE, e.code());
+        assertTrue(e.getMessage().contains("libcuda.so.1"), e.getMessage());
+        AttnException c =
+                assertThrows(AttnException.class, () -> new CudaBackendProvider().create(BackendOptions.defaults()));
+        assertEquals(AttnException.Code.DEVICE_UNAVAILABLE, c.code());
+    }
+
+    @Test
+    void jcudaLinkFailureIsCaughtAndReportedTheSameEveryTime() {
+        // skip the libcuda pre-check so JCudaDriver's class init runs and fails (UnsatisfiedLinkError); the second
+        // touch of the class is a NoClassDefFoundError, and the probe must still report the first, clear reason
+        ProbeResult first = CudaProbe.probe(BackendOptions.defaults(), false);
+        ProbeResult second = CudaProbe.probe(BackendOptions.defaults(), false);
+        assertFalse(first.available());
+        assertTrue(first.reason().startsWith("JCuda driver bindings failed to load"), first.reason());
+        assertTrue(first.reason().contains("libcuda"), first.reason());
+        assertEquals(first.reason(), second.reason());
+        LinkageError later =
+                assertThrows(LinkageError.class, () -> jcuda.driver.JCudaDriver.setExceptionsEnabled(false));
+        // a later touch is a NoClassDefFoundError whose message no longer names the library (the JDK truncates the
+        // recorded cause): that is why the probe remembers the first reason
+        assertTrue(Cuda.linkReason(later).startsWith("NoClassDefFoundError: "), Cuda.linkReason(later));
+        assertEquals(1, Cuda.linkReason(later).lines().count());
+        assertEquals(1, first.reason().lines().count(), "one line for users");
+    }
+}

@@ -1,0 +1,97 @@
+package io.attn.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The production driver path without a GPU: a child JVM whose dynamic linker finds {@link FakeDriver}'s {@code
+ * libcuda.so.1} first (LD_LIBRARY_PATH) runs {@link DriverPathMain}. This exercises the provider, JCuda's JNI,
+ * DevPtr/RawStream handles, KernelArgs packing into {@code cuLaunchKernel}, the pool and module loading, with the
+ * kernels emulated on the host. Skipped without g++ (and where a real driver would shadow the fake is irrelevant:
+ * LD_LIBRARY_PATH is searched first).
+ */
+class DriverPathEmulatedTest {
+    @TempDir
+    Path dir;
+
+    Path emu;
+
+    @BeforeEach
+    void needsCompiler() throws Exception {
+        KernelEmulator k = KernelEmulator.get();
+        Assumptions.assumeTrue(k != null, "no kernel emulator: " + KernelEmulator.failure());
+        emu = k.library();
+        FakeDriver.build(dir);
+    }
+
+    @Test
+    void cublasPathsThroughFfmAndJCublas2() throws Exception {
+        FakeDriver.buildCublas(dir); // libcublas.so.12 on the child's LD_LIBRARY_PATH: FFM and JCublas2 both load it
+        String out = child(null, "ops");
+        assertTrue(out.contains("gemm: cuBLAS via java.lang.foreign (" + dir.resolve("libcublas.so.12") + ")"), out);
+        assertTrue(out.contains("gemm: cuBLAS 12.99.0 via java.lang.foreign"), out);
+        assertTrue(out.contains("gemm: cuBLAS 12.99.0 via JCublas2"), out);
+        assertTrue(out.contains("PASS matmulEveryLayoutOnEveryGemmPath"), out);
+        assertTrue(out.contains("PASS attentionFusedAndUnfused"), out);
+        assertTrue(out.contains("ALL PASSED"), out);
+    }
+
+    String child(String memLimit, String... mode) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder pb = new ProcessBuilder(
+                        java,
+                        "--add-modules",
+                        "jdk.incubator.vector",
+                        "--enable-native-access=ALL-UNNAMED",
+                        "-cp",
+                        System.getProperty("java.class.path"),
+                        DriverPathMain.class.getName())
+                .redirectErrorStream(true);
+        pb.command().addAll(List.of(mode));
+        pb.environment().put("LD_LIBRARY_PATH", dir.toString());
+        pb.environment().put("ATTN_EMU_LIB", emu.toString());
+        if (memLimit != null) pb.environment().put("ATTN_FAKE_MEM", memLimit);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "child timed out:\n" + out);
+        assertEquals(0, p.exitValue(), "child failed:\n" + out);
+        return out;
+    }
+
+    @Test
+    void someOpsThroughJCudaAndTheFakeDriverWithoutCublas() throws Exception {
+        // the cuBLAS test runs every check; here a few, with the built-in GEMM kernel (no cuBLAS on the path)
+        String out = child(
+                null,
+                "ops",
+                "matmulEveryLayoutOnEveryGemmPath,maskedSoftmax,"
+                        + "badEmbeddingIdIsBadInputAndSteadyStateAllocatesNothing");
+        assertTrue(
+                out.contains(
+                        "PROBE cuda: available, attn fake GPU (host emulation) (device 0 of 1, sm_90, 4 SMs,"
+                                + " 1.0 GiB), CUDA driver API 13.0; gemm: built-in SGEMM kernel, because no cuBLAS library found"),
+                out);
+        assertTrue(out.contains("BACKEND cuda: attn fake GPU"), out);
+        for (String name : List.of(
+                "matmulEveryLayoutOnEveryGemmPath",
+                "maskedSoftmax",
+                "badEmbeddingIdIsBadInputAndSteadyStateAllocatesNothing"))
+            assertTrue(out.contains("PASS " + name), name + ":\n" + out);
+    }
+
+    @Test
+    void poolTrimsItsCacheThenReportsOutOfMemory() throws Exception {
+        String out = child("1000000", "oom");
+        assertTrue(out.contains("PASS trim and retry"), out);
+        assertTrue(out.contains("PASS DEVICE_OUT_OF_MEMORY"), out);
+    }
+}

@@ -1,0 +1,83 @@
+package io.attn.cuda;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.Backends;
+import io.attn.backend.Buffer;
+import io.attn.backend.ProbeResult;
+import io.attn.tensor.DType;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Run by {@link DriverPathEmulatedTest} in a child JVM whose {@code libcuda.so.1} is the {@link FakeDriver}: the
+ * whole production path (provider, JCuda JNI, context, pool, module loading, launches) on emulated kernels. Mode
+ * {@code ops [name,name]} runs the named (default: every) {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
+ * trim-and-retry and the out-of-memory error under a small memory limit. Exit 0 when everything passed.
+ */
+public final class DriverPathMain {
+    private DriverPathMain() {}
+
+    public static void main(String[] args) throws Exception {
+        ProbeResult r = new CudaBackendProvider().probe();
+        System.out.println("PROBE " + r);
+        if (!r.available()) System.exit(2);
+        int failures = args[0].equals("oom") ? oom() : ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
+        System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
+        System.exit(failures == 0 ? 0 : 1);
+    }
+
+    /** Runs the named checks ({@code only}), or all when empty. */
+    static int ops(List<String> only) throws Exception {
+        try (Backend b = Backends.open("cuda", BackendOptions.defaults()).backend()) {
+            System.out.println("BACKEND " + b.description());
+            b.close(); // idempotent with the try's close
+        }
+        CudaOpsGpuTest t = new CudaOpsGpuTest();
+        List<Method> tests = new ArrayList<>();
+        for (Class<?> c = CudaOpsGpuTest.class; c != Object.class; c = c.getSuperclass())
+            for (Method m : c.getDeclaredMethods())
+                if (m.isAnnotationPresent(org.junit.jupiter.api.Test.class)
+                        && (only.isEmpty() || only.contains(m.getName()))) tests.add(m);
+        int failures = 0;
+        for (Method m : tests) {
+            m.setAccessible(true);
+            try {
+                t.needsGpu();
+                m.invoke(t);
+                System.out.println("PASS " + m.getName());
+            } catch (InvocationTargetException e) {
+                failures++;
+                System.out.println("FAIL " + m.getName() + ": " + e.getCause());
+                e.getCause().printStackTrace(System.out);
+            }
+        }
+        return failures;
+    }
+
+    /** Run with ATTN_FAKE_MEM=1000000 (bytes). */
+    static int oom() {
+        int failures = 0;
+        try (Backend b = new CudaBackendProvider().create(BackendOptions.defaults())) {
+            Buffer a = b.allocate(DType.F32, 150_000); // 600 kB (class 640 kB)
+            b.release(a); // cached by the pool
+            Buffer c = b.allocate(DType.F32, 200_000); // 800 kB (class 896 kB): fails, cache freed, retry succeeds
+            System.out.println("PASS trim and retry: " + c.capacity());
+            try {
+                b.allocate(DType.F32, 100_000); // 400 kB (class 448 kB) more: over the limit, nothing cached
+                System.out.println("FAIL expected DEVICE_OUT_OF_MEMORY");
+                failures++;
+            } catch (AttnException e) {
+                boolean ok = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
+                        && e.getMessage().contains("cuMemAlloc(458752 bytes for a request of 400000")
+                        && e.getMessage().contains("free of");
+                System.out.println((ok ? "PASS " : "FAIL ") + e.code() + ": " + e.getMessage());
+                if (!ok) failures++;
+            }
+        }
+        return failures;
+    }
+}

@@ -1,0 +1,144 @@
+package io.attn.cuda;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.attn.kernels.Kernels;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one host
+ * thread per CUDA thread), callable by entry name with the same argument list a GPU launch gets. For each kernel file
+ * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
+ * gy, gz, block)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
+ * the same signatures. Built once per JVM; {@link #get} says why not when g++ is missing.
+ */
+@SuppressWarnings("restricted")
+final class KernelEmulator {
+    static final Path CU = Path.of("../kernels/src/main/cuda"), EMU = Path.of("src/test/emu");
+    private static KernelEmulator instance;
+    private static String failure;
+
+    private final Map<String, MethodHandle> entries = new HashMap<>();
+    private final Path library;
+
+    /** The emulator, or null with {@link #failure()} saying why (no g++, compile error). */
+    static synchronized KernelEmulator get() {
+        if (instance == null && failure == null) {
+            try {
+                instance = new KernelEmulator(Files.createTempDirectory("attn-emu"));
+            } catch (Exception e) {
+                failure = e.toString();
+            }
+        }
+        return instance;
+    }
+
+    static synchronized String failure() {
+        return failure;
+    }
+
+    private KernelEmulator(Path dir) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(
+                "g++",
+                "-std=c++20",
+                "-O1",
+                "-fPIC",
+                "-shared",
+                "-pthread",
+                "-w",
+                "-I",
+                EMU.toAbsolutePath().toString(),
+                "-o",
+                dir.resolve("libattn_emu.so").toString(),
+                EMU.resolve("emu.cpp").toAbsolutePath().toString()));
+        for (String file : Kernels.NAMES) {
+            Path tu = dir.resolve("k_" + file + ".cpp");
+            Files.writeString(tu, translationUnit(file));
+            cmd.add(tu.toString());
+        }
+        Process p;
+        try {
+            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            throw new IOException("g++ not available: " + e.getMessage(), e);
+        }
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0)
+            throw new IOException("compiling the kernel emulator failed:\n" + out);
+        library = dir.resolve("libattn_emu.so");
+        SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
+        FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+        for (var e : Kernels.ENTRIES.entrySet())
+            for (String entry : e.getValue())
+                entries.put(
+                        entry,
+                        Linker.nativeLinker()
+                                .downcallHandle(lib.find("emu_" + entry).orElseThrow(), fd));
+    }
+
+    private static String translationUnit(String file) {
+        StringBuilder sb = new StringBuilder("#include \"cuda_emu.h\"\nnamespace k_" + file + " {\n#include \""
+                + CU.resolve(file + ".cu").toAbsolutePath() + "\"\n}\n");
+        for (String entry : Kernels.ENTRIES.get(file)) {
+            List<String> types = Kernels.params(file, entry);
+            List<String> args = new ArrayList<>();
+            for (int i = 0; i < types.size(); i++)
+                args.add(
+                        switch (types.get(i)) {
+                            case "u64" -> "emu_u64{a[" + i + "]}";
+                            case "u32" -> "(int)a[" + i + "]";
+                            case "f32" -> "emu_f32(a[" + i + "])";
+                            default -> throw new IllegalStateException("PTX type " + types.get(i));
+                        });
+            sb.append("extern \"C\" void emu_")
+                    .append(entry)
+                    .append(
+                            "(const long long *a, int gx, int gy, int gz, int bx) {\n  emu_run(gx, gy, gz, bx, [a] { k_")
+                    .append(file)
+                    .append("::")
+                    .append(entry)
+                    .append('(')
+                    .append(String.join(", ", args))
+                    .append("); });\n}\n");
+        }
+        return sb.toString();
+    }
+
+    /** The shared library holding {@code emu_<entry>} for every kernel entry point. */
+    Path library() {
+        return library;
+    }
+
+    /** Runs {@code entry} on the host: values as {@link KernelArgs#values()} (pointers are host addresses). */
+    void launch(String entry, int gx, int gy, int gz, int threads, List<Number> values) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment args = a.allocate(JAVA_LONG, Math.max(1, values.size()));
+            for (int i = 0; i < values.size(); i++) {
+                Number v = values.get(i);
+                long bits = v instanceof Float f ? Float.floatToRawIntBits(f) : v.longValue();
+                args.setAtIndex(JAVA_LONG, i, bits);
+            }
+            entries.get(entry).invokeExact(args, gx, gy, gz, threads);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

@@ -1,0 +1,32 @@
+// bias_act.cu -- bias add and activation, element-wise: y = act(x + bias).
+//
+// Shapes: x, y (..., N) with n elements in all; bias (N) or null (cols = N gives the bias index j % N).
+// act: 0 none (ADD_BIAS), 1 ReLU, 2 GELU exact (0.5 v (1 + erf(v / sqrt 2))),
+//      3 GELU tanh (0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), PyTorch approximate='tanh').
+// Launch: 1-D grid-stride loop; block = 256, grid = min(ceil(n / 256), 65535).
+// Variants: ADD_BIAS = (bias, act 0); RELU / GELU = (no bias, act 1..3); bias + act fuses Linear + activation.
+
+// the next grid-stride index; never overflows int, even for n close to 2^31
+__device__ __forceinline__ int next_idx(int i, int n) {
+    int stride = gridDim.x * blockDim.x;
+    return n - i > stride ? i + stride : n;
+}
+
+extern "C" __global__ void bias_act_f32(const float* __restrict__ x, const float* __restrict__ bias,
+                                        float* __restrict__ y, int n, int cols, int act) {
+    for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx = next_idx(idx, n)) {
+        float v = x[idx];
+        if (bias) v += bias[idx % cols];
+        switch (act) {
+            case 1: v = v > 0.f ? v : 0.f; break;
+            case 2: v = 0.5f * v * (1.f + erff(v * 0.7071067811865476f)); break;
+            case 3: {
+                float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+                v = 0.5f * v * (1.f + tanhf(u));
+                break;
+            }
+            default: break;
+        }
+        y[idx] = v;
+    }
+}

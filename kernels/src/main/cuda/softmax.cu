@@ -1,0 +1,98 @@
+// softmax.cu -- fused scale + masks + softmax over the last dimension.
+//
+// Shapes: x, y are scores (B, H, L, S), read as B*H*L rows of S floats. A plain softmax of any rank uses
+//   B = H = 1, L = rows, S = last dim, no masks.
+//   attn mask: (L, S) or (B|1, H|1, L, S); the caller passes its element strides maskStrideB, maskStrideH
+//              (0 for a broadcast dim, and both 0 for an (L, S) mask); the row stride is S.
+//   key padding: (B, S).
+// Semantics (MaskSpec javadoc in engine-core):
+//   s = scale * x; causal masks key j > query i (triu(ones(L,S),1), top-left aligned);
+//   mask kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to s; -inf masks out), 0 = none;
+//   a row whose every key is masked (max = -inf) gives all-zero weights.
+// Launch: grid.x = B*H*L (one block per row), block = 256 threads (any multiple of 32 up to 1024),
+//   no dynamic shared memory. Three passes over the row (max, sum, write); x is re-read, not cached.
+// Variants: one entry, softmax_f32, covers plain and masked softmax. x and y may be the same buffer (in place):
+//   every thread reads and writes only its own elements in the last pass, after both reductions.
+#include <math_constants.h>
+
+#define MASK_NONE 0
+#define MASK_BOOL 1
+#define MASK_ADD 2
+
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Block-wide reduction; every thread gets the result. red must hold 32 floats.
+__device__ float block_max(float v, float* red) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : -CUDART_INF_F;
+    return warp_max(v);
+}
+
+__device__ float block_sum(float v, float* red) {
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : 0.f;
+    return warp_sum(v);
+}
+
+// The masked, scaled score of key j for query i, or -inf when masked out.
+__device__ __forceinline__ float score(const float* xr, int j, int i, float scale, int causal,
+                                       const float* mr, int maskKind, const float* kr, int kpmKind) {
+    if (causal && j > i) return -CUDART_INF_F;
+    float s = scale * xr[j];
+    if (maskKind == MASK_BOOL) {
+        if (mr[j] != 0.f) return -CUDART_INF_F;
+    } else if (maskKind == MASK_ADD) {
+        s += mr[j];
+    }
+    if (kpmKind == MASK_BOOL) {
+        if (kr[j] != 0.f) return -CUDART_INF_F;
+    } else if (kpmKind == MASK_ADD) {
+        s += kr[j];
+    }
+    return s;
+}
+
+extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal,
+                                       const float* __restrict__ mask, int maskKind, int maskStrideB,
+                                       int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
+    __shared__ float red[32];
+    size_t row = blockIdx.x;
+    int i = (int)(row % L);
+    int h = (int)((row / L) % H);
+    int b = (int)(row / ((size_t)L * H));
+    const float* xr = x + row * S;
+    float* yr = y + row * S;
+    const float* mr = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH + (size_t)i * S
+                                            : nullptr;
+    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+
+    float m = -CUDART_INF_F;
+    for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind));
+    m = block_max(m, red);
+    if (m == -CUDART_INF_F) {  // every key masked: zero weights
+        for (int j = threadIdx.x; j < S; j += blockDim.x) yr[j] = 0.f;
+        return;
+    }
+    float sum = 0.f;
+    for (int j = threadIdx.x; j < S; j += blockDim.x) sum += expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind) - m);
+    sum = block_sum(sum, red);
+    float inv = 1.f / sum;
+    for (int j = threadIdx.x; j < S; j += blockDim.x)
+        yr[j] = expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind) - m) * inv;
+}

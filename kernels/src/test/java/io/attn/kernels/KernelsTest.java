@@ -1,0 +1,63 @@
+package io.attn.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** {@link Kernels#ptx} returns NUL-terminated PTX defining exactly the entry points {@link Kernels#ENTRIES} names. */
+class KernelsTest {
+    private static final Pattern ENTRY = Pattern.compile("\\.visible \\.entry (\\w+)\\(");
+
+    @Test
+    void ptxIsNulTerminatedAndDefinesTheListedEntries() {
+        assertEquals(Kernels.NAMES.size(), Kernels.ENTRIES.size());
+        for (String n : Kernels.NAMES) {
+            byte[] b = Kernels.ptx(n);
+            assertEquals(0, b[b.length - 1], n + ": last byte must be NUL");
+            String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
+            assertEquals(-1, text.indexOf('\0'), n + ": exactly one NUL, at the end");
+            assertTrue(text.contains(".version 9.0"), n + ": expected PTX ISA 9.0 (nvcc 13)");
+            assertTrue(text.contains(".target sm_75"), n + ": expected target sm_75");
+            java.util.List<String> found = new java.util.ArrayList<>();
+            Matcher m = ENTRY.matcher(text);
+            while (m.find()) found.add(m.group(1));
+            assertEquals(
+                    Kernels.ENTRIES.get(n).stream().sorted().toList(),
+                    found.stream().sorted().toList(),
+                    n + ": entry points");
+        }
+    }
+
+    @Test
+    void unknownNameIsRejected() {
+        assertThrows(IllegalArgumentException.class, () -> Kernels.ptx("nope"));
+    }
+
+    @Test
+    void paramsFollowTheCSignatures() {
+        // softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal, const float* mask,
+        //             int maskKind, int maskStrideB, int maskStrideH, const float* kpm, int kpmKind)
+        assertEquals(
+                java.util.List.of(
+                        "u64", "u64", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32"),
+                Kernels.params("softmax", "softmax_f32"));
+        // gemm_f32(A, B, C, M, N, K, transA, transB, lda, ldb, ldc, long long strideA, strideB, strideC, batch,
+        //          float alpha, float beta)
+        assertEquals(
+                java.util.List.of(
+                        "u64", "u64", "u64", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u64", "u64",
+                        "u64", "u32", "f32", "f32"),
+                Kernels.params("gemm", "gemm_f32"));
+        assertEquals(java.util.List.of("u64", "u64", "u64", "u32"), Kernels.params("add", "add_f32"));
+        assertEquals(java.util.List.of("u64", "u64", "u32", "f32"), Kernels.params("add", "scale_f32"));
+        for (String n : Kernels.NAMES)
+            for (String e : Kernels.ENTRIES.get(n))
+                assertTrue(Kernels.params(n, e).size() >= 4, e);
+        assertThrows(IllegalArgumentException.class, () -> Kernels.params("add", "nope_f32"));
+    }
+}
