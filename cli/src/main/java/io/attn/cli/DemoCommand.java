@@ -53,6 +53,7 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         long t0 = System.nanoTime();
+        Backends.Selection sel = device.open(); // first: a bad --device fails before anything is printed
         List<String> tokens = tokenize(text);
         if (tokens.isEmpty()) throw io.attn.AttnException.badInput("--text has no words");
         List<String> vocab = new ArrayList<>(new TreeSet<>(tokens));
@@ -74,7 +75,6 @@ final class DemoCommand implements Callable<Integer> {
         Embedding embed = Embedding.load(weights, "embed.", vocab.size(), dModel);
         MultiheadAttention mha = new MultiheadAttention(weights, "attn.", dModel, heads, true);
 
-        Backends.Selection sel = device.open();
         try (Backend backend = sel.backend()) {
             System.out.println("device: " + sel.reason());
             System.out.printf(
