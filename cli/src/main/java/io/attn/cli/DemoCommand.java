@@ -53,9 +53,15 @@ final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         long t0 = System.nanoTime();
-        Backends.Selection sel = device.open(); // first: a bad --device fails before anything is printed
         List<String> tokens = tokenize(text);
         if (tokens.isEmpty()) throw io.attn.AttnException.badInput("--text has no words");
+        Backends.Selection sel = device.open(); // before any output: a bad --device fails cleanly
+        try (Backend backend = sel.backend()) {
+            return demo(backend, sel, tokens, t0);
+        }
+    }
+
+    private int demo(Backend backend, Backends.Selection sel, List<String> tokens, long t0) {
         List<String> vocab = new ArrayList<>(new TreeSet<>(tokens));
         float[] ids = new float[tokens.size()];
         for (int i = 0; i < ids.length; i++) ids[i] = vocab.indexOf(tokens.get(i));
@@ -75,7 +81,7 @@ final class DemoCommand implements Callable<Integer> {
         Embedding embed = Embedding.load(weights, "embed.", vocab.size(), dModel);
         MultiheadAttention mha = new MultiheadAttention(weights, "attn.", dModel, heads, true);
 
-        try (Backend backend = sel.backend()) {
+        {
             System.out.println("device: " + sel.reason());
             System.out.printf(
                     "model:  Embedding(%d, %d) + sinusoidal positional encoding + MultiheadAttention(embed_dim=%d, num_heads=%d), seed %d%n",
