@@ -81,29 +81,25 @@ final class DemoCommand implements Callable<Integer> {
         Embedding embed = Embedding.load(weights, "embed.", vocab.size(), dModel);
         MultiheadAttention mha = new MultiheadAttention(weights, "attn.", dModel, heads, true);
 
-        {
-            System.out.println("device: " + sel.reason());
-            System.out.printf(
-                    "model:  Embedding(%d, %d) + sinusoidal positional encoding + MultiheadAttention(embed_dim=%d, num_heads=%d), seed %d%n",
-                    vocab.size(), dModel, dModel, heads, seed);
-            for (boolean causal : new boolean[] {false, true}) {
-                GraphBuilder g = new GraphBuilder();
-                Forward f = new Forward(g, perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED);
-                Node x = PositionalEncoding.forward(f, embed.forward(f, g.input("ids", 1, ids.length)), 0);
-                Node out = mha.forward(f, x, x, x, Masks.causal(causal));
-                Node w = f.weightNodes().get("attn");
-                try (Executor ex = new Executor(backend, g.build(out, w))) {
-                    List<Tensor> r = ex.run(Map.of("ids", Tensor.of(ids, 1, ids.length)));
-                    Tensor weightsT = r.get(1);
-                    String title = causal ? "causal (masked) self-attention" : "self-attention";
-                    if (perHead) {
-                        for (int h = 0; h < heads; h++)
-                            printTable(
-                                    title + ", head " + h, tokens, weightsT.data(), h * tokens.size() * tokens.size());
-                        printTable(title + ", averaged over heads", tokens, average(weightsT, heads, tokens.size()), 0);
-                    } else
-                        printTable(title + ", weights averaged over " + heads + " heads", tokens, weightsT.data(), 0);
-                }
+        System.out.println("device: " + sel.reason());
+        System.out.printf(
+                "model:  Embedding(%d, %d) + sinusoidal positional encoding + MultiheadAttention(embed_dim=%d, num_heads=%d), seed %d%n",
+                vocab.size(), dModel, dModel, heads, seed);
+        for (boolean causal : new boolean[] {false, true}) {
+            GraphBuilder g = new GraphBuilder();
+            Forward f = new Forward(g, perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED);
+            Node x = PositionalEncoding.forward(f, embed.forward(f, g.input("ids", 1, ids.length)), 0);
+            Node out = mha.forward(f, x, x, x, Masks.causal(causal));
+            Node w = f.weightNodes().get("attn");
+            try (Executor ex = new Executor(backend, g.build(out, w))) {
+                List<Tensor> r = ex.run(Map.of("ids", Tensor.of(ids, 1, ids.length)));
+                Tensor weightsT = r.get(1);
+                String title = causal ? "causal (masked) self-attention" : "self-attention";
+                if (perHead) {
+                    for (int h = 0; h < heads; h++)
+                        printTable(title + ", head " + h, tokens, weightsT.data(), h * tokens.size() * tokens.size());
+                    printTable(title + ", averaged over heads", tokens, average(weightsT, heads, tokens.size()), 0);
+                } else printTable(title + ", weights averaged over " + heads + " heads", tokens, weightsT.data(), 0);
             }
         }
         System.out.printf(
