@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             RunCommand.class,
             InspectCommand.class,
+            ParityCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
             CommandLine.HelpCommand.class
