@@ -65,7 +65,6 @@ final class GoldenFixtures {
         return t;
     }
 
-    @SafeVarargs
     static <V> Map<String, V> map(Object... kv) {
         Map<String, V> m = new LinkedHashMap<>();
         for (int i = 0; i < kv.length; i += 2) {
