@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
             RunCommand.class,
             InspectCommand.class,
             ParityCommand.class,
+            GoldenCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
             CommandLine.HelpCommand.class
