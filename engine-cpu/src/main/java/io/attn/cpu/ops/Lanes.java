@@ -22,7 +22,7 @@ public final class Lanes {
     @SuppressWarnings("unchecked")
     private static VectorShuffle<Float>[] rotations() {
         int n = SP.length(), steps = Integer.numberOfTrailingZeros(n); // lane counts are powers of two
-        VectorShuffle<Float>[] r = new VectorShuffle[steps];
+        VectorShuffle<Float>[] r = (VectorShuffle<Float>[]) new VectorShuffle<?>[steps];
         for (int s = 0, k = n / 2; s < steps; s++, k /= 2) {
             int shift = k;
             r[s] = VectorShuffle.fromOp(SP, i -> (i + shift) % n);
