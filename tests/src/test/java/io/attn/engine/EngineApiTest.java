@@ -101,6 +101,30 @@ class EngineApiTest {
     }
 
     @Test
+    void transformerRunsThroughTheGeneralEntryPoint() {
+        var cfg = new io.attn.reference.layers.TransformerConfig(2, 1, Fixtures.LAYER);
+        Map<String, Tensor> sd = io.attn.reference.layers.RandomStateDicts.transformer(cfg, 13);
+        String json = "{\"module\":\"Transformer\",\"d_model\":16,\"nhead\":4,\"dim_feedforward\":32,"
+                + "\"num_encoder_layers\":2,\"num_decoder_layers\":1}";
+        Tensor src = input(14, 2, 6, E), tgt = input(15, 2, 4, E);
+        try (Engine engine = Fixtures.cpu();
+                AttnModel m = engine.load(json, sd)) {
+            Result r = m.run(
+                    Request.of(src).withTarget(tgt).withCausal(true).withAttentionWeights(AttentionWeights.AVERAGED));
+            var want = RefTransformer.transformer(sd, cfg, src, tgt, true, null, null, null);
+            assertTrue(scaledError(r.output().data(), want.output().data()) <= TOL);
+            assertEquals(
+                    List.of(
+                            "encoder.layers.0.self_attn",
+                            "encoder.layers.1.self_attn",
+                            "decoder.layers.0.self_attn",
+                            "decoder.layers.0.multihead_attn"),
+                    List.copyOf(r.attentionWeights().keySet()));
+            assertCode(AttnException.Code.BAD_INPUT, () -> m.run(Request.of(src))); // no target
+        }
+    }
+
+    @Test
     void floatArrayBufferAndSegmentInputsAgree() {
         Tensor x = input(4, 2, 5, E);
         float[] data = x.data();
@@ -192,6 +216,14 @@ class EngineApiTest {
             assertCode(AttnException.Code.SHAPE_MISMATCH, () -> enc.encode(x, Tensor.zeros(1, 4)));
             assertCode(AttnException.Code.BAD_INPUT, () -> enc.selfAttention(x, false, AttentionWeights.NONE));
             assertCode(AttnException.Code.BAD_INPUT, () -> enc.run(null));
+            assertCode(AttnException.Code.SHAPE_MISMATCH, () -> enc.encode(x, Tensor.zeros(1, 3, 1)));
+            assertCode(
+                    AttnException.Code.SHAPE_MISMATCH,
+                    () -> enc.run(Request.of(x).withAttnMask(Tensor.zeros(2, 2), true)));
+            assertCode(
+                    AttnException.Code.SHAPE_MISMATCH,
+                    () -> enc.run(Request.of(x).withAttnMask(Tensor.zeros(5, 3, 3), false)));
+            assertEquals(Shape.of(0, 3, E), enc.encode(Tensor.zeros(0, 3, E)).shape()); // an empty batch is fine
             assertTrue(bitwiseEqual(want, enc.encode(x).data()));
 
             Map<String, Tensor> missing = new java.util.LinkedHashMap<>(Fixtures.encoderLayerWeights());
@@ -204,6 +236,12 @@ class EngineApiTest {
                     engine.load(decoder, io.attn.reference.layers.RandomStateDicts.decoderLayer(Fixtures.LAYER, 3))) {
                 assertCode(AttnException.Code.BAD_INPUT, () -> dec.encode(x));
                 assertCode(AttnException.Code.BAD_INPUT, () -> dec.run(Request.of(x))); // no memory
+                assertCode(
+                        AttnException.Code.SHAPE_MISMATCH,
+                        () -> dec.run(Request.of(x).withMemory(input(1, 2, 5, E))));
+                assertCode(
+                        AttnException.Code.SHAPE_MISMATCH,
+                        () -> dec.run(Request.of(x).withMemory(input(1, 1, 5, E - 2))));
                 assertEquals(
                         Shape.of(1, 3, E),
                         dec.run(Request.of(x).withMemory(input(1, 1, 5, E)))
