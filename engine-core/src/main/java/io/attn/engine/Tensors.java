@@ -42,7 +42,7 @@ public final class Tensors {
             throw AttnException.shape("memory segment of " + data.byteSize() + " bytes is not a float array");
         Shape s = checked(data.byteSize() / Float.BYTES, shape);
         float[] a = new float[s.size()];
-        MemorySegment.copy(data, ValueLayout.JAVA_FLOAT, 0, a, 0, a.length);
+        MemorySegment.copy(data, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, a, 0, a.length);
         return Tensor.of(s, a);
     }
 
@@ -59,7 +59,7 @@ public final class Tensors {
         if (dst.byteSize() < (long) t.size() * Float.BYTES)
             throw AttnException.shape("memory segment of " + dst.byteSize() + " bytes is too small for tensor "
                     + t.shape() + " (" + (long) t.size() * Float.BYTES + " bytes)");
-        MemorySegment.copy(t.data(), 0, dst, ValueLayout.JAVA_FLOAT, 0, t.size());
+        MemorySegment.copy(t.data(), 0, dst, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, t.size());
     }
 
     private static Shape checked(long elements, int[] shape) {

@@ -191,16 +191,26 @@ class EngineApiTest {
     @Test
     void encodeBatchEqualsEncodingEachSequenceAlone() {
         List<Tensor> seqs = List.of(input(6, 3, E), input(7, 7, E), input(8, 1, E));
-        try (Engine engine = Fixtures.cpu();
-                AttnModel m = engine.load(Fixtures.ENCODER_LAYER_JSON, Fixtures.encoderLayerWeights())) {
-            List<Tensor> ys = m.encodeBatch(seqs);
-            for (int i = 0; i < seqs.size(); i++) {
-                Tensor alone = m.encode(seqs.get(i));
-                assertEquals(alone.shape(), ys.get(i).shape());
-                double[] want = new double[alone.size()];
-                for (int k = 0; k < want.length; k++) want[k] = alone.data()[k];
-                // padded keys get exactly zero weight; only the blocking of sums may differ: float rounding
-                assertTrue(scaledError(ys.get(i).data(), want) <= TOL, "sequence " + i);
+        Map<String, Tensor> single = new java.util.LinkedHashMap<>();
+        for (String p : List.of("query", "key", "value")) {
+            single.put(p + ".weight", input(p.length(), E, E));
+            single.put(p + ".bias", input(p.length() + 1, E));
+        }
+        try (Engine engine = Fixtures.cpu()) {
+            List<AttnModel> models = List.of(
+                    engine.load(Fixtures.ENCODER_LAYER_JSON, Fixtures.encoderLayerWeights()),
+                    engine.load(Fixtures.MHA_JSON, Fixtures.mhaWeights()),
+                    engine.load("{\"module\":\"SelfAttention\",\"embed_size\":16}", single));
+            for (AttnModel m : models) {
+                List<Tensor> ys = m.encodeBatch(seqs);
+                for (int i = 0; i < seqs.size(); i++) {
+                    Tensor alone = m.encode(seqs.get(i));
+                    assertEquals(alone.shape(), ys.get(i).shape());
+                    double[] want = new double[alone.size()];
+                    for (int k = 0; k < want.length; k++) want[k] = alone.data()[k];
+                    // padded keys get exactly zero weight; only the blocking of sums may differ: float rounding
+                    assertTrue(scaledError(ys.get(i).data(), want) <= TOL, m.kind() + " sequence " + i);
+                }
             }
         }
     }

@@ -15,10 +15,10 @@ import org.junit.jupiter.api.Test;
  * and closed per call) run thousands of times.
  *
  * <p>Bounds: the heap after GC at run 10,000 is at most 8 MiB above the heap after GC at run 1,000 (by then every
- * cached executor exists; a leak of even one 16-float output per run would be 10,000 x ~80 B = 0.8 MiB on top of the
- * leaked arenas, each call's working set being ~40 KiB, so a leaked arena per run shows as hundreds of MiB). The
- * direct (native) buffer pool grows by at most 1 MiB (the CPU backend uses none; this catches a regression). The live
- * thread count at run 10,000 equals the count at run 1,000, and after the engine is closed it drops back to what it was
+ * cached executor exists). 9,000 runs x 1 KiB is 8.8 MiB, so anything of a kilobyte or more kept per run fails: a kept
+ * output (40 x 16 floats on average, 2.5 KiB; checked by keeping them on purpose: +24 MiB), a kept arena or executor
+ * (tens of KiB). The direct (native) buffer pool grows by at most 1 MiB (the CPU backend uses none; this catches a
+ * regression). The live thread count at run 10,000 equals the count at run 1,000, and after the engine is closed it drops back to what it was
  * before the engine was opened (the CPU pool's threads end).
  */
 class LeakTest {
