@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
  * cached executor exists). 9,000 runs x 1 KiB is 8.8 MiB, so anything of a kilobyte or more kept per run fails: a kept
  * output (40 x 16 floats on average, 2.5 KiB; checked by keeping them on purpose: +24 MiB), a kept arena or executor
  * (tens of KiB). The direct (native) buffer pool grows by at most 1 MiB (the CPU backend uses none; this catches a
- * regression). The live thread count at run 10,000 equals the count at run 1,000, and after the engine is closed it drops back to what it was
- * before the engine was opened (the CPU pool's threads end).
+ * regression). The live thread count at run 10,000 equals the count at run 1,000, and after the engine is closed it
+ * drops back to what it was before the engine was opened (the CPU pool's threads end).
  */
 class LeakTest {
     static final int RUNS = 10_000, WARM = 1_000, LENGTHS = 80;
