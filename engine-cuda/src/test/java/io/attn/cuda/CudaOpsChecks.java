@@ -381,6 +381,124 @@ abstract class CudaOpsChecks {
         }
     }
 
+    /** cache (B,H,C,D) with rows pos.. of every (b, h) replaced by x (B,H,L,D), in double. */
+    static double[] cacheWritten(float[] cache, float[] x, int bh, int c, int l, int d, int pos) {
+        double[] want = new double[cache.length];
+        for (int i = 0; i < want.length; i++) want[i] = cache[i];
+        for (int i = 0; i < bh; i++)
+            for (int r = 0; r < l; r++)
+                for (int j = 0; j < d; j++) want[(i * c + pos + r) * d + j] = x[(i * l + r) * d + j];
+        return want;
+    }
+
+    @Test
+    void cacheWriteInPlaceOnABoundBufferAndIntoADistinctOutput() {
+        int b = 2, h = 3, c = 7, d = 5, l = 2;
+        try (Backend be = open()) {
+            GraphBuilder g = new GraphBuilder();
+            Node cache = g.input("cache", b, h, c, d);
+            Node x = g.input("x", b, h, l, d);
+            Node pos = g.input("pos", 1);
+            Node w = g.cacheWrite(cache, x, pos);
+            float[] c0 = rand(b * h * c * d), x1 = rand(b * h * l * d), x2 = rand(b * h * l * d);
+            var buf = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            be.upload(c0, c0.length, buf);
+            try (Executor ex = new Executor(be, g.build(w))) {
+                // in place: the bound buffer keeps the writes across calls
+                ex.run(
+                        Map.of("x", Tensor.of(x1, b, h, l, d), "pos", Tensor.of(new float[] {0}, 1)),
+                        Map.of("cache", buf));
+                List<Tensor> got = ex.run(
+                        Map.of("x", Tensor.of(x2, b, h, l, d), "pos", Tensor.of(new float[] {4}, 1)),
+                        Map.of("cache", buf));
+                double[] want = cacheWritten(c0, x1, b * h, c, l, d, 0);
+                float[] mid = new float[want.length];
+                for (int i = 0; i < mid.length; i++) mid[i] = (float) want[i];
+                want = cacheWritten(mid, x2, b * h, c, l, d, 4);
+                close("cache_write in place", want, got.get(0).data(), 0, 0);
+                float[] back = new float[c0.length];
+                be.download(buf, back, back.length);
+                close("bound cache buffer", want, back, 0, 0);
+                // a host tensor as the cache is copied, never written
+                float[] host = c0.clone();
+                got = ex.run(Map.of(
+                        "cache", Tensor.of(host, b, h, c, d),
+                        "x", Tensor.of(x1, b, h, l, d),
+                        "pos", Tensor.of(new float[] {5}, 1)));
+                close(
+                        "cache_write from a host tensor",
+                        cacheWritten(c0, x1, b * h, c, l, d, 5),
+                        got.get(0).data(),
+                        0,
+                        0);
+                close("caller's tensor untouched", cacheWritten(c0, x1, b * h, c, 0, d, 0), host, 0, 0);
+            }
+            // a distinct output buffer: every element written, the cache input left as it was
+            var in = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            var xb = be.allocate(io.attn.tensor.DType.F32, x1.length);
+            var pb = be.allocate(io.attn.tensor.DType.F32, 1);
+            var out = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            be.upload(c0, c0.length, in);
+            be.upload(x1, x1.length, xb);
+            be.upload(new float[] {3}, 1, pb);
+            be.upload(rand(c0.length), c0.length, out);
+            be.execute(w, out, new io.attn.backend.Buffer[] {in, xb, pb});
+            float[] got = new float[c0.length], kept = new float[c0.length];
+            be.download(out, got, got.length);
+            be.download(in, kept, kept.length);
+            close("cache_write into a distinct output", cacheWritten(c0, x1, b * h, c, l, d, 3), got, 0, 0);
+            close("cache input unchanged", cacheWritten(c0, x1, b * h, c, 0, d, 0), kept, 0, 0);
+            for (var bb : List.of(buf, in, xb, pb, out)) be.release(bb);
+        }
+    }
+
+    @Test
+    void decoderOnlyCachedStepsEqualRecomputation() {
+        // a tiny random LM: the logits of every cached step equal a from-scratch prefill of the same tokens
+        int v = 11, e = 8, f = 16, maxLen = 8;
+        java.util.Map<String, Tensor> sd = new java.util.HashMap<>();
+        sd.put("embed.weight", Tensor.of(rand(v * e), v, e));
+        String p = "layers.0.";
+        sd.put(p + "self_attn.in_proj_weight", Tensor.of(rand(3 * e * e), 3 * e, e));
+        sd.put(p + "self_attn.in_proj_bias", Tensor.of(rand(3 * e), 3 * e));
+        sd.put(p + "self_attn.out_proj.weight", Tensor.of(rand(e * e), e, e));
+        sd.put(p + "self_attn.out_proj.bias", Tensor.of(rand(e), e));
+        sd.put(p + "linear1.weight", Tensor.of(rand(f * e), f, e));
+        sd.put(p + "linear1.bias", Tensor.of(rand(f), f));
+        sd.put(p + "linear2.weight", Tensor.of(rand(e * f), e, f));
+        sd.put(p + "linear2.bias", Tensor.of(rand(e), e));
+        for (String n : new String[] {"norm1.", "norm2."}) {
+            sd.put(p + n + "weight", Tensor.of(rand(e), e));
+            sd.put(p + n + "bias", Tensor.of(rand(e), e));
+        }
+        sd.put("lm_head.weight", Tensor.of(rand(v * e), v, e));
+        var cfg = new io.attn.nn.DecoderOnlyConfig(
+                v, new io.attn.nn.LayerConfig(e, 2, f, "gelu", 1e-5f, true, true), 1, maxLen, false, false, false);
+        var lm = io.attn.nn.DecoderOnlyLM.load(cfg, new io.attn.nn.StateDict(sd));
+        int[][] prompts = {{1, 2, 3}, {4}};
+        int[][] seqs = {prompts[0].clone(), prompts[1].clone()};
+        try (Backend be = open();
+                var cached = new io.attn.nn.DecoderSession(lm, be, 2, maxLen);
+                var fresh = new io.attn.nn.DecoderSession(lm, be, 2, maxLen)) {
+            float[][] logits = cached.prefill(prompts);
+            for (int step = 0; step < 4; step++) {
+                float[][] want = fresh.prefill(seqs);
+                for (int s = 0; s < 2; s++) {
+                    double[] w = new double[v];
+                    for (int i = 0; i < v; i++) w[i] = want[s][i];
+                    // same kernels on both paths, different summation lengths: 1e-4 absolute as for attention
+                    close("step " + step + " sequence " + s, w, logits[s], 1e-4, 1e-5);
+                }
+                int[] next = {(step * 3 + 1) % v, (step * 5 + 2) % v};
+                for (int s = 0; s < 2; s++) {
+                    seqs[s] = java.util.Arrays.copyOf(seqs[s], seqs[s].length + 1);
+                    seqs[s][seqs[s].length - 1] = next[s];
+                }
+                logits = cached.step(next);
+            }
+        }
+    }
+
     @Test
     void badEmbeddingIdIsBadInputAndSteadyStateAllocatesNothing() throws Exception {
         try (Backend be = open()) {
