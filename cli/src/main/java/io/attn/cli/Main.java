@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
             InspectCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
+            GenerateCommand.class,
             CommandLine.HelpCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",

@@ -21,7 +21,7 @@ public final class CacheWrite {
                     "cache position " + p + " is not an integer in [0, " + (c - l) + "] (cache of " + c + " rows)");
         if (out != cache) System.arraycopy(cache, 0, out, 0, sc.size());
         int start = (int) p;
-       
+
         for (int i = 0; i < bh; i++) System.arraycopy(x, i * l * d, out, (i * c + start) * d, l * d);
     }
 }
