@@ -115,12 +115,13 @@ final class BenchGenerate implements Callable<Integer> {
         Generator.Result res = Generator.generate(lm, b, prompts, newTokens, Sampler.greedy(), -1, cache, null);
         System.out.printf(
                 Locale.ROOT,
-                "  %-8s %d tokens in %.2f s: %.2f tokens/s (prefill %.1f ms)%n",
+                "  %-8s %d tokens in %.2f s: %.2f tokens/s (prefill %.1f ms, then %.2f tokens/s)%n",
                 cache ? "cache" : "no cache",
                 res.generated(),
                 res.totalNanos() / 1e9,
                 res.tokensPerSecond(),
-                res.prefillNanos() / 1e6);
+                res.prefillNanos() / 1e6,
+                res.decodeTokensPerSecond());
         return res.tokensPerSecond();
     }
 

@@ -119,10 +119,12 @@ final class GenerateCommand implements Callable<Integer> {
         for (int[] p : ids) prompt += p.length;
         System.err.printf(
                 Locale.ROOT,
-                "attn: %d tokens in %.3f s, %.1f tokens/s (prompt %d tokens, prefill %.1f ms; %s; seed %d) on %s%n",
+                "attn: %d tokens in %.3f s, %.1f tokens/s (decoding %.1f tokens/s; prompt %d tokens, prefill %.1f ms; %s;"
+                        + " seed %d) on %s%n",
                 r.generated(),
                 r.totalNanos() / 1e9,
                 r.tokensPerSecond(),
+                r.decodeTokensPerSecond(),
                 prompt,
                 r.prefillNanos() / 1e6,
                 noCache ? "no cache" : "KV cache",

@@ -41,6 +41,11 @@ public final class Generator {
         public double tokensPerSecond() {
             return generated() / (totalNanos / 1e9);
         }
+
+        /** Tokens per second after the first (which the prefill produces): the decoding steps' rate. */
+        public double decodeTokensPerSecond() {
+            return (generated() - tokens.length) / ((totalNanos - prefillNanos) / 1e9);
+        }
     }
 
     /**
@@ -84,6 +89,11 @@ public final class Generator {
                             next[b] = Math.max(0, eos); // keeps the batch in step; its output is ignored
                             continue;
                         }
+                        for (float x : logits[b])
+                            if (!Float.isFinite(x))
+                                throw new AttnException(
+                                        AttnException.Code.NON_FINITE,
+                                        "non-finite logit " + x + " for sequence " + b + " at step " + step);
                         int id = sampler.sample(logits[b]);
                         next[b] = id;
                         out[b][count[b]++] = id;

@@ -62,7 +62,8 @@ public record ModelConfig(
             throw AttnException.badInput(
                     source + ": config has no \"module\" string (one of " + List.of(Kind.values()) + ")");
         if (s.equals(DecoderOnlyConfig.MODULE))
-            throw AttnException.badInput(source + ": a DecoderOnlyLM runs with `attn generate` (io.attn.nn.DecoderOnlyLM)");
+            throw AttnException.badInput(
+                    source + ": a DecoderOnlyLM runs with `attn generate` (io.attn.nn.DecoderOnlyLM)");
         Kind kind;
         try {
             kind = Kind.valueOf(s);

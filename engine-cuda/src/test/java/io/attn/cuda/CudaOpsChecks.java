@@ -473,7 +473,7 @@ abstract class CudaOpsChecks {
         }
         sd.put("lm_head.weight", Tensor.of(rand(v * e), v, e));
         var cfg = new io.attn.nn.DecoderOnlyConfig(
-                v, new io.attn.nn.LayerConfig(e, 2, f, "gelu", 1e-5f, true, true), 1, maxLen, false, false, false);
+                v, new io.attn.nn.LayerConfig(e, 2, f, "relu", 1e-5f, true, true), 1, maxLen, false, false, false);
         var lm = io.attn.nn.DecoderOnlyLM.load(cfg, new io.attn.nn.StateDict(sd));
         int[][] prompts = {{1, 2, 3}, {4}};
         int[][] seqs = {prompts[0].clone(), prompts[1].clone()};
@@ -488,6 +488,13 @@ abstract class CudaOpsChecks {
                     for (int i = 0; i < v; i++) w[i] = want[s][i];
                     // same kernels on both paths, different summation lengths: 1e-4 absolute as for attention
                     close("step " + step + " sequence " + s, w, logits[s], 1e-4, 1e-5);
+                    // and the plain double forward of the unpadded sequence (what the CPU backend is tested against)
+                    close(
+                            "step " + step + " sequence " + s + " vs double",
+                            tinyLm(sd, seqs[s], e, 2, f, v),
+                            logits[s],
+                            1e-4,
+                            1e-5);
                 }
                 int[] next = {(step * 3 + 1) % v, (step * 5 + 2) % v};
                 for (int s = 0; s < 2; s++) {
@@ -497,6 +504,75 @@ abstract class CudaOpsChecks {
                 logits = cached.step(next);
             }
         }
+    }
+
+    /**
+     * The logits after the last token of {@code ids}, in double: one pre-norm relu encoder layer with causal attention
+     * over sinusoidal-position embeddings, no final norm, untied lm_head without bias.
+     */
+    static double[] tinyLm(java.util.Map<String, Tensor> sd, int[] ids, int e, int h, int f, int v) {
+        int n = ids.length, d = e / h;
+        java.util.function.Function<String, float[]> w = k -> sd.get(k).data();
+        double[][] x = new double[n][e];
+        for (int t = 0; t < n; t++)
+            for (int c = 0; c < e; c++) {
+                double ang = t * Math.exp(-Math.log(10000.0) * (c - c % 2) / e);
+                x[t][c] = w.apply("embed.weight")[ids[t] * e + c] + (c % 2 == 0 ? Math.sin(ang) : Math.cos(ang));
+            }
+        String p = "layers.0.";
+        double[][] hn = norm(x, w.apply(p + "norm1.weight"), w.apply(p + "norm1.bias"));
+        double[][] qkv =
+                linear(hn, w.apply(p + "self_attn.in_proj_weight"), w.apply(p + "self_attn.in_proj_bias"), 3 * e);
+        double[][] att = new double[n][e];
+        for (int hh = 0; hh < h; hh++)
+            for (int t = 0; t < n; t++) {
+                double[] sc = new double[t + 1];
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int s2 = 0; s2 <= t; s2++) {
+                    for (int c = 0; c < d; c++) sc[s2] += qkv[t][hh * d + c] * qkv[s2][e + hh * d + c];
+                    sc[s2] /= Math.sqrt(d);
+                    max = Math.max(max, sc[s2]);
+                }
+                for (int s2 = 0; s2 <= t; s2++) sum += sc[s2] = Math.exp(sc[s2] - max);
+                for (int s2 = 0; s2 <= t; s2++)
+                    for (int c = 0; c < d; c++) att[t][hh * d + c] += sc[s2] / sum * qkv[s2][2 * e + hh * d + c];
+            }
+        double[][] o = linear(att, w.apply(p + "self_attn.out_proj.weight"), w.apply(p + "self_attn.out_proj.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) x[t][c] += o[t][c];
+        double[][] h1 = linear(
+                norm(x, w.apply(p + "norm2.weight"), w.apply(p + "norm2.bias")),
+                w.apply(p + "linear1.weight"),
+                w.apply(p + "linear1.bias"),
+                f);
+        for (double[] r : h1) for (int c = 0; c < f; c++) r[c] = Math.max(0, r[c]);
+        double[][] ff = linear(h1, w.apply(p + "linear2.weight"), w.apply(p + "linear2.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) x[t][c] += ff[t][c];
+        return linear(new double[][] {x[n - 1]}, w.apply("lm_head.weight"), null, v)[0];
+    }
+
+    private static double[][] linear(double[][] x, float[] wt, float[] b, int out) {
+        int in = x[0].length;
+        double[][] y = new double[x.length][out];
+        for (int r = 0; r < x.length; r++)
+            for (int o = 0; o < out; o++) {
+                double acc = b == null ? 0 : b[o];
+                for (int i = 0; i < in; i++) acc += x[r][i] * wt[o * in + i];
+                y[r][o] = acc;
+            }
+        return y;
+    }
+
+    private static double[][] norm(double[][] x, float[] g, float[] b) {
+        double[][] y = new double[x.length][];
+        for (int r = 0; r < x.length; r++) {
+            int e = x[r].length;
+            double mean = 0, var = 0;
+            for (double a : x[r]) mean += a / e;
+            for (double a : x[r]) var += (a - mean) * (a - mean) / e;
+            y[r] = new double[e];
+            for (int c = 0; c < e; c++) y[r][c] = (x[r][c] - mean) / Math.sqrt(var + 1e-5) * g[c] + b[c];
+        }
+        return y;
     }
 
     @Test
