@@ -97,16 +97,17 @@ final class BenchGenerate implements Callable<Integer> {
             if (!mode.equals("no-cache")) cached = run(lm, b, prompts, true);
             if (!mode.equals("cache")) uncached = run(lm, b, prompts, false);
         }
-        System.out.printf(Locale.ROOT, "  speed-up of the cache: %.1fx%n", cached / uncached);
+        boolean both = !Double.isNaN(cached) && !Double.isNaN(uncached);
+        if (both) System.out.printf(Locale.ROOT, "  speed-up of the cache: %.1fx%n", cached / uncached);
         System.out.printf(
                 Locale.ROOT,
-                "{\"bench\":\"generate\",\"device\":\"%s\",\"threads\":%d,\"cached_tokens_per_s\":%.2f,"
-                        + "\"uncached_tokens_per_s\":%.3f,\"speedup\":%.1f,\"shape\":\"%s\"}%n",
+                "{\"bench\":\"generate\",\"device\":\"%s\",\"threads\":%d,\"cached_tokens_per_s\":%s,"
+                        + "\"uncached_tokens_per_s\":%s,\"speedup\":%s,\"shape\":\"%s\"}%n",
                 sel.backend().name(),
                 BenchCommand.threadsOf(device),
-                cached,
-                uncached,
-                cached / uncached,
+                json(cached),
+                json(uncached),
+                both ? json(cached / uncached) : "null",
                 shape);
         return 0;
     }
@@ -130,6 +131,10 @@ final class BenchGenerate implements Callable<Integer> {
         float[] d = t.data();
         for (int i = 0; i < d.length; i++) d[i] = (float) ((2 * r.nextDouble() - 1) * scale);
         return t;
+    }
+
+    private static String json(double v) {
+        return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.3f", v);
     }
 
     private static float[] ones(int n) {
