@@ -123,7 +123,9 @@ final class InspectCommand implements Callable<Integer> {
     private static void describeConfig(String json, String source) {
         if (!(Json.parse(json, source) instanceof Map<?, ?> m))
             throw AttnException.badInput(source + ": config must be a JSON object");
-        ModelConfig c = ModelConfig.parse((Map<String, Object>) m, source);
+        Object c = io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module"))
+                ? io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, source)
+                : ModelConfig.parse((Map<String, Object>) m, source);
         System.out.println("  understood as: " + c);
     }
 

@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
             GoldenCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
+            GenerateCommand.class,
             CommandLine.HelpCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",
