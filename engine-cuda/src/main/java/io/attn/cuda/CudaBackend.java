@@ -27,12 +27,39 @@ import java.util.concurrent.locks.ReentrantLock;
  * work queued after its earlier users), but one backend runs one op at a time. For more throughput, open one backend
  * per GPU stream.
  *
- * <p><b>Limits.</b> F32 only ({@link #supports} says no to anything else); FP32 or TF32 precision (TF32 affects
- * cuBLAS GEMMs only). Kernel errors surface at the next synchronising call, named after the last queued op.
+ * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default) runs {@code flash_attention.cu} when D is
+ * 32, 64 or 128 and Dv == D, and GEMM -> masked softmax -> GEMM otherwise; {@code fused} runs {@code attention.cu}
+ * (one warp per query) when D, Dv <= 128; {@code unfused} always takes the GEMM path. With precision BF16 / FP16 on
+ * a device of compute capability 8.0+, flash uses the tensor-core kernels of {@code flash_attention_bf16.cu} for D =
+ * 64 / 128 ({@link #flashEntry}).
+ *
+ * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
+ * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
+ * 16-bit tensor-core inputs and fp32 accumulation, 16-bit flash attention; needs compute capability 8.0). Kernel
+ * errors surface at the next synchronising call, named after the last queued op.
  */
 public final class CudaBackend implements Backend {
     static final String ATTENTION_OPTION = "attention";
     private static final int THREADS = 256, MAX_BLOCKS = 65535, FUSED_MAX_D = 128;
+    /** Query rows per block of the fp32 and the 16-bit flash kernels (their headers). */
+    static final int FLASH_F32_ROWS = 32, FLASH_16_ROWS = 64;
+
+    /** Which attention kernel the {@code attention} option asks for. */
+    enum AttentionPath {
+        FLASH,
+        FUSED,
+        UNFUSED;
+
+        static AttentionPath parse(String option) {
+            String v = option == null ? "flash" : option.trim().toLowerCase(Locale.ROOT);
+            return switch (v) {
+                case "flash" -> FLASH;
+                case "fused" -> FUSED;
+                case "unfused" -> UNFUSED;
+                default -> throw AttnException.badInput("option attention=" + v + ": expected flash, fused or unfused");
+            };
+        }
+    }
 
     private final ReentrantLock lock = new ReentrantLock();
     private final CudaContext ctx;
@@ -40,7 +67,9 @@ public final class CudaBackend implements Backend {
     private final KernelModule kernels;
     private final Blas blas;
     private final OpSink sink;
-    private final boolean fusedAttention;
+    private final AttentionPath attentionPath;
+    private final Precision precision;
+    private final int capability;
     private final String description;
     private String lastOp = "nothing";
     private boolean closed;
@@ -57,32 +86,35 @@ public final class CudaBackend implements Backend {
         this.kernels = kernels;
         this.blas = blas;
         this.sink = new DriverSink(ctx, pool, new DriverLauncher(kernels, ctx.stream()));
-        String att =
-                options.extra().getOrDefault(ATTENTION_OPTION, "unfused").trim().toLowerCase(Locale.ROOT);
-        if (!att.equals("fused") && !att.equals("unfused"))
-            throw AttnException.badInput("option attention=" + att + ": expected fused or unfused");
-        this.fusedAttention = att.equals("fused");
-        this.description = "cuda: " + ctx.info.describe() + "; gemm: " + blas.description() + "; attention: " + att
+        this.attentionPath = AttentionPath.parse(options.extra().get(ATTENTION_OPTION));
+        this.precision = options.precision();
+        this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
+        this.description = "cuda: " + ctx.info.describe() + "; precision "
+                + precision.name().toLowerCase(Locale.ROOT)
+                + "; gemm: " + blas.description() + "; attention: "
+                + attentionPath.name().toLowerCase(Locale.ROOT)
                 + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
     }
 
-    /** A backend with no device behind it: ops go to {@code sink} and {@code blas} (tests without a GPU). */
-    CudaBackend(OpSink sink, Blas blas, boolean fusedAttention) {
+    /**
+     * A backend with no device behind it: ops go to {@code sink} and {@code blas} (tests without a GPU); {@code
+     * capability} is the compute capability it pretends to have (major * 10 + minor).
+     */
+    CudaBackend(OpSink sink, Blas blas, String attention, Precision precision, int capability) {
         this.ctx = null;
         this.pool = null;
         this.kernels = null;
         this.blas = blas;
         this.sink = sink;
-        this.fusedAttention = fusedAttention;
+        this.attentionPath = AttentionPath.parse(attention);
+        this.precision = precision;
+        this.capability = capability;
         this.description = "cuda (no device: test sink)";
     }
 
     /** Opens device {@code cuda.device} (default 0) with the given options. */
     static CudaBackend open(BackendOptions options) {
-        if (options.precision() != Precision.FP32 && options.precision() != Precision.TF32)
-            throw new AttnException(
-                    AttnException.Code.DEVICE_UNAVAILABLE,
-                    "cuda: precision " + options.precision() + " is not implemented yet (FP32 or TF32)");
+        AttentionPath.parse(options.extra().get(ATTENTION_OPTION)); // a bad option fails before any native work
         String noDriver = CudaProbe.driverMissing();
         if (noDriver != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noDriver);
         String bindings = CudaProbe.loadBindings();
@@ -90,6 +122,8 @@ public final class CudaBackend implements Backend {
         DeviceInfo info = DeviceInfo.query(CudaProbe.ordinal(options));
         String unsupported = info.unsupportedReason();
         if (unsupported != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, unsupported);
+        String noPrecision = precisionUnsupported(options.precision(), info.ccMajor() * 10 + info.ccMinor());
+        if (noPrecision != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noPrecision);
         CudaContext ctx = new CudaContext(info);
         DevicePool pool = null;
         KernelModule kernels = null;
@@ -97,7 +131,7 @@ public final class CudaBackend implements Backend {
         try {
             pool = new DevicePool(ctx);
             kernels = new KernelModule();
-            kernels.loadAll();
+            kernels.loadAll(info.ccMajor() * 10 + info.ccMinor());
             List<String> notes = new ArrayList<>();
             blas = GemmPaths.open(
                     options.extra(),
@@ -113,6 +147,30 @@ public final class CudaBackend implements Backend {
             ctx.close();
             throw e;
         }
+    }
+
+    /** Null when the device (compute capability major * 10 + minor) can run {@code precision}, else why not. */
+    static String precisionUnsupported(Precision precision, int capability) {
+        boolean sixteen = precision == Precision.BF16 || precision == Precision.FP16;
+        if (sixteen && capability < 80)
+            return "cuda: precision " + precision.name().toLowerCase(Locale.ROOT)
+                    + " needs compute capability 8.0 or newer (this device has " + capability / 10 + "."
+                    + capability % 10 + "); use fp32 or tf32";
+        return null;
+    }
+
+    /**
+     * The flash-attention entry for head dims {@code d}, {@code dv} at {@code precision} on a device of compute
+     * capability {@code capability}, or null when no flash kernel applies (then the unfused path runs): the 16-bit
+     * tensor-core kernels for BF16 / FP16 when capability >= 80, D is 64 or 128 and every pointer is 8-byte aligned
+     * ({@code aligned8}); otherwise the fp32 kernel when D is 32, 64 or 128; always Dv == D.
+     */
+    static String flashEntry(Precision precision, int capability, int d, int dv, boolean aligned8) {
+        if (dv != d) return null;
+        boolean sixteen = precision == Precision.BF16 || precision == Precision.FP16;
+        if (sixteen && capability >= 80 && aligned8 && (d == 64 || d == 128))
+            return (precision == Precision.BF16 ? "flash_bf16_d" : "flash_f16_d") + d;
+        return d == 32 || d == 64 || d == 128 ? "flash_f32_d" + d : null;
     }
 
     @Override
@@ -496,7 +554,39 @@ public final class CudaBackend implements Backend {
             sink.zero(y.ptr(), outN);
             return;
         }
-        if (fusedAttention && d <= FUSED_MAX_D && dv <= FUSED_MAX_D) {
+        String flash = attentionPath == AttentionPath.FLASH
+                ? flashEntry(precision, capability, d, dv, aligned8(x[0], x[1], x[2], y))
+                : null;
+        if (flash != null) {
+            boolean f32 = flash.startsWith("flash_f32");
+            int rows = f32 ? FLASH_F32_ROWS : FLASH_16_ROWS;
+            long blocks = (long) b * h * ((l + rows - 1) / rows);
+            if (blocks <= Integer.MAX_VALUE) {
+                Masks mk = masks(p.mask(), node, x, 3, l, s);
+                launch(
+                        f32 ? "flash_attention" : "flash_attention_bf16",
+                        flash,
+                        (int) blocks,
+                        1,
+                        1,
+                        128,
+                        args(x[0], x[1], x[2], y)
+                                .i32(b)
+                                .i32(h)
+                                .i32(l)
+                                .i32(s)
+                                .f32(p.scale())
+                                .i32(p.mask().causal() ? 1 : 0)
+                                .ptr(mk.mask)
+                                .i32(mk.maskKind)
+                                .i32(mk.strideB)
+                                .i32(mk.strideH)
+                                .ptr(mk.kpm)
+                                .i32(mk.kpmKind));
+                return;
+            }
+        }
+        if (attentionPath == AttentionPath.FUSED && d <= FUSED_MAX_D && dv <= FUSED_MAX_D) {
             Masks mk = masks(p.mask(), node, x, 3, l, s);
             long rows = (long) b * h * l;
             launch(
@@ -532,6 +622,11 @@ public final class CudaBackend implements Backend {
         } finally {
             scores.close(); // back to the pool; later users are queued after these kernels on the same stream
         }
+    }
+
+    private static boolean aligned8(CudaBuffer... bufs) {
+        for (CudaBuffer c : bufs) if ((c.ptr().address() & 7) != 0) return false;
+        return true;
     }
 
     // ---- launching ----

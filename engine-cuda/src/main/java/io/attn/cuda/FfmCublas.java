@@ -19,10 +19,13 @@ import java.util.Optional;
  * cuBLAS bound with {@code java.lang.foreign} from the library {@link CublasLocator} found ({@code libcublas.so.13}
  * or {@code .so.12}), so that no JNI wrapper ties us to one cuBLAS major version. Binds {@code cublasCreate_v2},
  * {@code cublasSetStream_v2}, {@code cublasSetMathMode}, {@code cublasSgemmStridedBatched}, {@code
- * cublasGemmStridedBatchedEx} (TF32 now; BF16 / FP16 later), {@code cublasGetProperty}, {@code cublasDestroy_v2}.
+ * cublasGemmStridedBatchedEx} (TF32, BF16, FP16), {@code cublasGetProperty}, {@code cublasDestroy_v2}.
  *
- * <p>FP32 (the default) uses {@code CUBLAS_DEFAULT_MATH} with plain SGEMM: no TF32. {@link Precision#TF32} uses
- * {@code cublasGemmStridedBatchedEx} with {@code CUBLAS_COMPUTE_32F_FAST_TF32}. Scalars are passed in host memory
+ * <p>FP32 (the default) uses {@code CUBLAS_DEFAULT_MATH} with plain SGEMM: no TF32. The other precisions use {@code
+ * cublasGemmStridedBatchedEx} on the same fp32 buffers ({@code CUDA_R_32F} A, B, C) with a fast compute type that
+ * lets cuBLAS round the inputs for the tensor cores and accumulate in fp32 ({@link #computeType}): {@link
+ * Precision#TF32} {@code CUBLAS_COMPUTE_32F_FAST_TF32}, {@link Precision#BF16} {@code CUBLAS_COMPUTE_32F_FAST_16BF},
+ * {@link Precision#FP16} {@code CUBLAS_COMPUTE_32F_FAST_16F}; no conversion kernels or extra buffers. Scalars are passed in host memory
  * (the default pointer mode): cuBLAS reads them before the call returns. Row-major via the swap trick ({@link Blas}).
  * Not thread-safe by itself: the backend lock serialises calls.
  */
@@ -31,13 +34,17 @@ final class FfmCublas implements Blas {
     // cublasOperation_t, cublasMath_t, cudaDataType_t, cublasComputeType_t, cublasGemmAlgo_t, libraryPropertyType
     static final int OP_N = 0, OP_T = 1;
     static final int CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3;
-    static final int CUDA_R_32F = 0, CUBLAS_COMPUTE_32F_FAST_TF32 = 77, CUBLAS_GEMM_DEFAULT = -1;
+    static final int CUDA_R_32F = 0, CUBLAS_GEMM_DEFAULT = -1;
+    static final int CUBLAS_COMPUTE_32F_FAST_16F = 74,
+            CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+            CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
     static final int MAJOR_VERSION = 0, MINOR_VERSION = 1, PATCH_LEVEL = 2;
     private final MethodHandle destroy, sgemm, gemmEx;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment alpha, beta;
     private final MemorySegment handle;
-    private final boolean tf32;
+    private final int computeType; // 0: plain SGEMM
+    private final boolean useEx;
     private final String description;
     private boolean closed;
 
@@ -88,8 +95,10 @@ final class FfmCublas implements Blas {
             status(
                     (int) setStream.invokeExact(handle, MemorySegment.ofAddress(stream.address())),
                     "cublasSetStream_v2");
-            tf32 = precision == Precision.TF32;
-            int mode = tf32 && gemmEx == null ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+            computeType = computeType(precision);
+            useEx = computeType != 0 && gemmEx != null;
+            // no GemmEx (a very old cuBLAS): the math mode gives TF32 for any non-FP32 precision
+            int mode = computeType != 0 && gemmEx == null ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
             status((int) setMath.invokeExact(handle, mode), "cublasSetMathMode(" + mode + ")");
             MemorySegment v = arena.allocate(JAVA_INT);
             for (int i = 0; i < 3; i++) {
@@ -104,7 +113,27 @@ final class FfmCublas implements Blas {
             throw new AttnException(AttnException.Code.INTERNAL, "cuBLAS initialisation failed: " + t, t);
         }
         description = "cuBLAS " + version[0] + "." + version[1] + "." + version[2] + " via java.lang.foreign ("
-                + lib.where() + "), " + (tf32 ? "TF32 tensor-op math" : "FP32, CUBLAS_DEFAULT_MATH (no TF32)");
+                + lib.where() + "), " + mathName(computeType, gemmEx != null);
+    }
+
+    /** The cuBLAS compute type for {@code p} with fp32 buffers, or 0 for FP32 (plain SGEMM, no tensor cores). */
+    static int computeType(Precision p) {
+        return switch (p) {
+            case FP32 -> 0;
+            case TF32 -> CUBLAS_COMPUTE_32F_FAST_TF32;
+            case BF16 -> CUBLAS_COMPUTE_32F_FAST_16BF;
+            case FP16 -> CUBLAS_COMPUTE_32F_FAST_16F;
+        };
+    }
+
+    private static String mathName(int computeType, boolean haveEx) {
+        if (computeType == 0) return "FP32, CUBLAS_DEFAULT_MATH (no TF32)";
+        if (!haveEx) return "TF32 tensor-op math (no cublasGemmStridedBatchedEx)";
+        return switch (computeType) {
+            case CUBLAS_COMPUTE_32F_FAST_TF32 -> "TF32 tensor-op math";
+            case CUBLAS_COMPUTE_32F_FAST_16BF -> "BF16 tensor-op math (fp32 accumulation)";
+            default -> "FP16 tensor-op math (fp32 accumulation)";
+        };
     }
 
     /** Binds cuBLAS from the library {@code lib}; throws AttnException when a required symbol or cublasCreate fails. */
@@ -154,11 +183,11 @@ final class FfmCublas implements Blas {
         MemorySegment pa = MemorySegment.ofAddress(a.address()),
                 pb = MemorySegment.ofAddress(b.address()),
                 pc = MemorySegment.ofAddress(c.address());
-        String call = (tf32 && gemmEx != null ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") + "(m=" + m
-                + ", n=" + n + ", k=" + k + ", batch=" + batch + ")";
+        String call = (useEx ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") + "(m=" + m + ", n=" + n
+                + ", k=" + k + ", batch=" + batch + ")";
         int st;
         try {
-            if (tf32 && gemmEx != null)
+            if (useEx)
                 st = (int) gemmEx.invokeExact(
                         handle,
                         opB,
@@ -181,7 +210,7 @@ final class FfmCublas implements Blas {
                         ldc,
                         strideC,
                         batch,
-                        CUBLAS_COMPUTE_32F_FAST_TF32,
+                        computeType,
                         CUBLAS_GEMM_DEFAULT);
             else
                 st = (int) sgemm.invokeExact(

@@ -11,7 +11,8 @@ import jcuda.runtime.cudaStream_t;
  * cuBLAS through JCublas2 (JNI). Its native wrapper links {@code libcublas.so.12} with versioned symbols, so it only
  * loads where CUDA 12's cuBLAS is on the linker path; creating this class elsewhere throws a {@link LinkageError}
  * that the caller catches. Row-major via the swap trick ({@link Blas}); FP32 uses {@code CUBLAS_DEFAULT_MATH}, TF32
- * sets {@code CUBLAS_TF32_TENSOR_OP_MATH}.
+ * sets {@code CUBLAS_TF32_TENSOR_OP_MATH}; BF16 / FP16 also get TF32 math here (this path only sets a math mode: no
+ * 16-bit compute types), as its description says.
  */
 final class JCublasBlas implements Blas {
     private final cublasHandle handle = new cublasHandle();
@@ -22,13 +23,18 @@ final class JCublasBlas implements Blas {
         FfmCublas.status(JCublas2.cublasCreate(handle), "cublasCreate (JCublas2)");
         try {
             FfmCublas.status(JCublas2.cublasSetStream(handle, new cudaStream_t(stream)), "cublasSetStream (JCublas2)");
-            boolean tf32 = precision == Precision.TF32;
+            boolean tf32 = precision != Precision.FP32;
             int mode = tf32 ? FfmCublas.CUBLAS_TF32_TENSOR_OP_MATH : FfmCublas.CUBLAS_DEFAULT_MATH;
             FfmCublas.status(JCublas2.cublasSetMathMode(handle, mode), "cublasSetMathMode (JCublas2)");
             int[] v = {0};
             FfmCublas.status(JCublas2.cublasGetVersion(handle, v), "cublasGetVersion (JCublas2)");
             description = "cuBLAS " + v[0] / 10000 + "." + (v[0] / 100) % 100 + "." + v[0] % 100 + " via JCublas2, "
-                    + (tf32 ? "TF32 tensor-op math" : "FP32, CUBLAS_DEFAULT_MATH (no TF32)");
+                    + (!tf32
+                            ? "FP32, CUBLAS_DEFAULT_MATH (no TF32)"
+                            : precision == Precision.TF32
+                                    ? "TF32 tensor-op math"
+                                    : "TF32 tensor-op math (" + precision
+                                            + " GEMMs need the java.lang.foreign cuBLAS)");
         } catch (RuntimeException e) {
             JCublas2.cublasDestroy(handle);
             throw e;

@@ -55,9 +55,14 @@ final class KernelModule implements AutoCloseable {
         return f;
     }
 
-    /** Loads every kernel file now (so that a JIT failure shows at start-up, not in the first request). */
-    synchronized void loadAll() {
-        for (var e : Kernels.ENTRIES.entrySet()) for (String entry : e.getValue()) function(e.getKey(), entry);
+    /**
+     * Loads every kernel file the device can run (compute capability {@code capability} = major * 10 + minor, vs
+     * {@link Kernels#minCapability}) now, so that a JIT failure shows at start-up, not in the first request.
+     */
+    synchronized void loadAll(int capability) {
+        for (var e : Kernels.ENTRIES.entrySet())
+            if (Kernels.minCapability(e.getKey()) <= capability)
+                for (String entry : e.getValue()) function(e.getKey(), entry);
     }
 
     @Override

@@ -32,11 +32,8 @@ import org.junit.jupiter.api.Test;
  * indexing error is O(0.1)). Softmax weights are in [0, 1] with expf accurate to ~2 ulp: 2e-6. Element-wise ops: 1e-5
  * absolute plus 1e-5 relative.
  */
-abstract class CudaOpsChecks {
+abstract class CudaOpsChecks extends FlashChecks {
     final Random rnd = new Random(42);
-
-    /** A backend with options {@code key, value, ...} ({@code gemm}, {@code attention}). */
-    abstract Backend open(String... kv);
 
     /** The {@code gemm} option values to test. */
     abstract List<String> gemmPaths();
@@ -226,8 +223,8 @@ abstract class CudaOpsChecks {
     @Test
     void attentionFusedAndUnfused() {
         int s = 9, d = 40, dv = 24;
-        for (String mode : List.of("unfused", "fused"))
-            for (String path : gemmPaths())
+        for (String mode : List.of("unfused", "fused", "flash")) // D = 40: flash falls back to unfused
+        for (String path : gemmPaths())
                 try (Backend be = open("attention", mode, "gemm", path)) {
                     float[] q = rand(2 * 3 * 5 * d), k = rand(2 * 3 * s * d), v = rand(2 * 3 * s * dv);
                     float[][] mk = masks(s);

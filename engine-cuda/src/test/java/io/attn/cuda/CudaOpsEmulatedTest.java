@@ -1,7 +1,9 @@
 package io.attn.cuda;
 
 import io.attn.backend.Backend;
+import io.attn.backend.Precision;
 import java.util.List;
+import java.util.Locale;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -19,10 +21,14 @@ class CudaOpsEmulatedTest extends CudaOpsChecks {
 
     @Override
     Backend open(String... kv) {
-        boolean fused = false;
-        for (int i = 0; i < kv.length; i += 2) if (kv[i].equals("attention")) fused = kv[i + 1].equals("fused");
+        String attention = null;
+        Precision precision = Precision.FP32;
+        for (int i = 0; i < kv.length; i += 2)
+            if (kv[i].equals("attention")) attention = kv[i + 1];
+            else if (kv[i].equals("precision")) precision = Precision.valueOf(kv[i + 1].toUpperCase(Locale.ROOT));
         EmuSink sink = new EmuSink(KernelEmulator.get());
-        return new CudaBackend(sink, new KernelGemm(sink), fused);
+        // capability 75: the emulator has no tensor-core kernels, so every precision takes the fp32 kernels
+        return new CudaBackend(sink, new KernelGemm(sink), attention, precision, 75);
     }
 
     @Override

@@ -239,8 +239,19 @@ class FfmCublasTest {
 
     @Test
     void tf32UsesGemmExWithFastTf32Compute() throws Throwable {
-        try (FfmCublas blas = FfmCublas.open(lib, new RawStream(), Precision.TF32)) {
-            assertTrue(blas.description().endsWith("TF32 tensor-op math"), blas.description());
+        gemmExWith(Precision.TF32, "TF32 tensor-op math", 77);
+    }
+
+    @Test
+    void bf16AndFp16UseGemmExWithFast16BitComputeOnFp32Buffers() throws Throwable {
+        // CUBLAS_COMPUTE_32F_FAST_16BF = 75, CUBLAS_COMPUTE_32F_FAST_16F = 74 (cublas_api.h); A, B, C stay CUDA_R_32F
+        gemmExWith(Precision.BF16, "BF16 tensor-op math (fp32 accumulation)", 75);
+        gemmExWith(Precision.FP16, "FP16 tensor-op math (fp32 accumulation)", 74);
+    }
+
+    private void gemmExWith(Precision precision, String math, long computeType) throws Throwable {
+        try (FfmCublas blas = FfmCublas.open(lib, new RawStream(), precision)) {
+            assertTrue(blas.description().endsWith(math), blas.description());
             blas.sgemm(
                     false,
                     true,
@@ -260,7 +271,7 @@ class FfmCublasTest {
                     24,
                     3);
             long[] o = java.util.Arrays.copyOfRange(last(), 4, 22);
-            long[] want = {1, 0, 6, 4, 8, 1000, 0xB0, 8, 48, 0xA0, 8, 32, 0, 0xC0, 6, 24, 3, 77};
+            long[] want = {1, 0, 6, 4, 8, 1000, 0xB0, 8, 48, 0xA0, 8, 32, 0, 0xC0, 6, 24, 3, computeType};
             assertEquals(java.util.Arrays.toString(want), java.util.Arrays.toString(o));
         }
     }

@@ -1,9 +1,11 @@
 package io.attn.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.backend.Buffer;
+import io.attn.backend.Precision;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
 import io.attn.graph.MaskSpec;
@@ -130,7 +132,11 @@ class LaunchArgumentsTest {
 
     /** Runs every computed node of the graph on a backend without a device. */
     void run(GraphBuilder g, Node out, boolean fused) {
-        try (CudaBackend be = new CudaBackend(rec, rec, fused)) {
+        run(g, out, fused ? "fused" : "unfused", Precision.FP32, 90);
+    }
+
+    void run(GraphBuilder g, Node out, String attention, Precision precision, int capability) {
+        try (CudaBackend be = new CudaBackend(rec, rec, attention, precision, capability)) {
             for (Node n : g.build(out).nodes()) {
                 bufs.put(
                         n,
@@ -170,10 +176,12 @@ class LaunchArgumentsTest {
         assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");
         Set<String> entries = new java.util.TreeSet<>();
         for (Launch l : rec.launches) entries.add(l.entry());
-        // every kernel but the fused attention and the GEMM fallback (Blas is recorded separately here)
+        // every kernel but the fused / flash attention and the GEMM fallback (Blas is recorded separately here)
         Set<String> all = new java.util.TreeSet<>();
         Kernels.ENTRIES.values().forEach(all::addAll);
         all.removeAll(List.of("attention_f32", "gemm_f32"));
+        all.removeAll(Kernels.ENTRIES.get("flash_attention"));
+        all.removeAll(Kernels.ENTRIES.get("flash_attention_bf16"));
         assertEquals(all, entries);
     }
 
@@ -225,6 +233,65 @@ class LaunchArgumentsTest {
                 List.<Number>of(
                         addr(q), addr(k), addr(v), addr(o), 2, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1),
                 l.values());
+    }
+
+    @Test
+    void flashAttentionPassesShapesMasksAndTheTileGrid() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 2, 3, 70, 64), k = g.input("k", 2, 3, 5, 64), v = g.input("v", 2, 3, 5, 64);
+        Node mask = g.input("m", 2, 1, 70, 5), kpm = g.input("p", 2, 5);
+        Node o = g.attention(q, k, v, 0.5f, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), mask, kpm);
+        run(g, o, "flash", Precision.FP32, 90);
+        assertEquals(0, rec.gemms.size());
+        Launch l = rec.launches.getFirst();
+        assertEquals("flash_f32_d64", l.entry());
+        assertEquals(2 * 3 * 3, l.gx()); // ceil(70 / 32) query tiles per (b, h)
+        assertEquals(128, l.threads());
+        // q, k, v, o, B, H, L, S, scale, causal, mask, kind, strideB (H broadcast: 1 * L * S), strideH, kpm, kind
+        assertEquals(
+                List.<Number>of(
+                        addr(q), addr(k), addr(v), addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                l.values());
+        rec.launches.clear();
+        run(g, o, "flash", Precision.BF16, 80);
+        l = rec.launches.getFirst();
+        assertEquals("flash_bf16_d64", l.entry());
+        assertEquals(2 * 3 * 2, l.gx()); // ceil(70 / 64)
+    }
+
+    @Test
+    void flashDispatchByHeadDimPrecisionCapabilityAndAlignment() {
+        for (int d : new int[] {32, 64, 128})
+            assertEquals("flash_f32_d" + d, CudaBackend.flashEntry(Precision.FP32, 90, d, d, true));
+        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.TF32, 90, 64, 64, true));
+        assertEquals("flash_bf16_d128", CudaBackend.flashEntry(Precision.BF16, 80, 128, 128, true));
+        assertEquals("flash_f16_d64", CudaBackend.flashEntry(Precision.FP16, 90, 64, 64, true));
+        // no 16-bit kernel for D = 32, before sm_80, or for misaligned pointers: the fp32 kernel
+        assertEquals("flash_f32_d32", CudaBackend.flashEntry(Precision.BF16, 90, 32, 32, true));
+        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.BF16, 75, 64, 64, true));
+        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.BF16, 90, 64, 64, false));
+        // other head dims or Dv != D: no flash kernel (the unfused path)
+        assertEquals(null, CudaBackend.flashEntry(Precision.FP32, 90, 40, 40, true));
+        assertEquals(null, CudaBackend.flashEntry(Precision.FP32, 90, 64, 32, true));
+        assertEquals(null, CudaBackend.flashEntry(Precision.BF16, 90, 256, 256, true));
+        assertEquals(null, CudaBackend.precisionUnsupported(Precision.BF16, 80));
+        assertEquals(null, CudaBackend.precisionUnsupported(Precision.FP32, 75));
+        assertEquals(
+                "cuda: precision fp16 needs compute capability 8.0 or newer (this device has 7.5); use fp32 or tf32",
+                CudaBackend.precisionUnsupported(Precision.FP16, 75));
+    }
+
+    @Test
+    void flashIsTheDefaultAndFallsBackToUnfusedForOtherHeadDims() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 2, 4, 40), v = g.input("v", 1, 2, 4, 40);
+        run(g, g.attention(q, q, v, Float.NaN, MaskSpec.NONE, null, null), null, Precision.FP32, 90);
+        assertEquals(2, rec.gemms.size()); // D = 40: GEMM -> softmax -> GEMM
+        assertEquals("softmax_f32", rec.launches.getFirst().entry());
+        assertThrows(
+                io.attn.AttnException.class,
+                () -> new CudaBackend(rec, rec, "fast", Precision.FP32, 90),
+                "an unknown attention option is refused");
     }
 
     @Test

@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
 /**
  * The engine's CUDA kernels as PTX text, compiled from {@code kernels/src/main/cuda/<name>.cu} by {@code
  * kernels/build-ptx.sh} and committed as resources {@code io/attn/kernels/<name>.ptx}, so that building the engine
- * needs no CUDA compiler. The driver JIT-compiles the PTX (ISA 9.0, target sm_75) for the GPU it runs on.
+ * needs no CUDA compiler. The driver JIT-compiles the PTX (ISA 9.0, target sm_75, or sm_80 for the files that need
+ * tensor-core instructions: {@link #minCapability}) for the GPU it runs on.
  *
  * <p>This class touches no native code: it only reads resources.
  */
@@ -28,6 +29,8 @@ public final class Kernels {
             "cache",
             "concat",
             "embedding",
+            "flash_attention",
+            "flash_attention_bf16",
             "gemm",
             "heads",
             "layer_norm",
@@ -43,12 +46,32 @@ public final class Kernels {
             Map.entry("cache", List.of("cache_write_f32")),
             Map.entry("concat", List.of("concat_f32")),
             Map.entry("embedding", List.of("embedding_f32")),
+            Map.entry("flash_attention", List.of("flash_f32_d32", "flash_f32_d64", "flash_f32_d128")),
+            Map.entry(
+                    "flash_attention_bf16",
+                    List.of("flash_bf16_d64", "flash_bf16_d128", "flash_f16_d64", "flash_f16_d128")),
             Map.entry("gemm", List.of("gemm_f32")),
             Map.entry("heads", List.of("split_heads_f32", "merge_heads_f32")),
             Map.entry("layer_norm", List.of("layer_norm_f32")),
             Map.entry("mean", List.of("mean_f32")),
             Map.entry("positional_encoding", List.of("positional_encoding_f32")),
             Map.entry("softmax", List.of("softmax_f32")));
+
+    /**
+     * The lowest compute capability (major * 10 + minor) file {@code name} runs on: 75 for most, 80 for {@code
+     * flash_attention_bf16} (bf16 / fp16 {@code mma.sync m16n8k16}). The host loads a file only on a device that has
+     * it; the host emulator compiles only the 75 ones (the others contain inline tensor-core PTX).
+     */
+    public static int minCapability(String name) {
+        if (!NAMES.contains(name))
+            throw new IllegalArgumentException("unknown kernel file '" + name + "': expected one of " + NAMES);
+        return name.equals("flash_attention_bf16") ? 80 : 75;
+    }
+
+    /** The nvcc virtual architecture file {@code name} is compiled for: {@code compute_75} or {@code compute_80}. */
+    public static String arch(String name) {
+        return "compute_" + minCapability(name);
+    }
 
     /**
      * The PTX of kernel file {@code name} as bytes ending in one NUL, ready for {@code cuModuleLoadData}.

@@ -22,7 +22,8 @@ class KernelsTest {
             String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
             assertEquals(-1, text.indexOf('\0'), n + ": exactly one NUL, at the end");
             assertTrue(text.contains(".version 9.0"), n + ": expected PTX ISA 9.0 (nvcc 13)");
-            assertTrue(text.contains(".target sm_75"), n + ": expected target sm_75");
+            String target = ".target sm_" + Kernels.minCapability(n);
+            assertTrue(text.contains(target + "\n"), n + ": expected " + target);
             java.util.List<String> found = new java.util.ArrayList<>();
             Matcher m = ENTRY.matcher(text);
             while (m.find()) found.add(m.group(1));
@@ -31,6 +32,16 @@ class KernelsTest {
                     found.stream().sorted().toList(),
                     n + ": entry points");
         }
+    }
+
+    @Test
+    void tensorCoreFileUsesMmaAndOnlyItNeedsSm80() {
+        byte[] b = Kernels.ptx("flash_attention_bf16");
+        String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
+        assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "bf16 mma");
+        assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "fp16 mma");
+        for (String n : Kernels.NAMES)
+            assertEquals(n.equals("flash_attention_bf16") ? "compute_80" : "compute_75", Kernels.arch(n), n);
     }
 
     @Test

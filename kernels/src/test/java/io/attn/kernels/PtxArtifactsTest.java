@@ -53,7 +53,7 @@ class PtxArtifactsTest {
                     SRC,
                     nvcc.toString(),
                     "-ptx",
-                    "-arch=compute_75",
+                    "-arch=" + Kernels.arch(n),
                     "-O3",
                     n + ".cu",
                     "-o",

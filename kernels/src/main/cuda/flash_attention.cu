@@ -1,0 +1,148 @@
+// flash_attention.cu -- fp32 flash-attention forward: Q/K/V tiles in shared memory, online softmax, exact fp32 math.
+//
+// Shapes: q (B, H, L, D), k (B, H, S, D), v (B, H, S, D), o (B, H, L, D); D in {32, 64, 128} (one entry each:
+//   flash_f32_d32, flash_f32_d64, flash_f32_d128); Dv == D (otherwise the host uses another path).
+//   o[b,h,i,:] = sum_j p_j v[b,h,j,:],  p = softmax_j(scale * q_i . k_j + masks)
+// Masks exactly as softmax.cu / attention.cu: causal (key j > query i masked, top-left aligned), attn mask (L, S) or
+//   (B|1, H|1, L, S) given by element strides maskStrideB / maskStrideH (0 = broadcast), key padding (B, S);
+//   kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to the scaled score). A query row whose every key is
+//   masked gets a zero output row.
+// Launch: block = 128 threads (4 warps), one block per (b, h, tile of BR = 32 query rows):
+//   grid.x = B * H * ceil(L / 32). Static shared memory: Q tile 32 x D, one K-or-V tile 32 x (D + 1) (the +1 pad
+//   keeps the per-lane key rows in distinct banks), P tile 32 x 32; 36.5 KiB for D = 128.
+//   Per key tile of BC = 32 rows: load K, each warp scores its 8 query rows against the 32 keys (lane = key),
+//   online-softmax update (running max m and sum l per row, warp reductions), P to shared memory; load V over K,
+//   each lane accumulates output columns d = lane + 32 t for its warp's 8 rows. Causal launches skip key tiles that
+//   lie entirely above the diagonal (j0 >= q0 + BR).
+// Variants (ranked by measured time once measured; all "not measured yet"):
+//   1. this kernel, fp32 FMA (attention=flash, fp32 default)                     -- not measured yet
+//   2. flash_attention_bf16.cu, bf16 mma.sync tensor cores (precision bf16/fp16)  -- not measured yet
+//   3. attention.cu, one warp per query row, no tiling (attention=fused)          -- not measured yet
+//   4. unfused GEMM -> masked softmax -> GEMM (attention=unfused, any D / Dv)     -- not measured yet
+#include <math_constants.h>
+
+#define MASK_NONE 0
+#define MASK_BOOL 1
+#define MASK_ADD 2
+#define FA_BR 32
+#define FA_BC 32
+#define FA_RPW 8  // query rows per warp
+
+template <int D>
+__device__ __forceinline__ void flash_f32(const float* __restrict__ q, const float* __restrict__ k,
+                                          const float* __restrict__ v, float* __restrict__ o, int B, int H, int L,
+                                          int S, float scale, int causal, const float* __restrict__ mask,
+                                          int maskKind, int maskStrideB, int maskStrideH,
+                                          const float* __restrict__ kpm, int kpmKind) {
+    constexpr int DT = D / 32;  // output columns per lane
+    __shared__ float Qs[FA_BR][D];
+    __shared__ float KVs[FA_BC][D + 1];
+    __shared__ float Ps[FA_BR][FA_BC];
+    int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    int tiles = (L + FA_BR - 1) / FA_BR;
+    size_t bh = blockIdx.x / tiles;
+    int q0 = (int)(blockIdx.x % tiles) * FA_BR;
+    int h = (int)(bh % H), b = (int)(bh / H);
+    const float* qb = q + bh * L * D;
+    const float* kb = k + bh * S * D;
+    const float* vb = v + bh * S * D;
+    const float* mb = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH : nullptr;
+    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+
+    for (int e = tid; e < FA_BR * D; e += blockDim.x) {
+        int r = e / D, c = e % D, i = q0 + r;
+        Qs[r][c] = i < L ? qb[(size_t)i * D + c] : 0.f;
+    }
+    float m[FA_RPW], l[FA_RPW], acc[FA_RPW][DT];
+#pragma unroll
+    for (int r = 0; r < FA_RPW; r++) {
+        m[r] = -CUDART_INF_F;
+        l[r] = 0.f;
+#pragma unroll
+        for (int t = 0; t < DT; t++) acc[r][t] = 0.f;
+    }
+    int jEnd = causal ? min(S, q0 + FA_BR) : S;
+    for (int j0 = 0; j0 < jEnd; j0 += FA_BC) {
+        __syncthreads();  // Q is loaded; the previous V tile is no longer read
+        for (int e = tid; e < FA_BC * D; e += blockDim.x) {
+            int r = e / D, c = e % D, j = j0 + r;
+            KVs[r][c] = j < S ? kb[(size_t)j * D + c] : 0.f;
+        }
+        __syncthreads();
+        float s[FA_RPW];
+#pragma unroll
+        for (int r = 0; r < FA_RPW; r++) s[r] = 0.f;
+        for (int c = 0; c < D; c++) {
+            float kk = KVs[lane][c];
+#pragma unroll
+            for (int r = 0; r < FA_RPW; r++) s[r] = fmaf(Qs[warp * FA_RPW + r][c], kk, s[r]);
+        }
+        int j = j0 + lane;
+#pragma unroll
+        for (int r = 0; r < FA_RPW; r++) {
+            int i = q0 + warp * FA_RPW + r;
+            float x = scale * s[r];
+            bool dead = j >= S || i >= L || (causal && j > i);
+            if (!dead && maskKind != MASK_NONE) {
+                float mv = mb[(size_t)i * S + j];
+                if (maskKind == MASK_BOOL) dead = mv != 0.f;
+                else x += mv;
+            }
+            if (!dead && kpmKind != MASK_NONE) {
+                float kv = kr[j];
+                if (kpmKind == MASK_BOOL) dead = kv != 0.f;
+                else x += kv;
+            }
+            if (dead) x = -CUDART_INF_F;
+            float mx = x;
+            for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+            float mNew = fmaxf(m[r], mx);
+            float p = x == -CUDART_INF_F ? 0.f : expf(x - mNew);
+            float corr = m[r] == -CUDART_INF_F ? 0.f : expf(m[r] - mNew);  // acc and l are 0 while m = -inf
+            float ps = p;
+            for (int off = 16; off > 0; off >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, off);
+            l[r] = l[r] * corr + ps;
+            m[r] = mNew;
+            Ps[warp * FA_RPW + r][lane] = p;
+#pragma unroll
+            for (int t = 0; t < DT; t++) acc[r][t] *= corr;
+        }
+        __syncthreads();  // every warp is done with K
+        for (int e = tid; e < FA_BC * D; e += blockDim.x) {
+            int r = e / D, c = e % D, jj = j0 + r;
+            KVs[r][c] = jj < S ? vb[(size_t)jj * D + c] : 0.f;
+        }
+        __syncthreads();
+        for (int jj = 0; jj < FA_BC; jj++) {
+#pragma unroll
+            for (int t = 0; t < DT; t++) {
+                float vv = KVs[jj][lane + 32 * t];
+#pragma unroll
+                for (int r = 0; r < FA_RPW; r++) acc[r][t] = fmaf(Ps[warp * FA_RPW + r][jj], vv, acc[r][t]);
+            }
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < FA_RPW; r++) {
+        int i = q0 + warp * FA_RPW + r;
+        if (i >= L) continue;
+        float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;  // l == 0: every key masked -> zero row
+        float* orow = o + (bh * L + i) * D;
+#pragma unroll
+        for (int t = 0; t < DT; t++) orow[lane + 32 * t] = acc[r][t] * inv;
+    }
+}
+
+#define FLASH_F32_ENTRY(DIM)                                                                                        \
+    extern "C" __global__ void __launch_bounds__(128)                                                              \
+        flash_f32_d##DIM(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,    \
+                         float* __restrict__ o, int B, int H, int L, int S, float scale, int causal,               \
+                         const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,           \
+                         const float* __restrict__ kpm, int kpmKind) {                                             \
+        flash_f32<DIM>(q, k, v, o, B, H, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,      \
+                       kpmKind);                                                                                   \
+    }
+
+FLASH_F32_ENTRY(32)
+FLASH_F32_ENTRY(64)
+FLASH_F32_ENTRY(128)
