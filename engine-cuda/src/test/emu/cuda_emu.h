@@ -24,6 +24,7 @@ extern dim3 gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 void __syncthreads();
 float __shfl_xor_sync(unsigned mask, float v, int laneMask);
@@ -46,3 +47,6 @@ inline float emu_f32(long long bits) {
     __builtin_memcpy(&f, &b, 4);
     return f;
 }
+// included here, at global scope, so that a kernel file's own #include (inside its namespace) adds nothing
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"

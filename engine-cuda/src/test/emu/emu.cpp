@@ -1,7 +1,9 @@
 // The runtime side of cuda_emu.h.
 #include "cuda_emu.h"
+#include "cuda_bf16.h"
 
 #include <barrier>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -16,6 +18,7 @@ namespace {
 struct Warp {
     std::unique_ptr<std::barrier<>> bar;
     float vals[32];
+    uint32_t frag[32][6];  // mma operands: a0..a3, b0, b1 per lane
 };
 std::barrier<> *g_block;
 std::vector<Warp> *g_warps;
@@ -32,6 +35,58 @@ float __shfl_xor_sync(unsigned, float v, int laneMask) {
     float r = w.vals[lane ^ laneMask];
     w.bar->arrive_and_wait();
     return r;
+}
+
+namespace {
+float from16(uint32_t bits, bool f16) {
+    bits &= 0xffffu;
+    if (f16) {
+        _Float16 h;
+        uint16_t s = (uint16_t)bits;
+        memcpy(&h, &s, 2);
+        return (float)h;
+    }
+    uint32_t u = bits << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+}  // namespace
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.f32, fragment layouts from the PTX ISA (groupID g = lane >> 2,
+// threadID_in_group t = lane & 3; the lower column / k index sits in the low 16 bits of a register):
+//   A (16 x 16): a0 (g, 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
+//   B (16 x 8):  b0 (k = 2t..2t+1, n = g), b1 (k = 2t+8..2t+9, n = g)
+//   C, D (16 x 8, f32): d0, d1 (g, 2t..2t+1), d2, d3 (g+8, 2t..2t+1)
+// Every lane deposits its operands, then computes its own four outputs in double and rounds once (a tensor core
+// accumulates in at least fp32; the difference is far below the tests' bounds).
+void emu_mma_m16n8k16(float *d, const uint32_t *a, uint32_t b0, uint32_t b1, bool f16) {
+    int lane = threadIdx.x & 31;
+    Warp &w = (*g_warps)[threadIdx.x >> 5];
+    for (int i = 0; i < 4; i++) w.frag[lane][i] = a[i];
+    w.frag[lane][4] = b0;
+    w.frag[lane][5] = b1;
+    w.bar->arrive_and_wait();
+    float A[16][16], B[16][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int h = 0; h < 2; h++) {
+            A[g][2 * t + h] = from16(w.frag[l][0] >> (16 * h), f16);
+            A[g + 8][2 * t + h] = from16(w.frag[l][1] >> (16 * h), f16);
+            A[g][2 * t + 8 + h] = from16(w.frag[l][2] >> (16 * h), f16);
+            A[g + 8][2 * t + 8 + h] = from16(w.frag[l][3] >> (16 * h), f16);
+            B[2 * t + h][g] = from16(w.frag[l][4] >> (16 * h), f16);
+            B[2 * t + 8 + h][g] = from16(w.frag[l][5] >> (16 * h), f16);
+        }
+    }
+    w.bar->arrive_and_wait();
+    int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 4; i++) {
+        int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+        double s = d[i];
+        for (int k = 0; k < 16; k++) s += (double)A[row][k] * B[k][col];
+        d[i] = (float)s;
+    }
 }
 
 int atomicCAS(int *address, int compare, int val) {

@@ -2,7 +2,8 @@
 // and fp32 accumulation.
 //
 // Needs sm_80 or newer (m16n8k16 bf16/f16 mma): compiled for compute_80 (kernels/build-ptx.sh), a separate PTX
-// artifact that the host loads only on devices of compute capability >= 8.0 (Kernels.minCapability).
+// artifact that the host loads only on devices of compute capability >= 8.0 (Kernels.minCapability). The host
+// emulator runs it with a warp-collective stand-in for mma.sync (ATTN_HOST_EMU, engine-cuda/src/test/emu/emu.cpp).
 // Shapes as flash_attention.cu: q (B, H, L, D), k (B, H, S, D), v (B, H, S, D), o (B, H, L, D), all fp32 in memory
 //   (8-byte aligned: float2 loads/stores); D in {64, 128}, Dv == D. Entries flash_bf16_d64, flash_bf16_d128
 //   (precision bf16) and flash_f16_d64, flash_f16_d128 (precision fp16). Same argument list and masks as
@@ -58,6 +59,9 @@ __device__ __forceinline__ unsigned short to16(float x) {
 // D (16x8, fp32) += A (16x16, row) . B (16x8, col), 16-bit inputs (bf16 or fp16), fp32 accumulation
 template <bool F16>
 __device__ __forceinline__ void mma16(float* d, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#ifdef ATTN_HOST_EMU  // the host emulator's warp-collective stand-in (engine-cuda/src/test/emu), never in the PTX
+    emu_mma_m16n8k16(d, a, b0, b1, F16);
+#else
     if (F16)
         asm volatile(
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -70,6 +74,7 @@ __device__ __forceinline__ void mma16(float* d, const uint32_t* a, uint32_t b0, 
             "{%0,%1,%2,%3};\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
 }
 
 template <int D, bool F16>

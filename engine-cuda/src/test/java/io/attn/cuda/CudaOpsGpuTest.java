@@ -38,30 +38,11 @@ class CudaOpsGpuTest extends CudaOpsChecks {
         }
     }
 
-    /**
-     * The tensor-core flash kernels (flash_attention_bf16.cu) on the same cases as the fp32 one. Bounds: each of q, k,
-     * v and the probabilities p is rounded once to 16 bits (unit round-off u = 2^-9 for bf16, 2^-12 for fp16), products
-     * accumulate in fp32. A scaled score q.k / sqrt(D) then errs by about 2u sqrt(D) |q||k| / (sqrt(D) * D) ~ 2u/3 with
-     * inputs uniform in [-1, 1] (random signs: the D rounding errors add like a random walk), which changes each
-     * weight relatively by as much; rounding v and p adds 2u. So the output's relative error is about 3u ~ 6e-3
-     * (bf16) / 7e-4 (fp16) in the typical case; the bounds below, 2e-2 and 4e-3 relative Frobenius (5e-2 and 1e-2
-     * absolute per element, outputs in [-1, 1]), leave a 3-5x margin while an indexing or masking bug (O(0.1) per
-     * element, O(1) relative) still fails. Needs compute capability 8.0 (skipped before).
-     */
-    @org.junit.jupiter.api.Test
-    void flashAttention16BitTensorCores() {
+    @Override
+    String no16BitReason() {
         try (Backend probe = open()) {
             String d = probe.description();
-            Assumptions.assumeTrue(
-                    CudaBackend.precisionUnsupported(Precision.BF16, capability(d)) == null, "needs sm_80: " + d);
-        }
-        try (Backend be = open("precision", "bf16", "attention", "flash")) {
-            System.out.println("[flash bf16] worst relative Frobenius error "
-                    + flashWorst(be, new int[] {64, 128}, 2e-2, 5e-2, "flash bf16"));
-        }
-        try (Backend be = open("precision", "fp16", "attention", "flash")) {
-            System.out.println("[flash fp16] worst relative Frobenius error "
-                    + flashWorst(be, new int[] {64, 128}, 4e-3, 1e-2, "flash fp16"));
+            return CudaBackend.precisionUnsupported(Precision.BF16, capability(d)) == null ? null : "needs sm_80: " + d;
         }
     }
 

@@ -10,6 +10,7 @@ import io.attn.tensor.Tensor;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * absolute in the worst case, typically sqrt(D) * 2^-24 * |q||k| ~ 1e-6), scaled by 1/sqrt(D); expf is within 2 ulp;
  * the output is a convex combination of V rows accumulated in float32 over S <= 80 keys. Observed relative Frobenius
  * errors are around 1e-7; the test asks for 1e-5 relative Frobenius and 2e-5 absolute per element (outputs are in
- * [-1, 1]); an indexing or masking error changes outputs by O(0.1).
+ * [-1, 1]); an indexing or masking error changes outputs by O(0.1) (checked by breaking the key-padding offset and the
+ * rescaling once each).
  */
 abstract class FlashChecks {
     final Random frnd = new Random(7);
@@ -56,6 +58,8 @@ abstract class FlashChecks {
                 1,
                 MaskKind.ADDITIVE),
         new Case("bool (1,H,L,S)", 1, 3, 9, 66, false, MaskKind.BOOL, 1, 3, MaskKind.NONE),
+        // several key tiles for both kernels (32 and 64 keys per tile): the running max / rescaling across tiles
+        new Case("3 key tiles, additive padding", 1, 2, 70, 150, false, MaskKind.NONE, 0, 0, MaskKind.ADDITIVE),
     };
 
     /** Runs every case at every head dim through {@code be} and returns the worst relative Frobenius error. */
@@ -164,6 +168,35 @@ abstract class FlashChecks {
         try (Backend be = open("attention", "flash")) {
             double worst = flashWorst(be, new int[] {32, 64, 128}, 1e-5, 2e-5, "flash fp32");
             System.out.println("[flash fp32] worst relative Frobenius error " + worst);
+        }
+    }
+
+    /** Null when the 16-bit tensor-core kernels can run here, else why not (the test is then skipped). */
+    abstract String no16BitReason();
+
+    /**
+     * The tensor-core flash kernels (flash_attention_bf16.cu) on the same cases as the fp32 one. Bounds: each of q, k,
+     * v and the probabilities p is rounded once to 16 bits (unit round-off u = 2^-9 for bf16, 2^-12 for fp16), products
+     * accumulate in fp32. A scaled score q.k / sqrt(D) then errs by about 2u sqrt(D) |q||k| / (sqrt(D) * D) ~ 2u/3 with
+     * inputs uniform in [-1, 1] (random signs: the D rounding errors add like a random walk), which changes each
+     * weight relatively by as much; rounding v and p adds 2u. So the output's relative error is at most about 3u ~
+     * 6e-3 (bf16) / 7e-4 (fp16) in the typical case (the emulator measures 2.4e-3 and 3.1e-4: the errors partly
+     * cancel); the bounds below, 2e-2 and 4e-3 relative Frobenius (5e-2 and 1e-2 absolute per element, outputs in
+     * [-1, 1]), leave a 3-10x margin while an indexing, masking or rescaling bug (O(0.1) per element, O(1) relative)
+     * still fails (checked by breaking the per-row rescaling once). On a GPU it needs compute capability 8.0 (skipped before); in the emulator
+     * the mma.sync stand-in implements the PTX ISA fragment layouts.
+     */
+    @Test
+    void flashAttention16BitTensorCores() {
+        String why = no16BitReason();
+        Assumptions.assumeTrue(why == null, why);
+        try (Backend be = open("precision", "bf16", "attention", "flash")) {
+            System.out.println("[flash bf16] worst relative Frobenius error "
+                    + flashWorst(be, new int[] {64, 128}, 2e-2, 5e-2, "flash bf16"));
+        }
+        try (Backend be = open("precision", "fp16", "attention", "flash")) {
+            System.out.println("[flash fp16] worst relative Frobenius error "
+                    + flashWorst(be, new int[] {64, 128}, 4e-3, 1e-2, "flash fp16"));
         }
     }
 }

@@ -26,8 +26,9 @@ import java.util.concurrent.TimeUnit;
  * thread per CUDA thread), callable by entry name with the same argument list a GPU launch gets. For each kernel file
  * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
  * gy, gz, block)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
- * the same signatures. Files that need a newer GPU ({@link Kernels#minCapability} above 75: inline tensor-core PTX)
- * are left out. Built once per JVM; {@link #get} says why not when g++ is missing.
+ * the same signatures. {@code ATTN_HOST_EMU} is defined, so the tensor-core file calls the emulator's warp-collective
+ * {@code mma.sync} stand-in instead of its inline PTX. Built once per JVM; {@link #get} says why not when g++ is
+ * missing.
  */
 @SuppressWarnings("restricted")
 final class KernelEmulator {
@@ -63,13 +64,13 @@ final class KernelEmulator {
                 "-shared",
                 "-pthread",
                 "-w",
+                "-DATTN_HOST_EMU",
                 "-I",
                 EMU.toAbsolutePath().toString(),
                 "-o",
                 dir.resolve("libattn_emu.so").toString(),
                 EMU.resolve("emu.cpp").toAbsolutePath().toString()));
         for (String file : Kernels.NAMES) {
-            if (Kernels.minCapability(file) > 75) continue; // inline tensor-core PTX: GPU only
             Path tu = dir.resolve("k_" + file + ".cpp");
             Files.writeString(tu, translationUnit(file));
             cmd.add(tu.toString());
@@ -87,12 +88,11 @@ final class KernelEmulator {
         SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
         FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
         for (var e : Kernels.ENTRIES.entrySet())
-            if (Kernels.minCapability(e.getKey()) == 75)
-                for (String entry : e.getValue())
-                    entries.put(
-                            entry,
-                            Linker.nativeLinker()
-                                    .downcallHandle(lib.find("emu_" + entry).orElseThrow(), fd));
+            for (String entry : e.getValue())
+                entries.put(
+                        entry,
+                        Linker.nativeLinker()
+                                .downcallHandle(lib.find("emu_" + entry).orElseThrow(), fd));
     }
 
     private static String translationUnit(String file) {
