@@ -42,6 +42,9 @@ class DriverPathEmulatedTest {
         assertTrue(out.contains("gemm: cuBLAS 12.99.0 via JCublas2"), out);
         assertTrue(out.contains("PASS matmulEveryLayoutOnEveryGemmPath"), out);
         assertTrue(out.contains("PASS attentionFusedAndUnfused"), out);
+        // flash kernels through JCuda and the fake driver (sm_90): fp32, and bf16 / fp16 on the mma stand-in
+        assertTrue(out.contains("PASS flashAttentionFp32EveryMaskAndHeadDim"), out);
+        assertTrue(out.contains("PASS flashAttention16BitTensorCores"), out);
         assertTrue(out.contains("ALL PASSED"), out);
     }
 
