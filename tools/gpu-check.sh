@@ -6,6 +6,7 @@
 #   parity.txt    attn parity --device cuda and --device cpu (op and layer cases vs the double reference)
 #   golden.txt    PyTorch golden cases (tools/golden_torch.py, where torch is installed) through attn golden
 #   bench.txt     one attention shape and one encoder layer, CPU and GPU
+#   bench-torch.txt, bench-gpu.json   attn vs PyTorch at issue 8's shapes (tools/bench_gpu_torch.py, where torch is)
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT="${1:-$PWD/gpu-check-out}"; mkdir -p "$OUT"
@@ -30,4 +31,5 @@ fi
     "$A" bench encoder-layer --batch 8 --seq 512 --d-model 512 --heads 8 --ffn 2048 --device "$d" | tail -1
   done
 } >"$OUT/bench.txt" 2>&1
+python3 -c 'import torch' 2>/dev/null && python3 "$HERE/tools/bench_gpu_torch.py" --attn "$A" --out "$OUT/bench-gpu.json" >"$OUT/bench-torch.txt" 2>&1
 tail -n 3 "$OUT"/*.txt

@@ -9,7 +9,8 @@
 //   Each lane holds q[d] and the output accumulator for d = lane + 32 t (t < 4); the dot product is a warp
 //   reduction per key, so the kernel does S sequential steps: simple, not fast (a later kernel tiles K/V in
 //   shared memory). The running max m, sum l and accumulator are rescaled by exp(m_old - m_new) per key.
-// Variants: the host uses this kernel only when D, Dv <= 128; otherwise GEMM -> softmax -> GEMM.
+// Variants: the host uses this kernel only with attention=fused and D, Dv <= 128; otherwise GEMM -> softmax -> GEMM.
+//   The default is flash_attention.cu; the ranking of all attention variants (not measured yet) is in its header.
 #include <math_constants.h>
 
 #define MASK_NONE 0

@@ -2,6 +2,7 @@ package io.attn.cli;
 
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
+import io.attn.backend.Buffer;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
@@ -12,6 +13,7 @@ import io.attn.nn.LayerConfig;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
+import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -26,7 +28,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code attn bench}: warm up, repeat, print a summary and, as the last line, one JSON object {@code {"bench", "device",
  * "threads", "median_ms", "gflops", ...}}. Each timed call is one executor run (inputs in, outputs out), so on a GPU it
- * includes the host transfers.
+ * includes the host transfers; {@code attention --resident} keeps the inputs on the backend and downloads only a
+ * (B, H, L) mean, to time the attention kernel itself (as PyTorch timings of tensors already on the GPU do).
  */
 @Command(
         name = "bench",
@@ -121,6 +124,33 @@ final class BenchCommand {
         }
     }
 
+    /** As {@link #runGraph}, with every input uploaded once into a backend buffer bound for all runs. */
+    static int runResident(
+            String bench,
+            DeviceOptions device,
+            Timing t,
+            double flops,
+            String shape,
+            Graph graph,
+            Map<String, Tensor> feeds) {
+        Backends.Selection sel = device.open();
+        try (Backend b = sel.backend();
+                Executor ex = new Executor(b, graph)) {
+            Map<String, Buffer> bound = new LinkedHashMap<>();
+            try {
+                for (var e : feeds.entrySet()) {
+                    float[] d = e.getValue().data();
+                    Buffer buf = b.allocate(DType.F32, d.length);
+                    bound.put(e.getKey(), buf);
+                    b.upload(d, d.length, buf);
+                }
+                return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(Map.of(), bound));
+            } finally {
+                for (Buffer buf : bound.values()) b.release(buf);
+            }
+        }
+    }
+
     @Command(name = "gemm", description = "Batched SGEMM C = A . B.")
     static final class Gemm implements Callable<Integer> {
         @Option(names = "--m", required = true)
@@ -181,6 +211,12 @@ final class BenchCommand {
         @Option(names = "--weights", description = "Also return the (B, H, L, S) weights (unfused path).")
         boolean weights;
 
+        @Option(
+                names = "--resident",
+                description = "Upload q, k, v once and keep them on the backend; each run downloads only the mean"
+                        + " over the head dim (times the kernels, not the transfers).")
+        boolean resident;
+
         @Mixin
         Timing timing;
 
@@ -214,6 +250,11 @@ final class BenchCommand {
             String shape = String.format(
                     "B=%d H=%d L=%d S=%d D=%d%s%s",
                     batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
+            if (resident) {
+                Node o = g.mean(out, 3);
+                Graph graph = weights ? g.build(o, g.mean(w, 3)) : g.build(o);
+                return runResident("attention", device, timing, flops, shape + " resident", graph, feeds);
+            }
             return runGraph("attention", device, timing, flops, shape, weights ? g.build(out, w) : g.build(out), feeds);
         }
     }

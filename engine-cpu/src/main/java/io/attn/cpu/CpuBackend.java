@@ -23,13 +23,20 @@ import jdk.incubator.vector.FloatVector;
 /**
  * The CPU backend: float32 Java arrays and kernels on the Vector API ({@link FloatVector#SPECIES_PREFERRED}), with a
  * thread pool of {@link BackendOptions#effectiveThreads()} threads for the large ops. Thread-safe: kernels keep no
- * shared mutable state (scratch is per thread) and write only their output buffer.
+ * shared mutable state (scratch is per thread) and write only their output buffer. Always float32: a requested TF32,
+ * BF16 or FP16 precision is ignored (and named in {@link #description}).
  */
 public final class CpuBackend implements Backend {
     private final Parallel par;
+    private final String precisionNote;
 
     public CpuBackend(BackendOptions options) {
         this.par = new Parallel(options.effectiveThreads());
+        // reduced precisions are a GPU feature: here they are accepted and ignored, and the description says so
+        this.precisionNote = options.precision() == io.attn.backend.Precision.FP32
+                ? ""
+                : "; precision " + options.precision().name().toLowerCase(java.util.Locale.ROOT)
+                        + " requested, computed in fp32 (the cpu backend has no reduced-precision modes)";
     }
 
     @Override
@@ -39,7 +46,7 @@ public final class CpuBackend implements Backend {
 
     @Override
     public String description() {
-        return describe(par.threads());
+        return describe(par.threads()) + precisionNote;
     }
 
     static String describe(int threads) {

@@ -1,0 +1,37 @@
+package io.attn.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.backend.Precision;
+import org.junit.jupiter.api.Test;
+
+/** {@code --precision} parsing and the cpu backend's note when a reduced precision is asked for. */
+class DeviceOptionsTest {
+    @Test
+    void precisionNamesAnyCase() {
+        assertEquals(Precision.FP32, DeviceOptions.precision("fp32"));
+        assertEquals(Precision.TF32, DeviceOptions.precision("TF32"));
+        assertEquals(Precision.BF16, DeviceOptions.precision(" bf16 "));
+        assertEquals(Precision.FP16, DeviceOptions.precision("fp16"));
+        AttnException e = assertThrows(AttnException.class, () -> DeviceOptions.precision("int8"));
+        assertEquals("--precision int8: expected fp32, tf32, bf16 or fp16", e.getMessage());
+    }
+
+    @Test
+    void cpuBackendSaysItComputesInFp32() {
+        DeviceOptions d = new DeviceOptions();
+        d.device = "cpu";
+        d.threads = 1;
+        d.precision = "bf16";
+        try (var b = d.open().backend()) {
+            assertTrue(
+                    b.description()
+                            .endsWith("precision bf16 requested, computed in fp32 (the cpu backend has no"
+                                    + " reduced-precision modes)"),
+                    b.description());
+        }
+    }
+}
