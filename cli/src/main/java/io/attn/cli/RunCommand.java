@@ -227,10 +227,11 @@ final class RunCommand implements Callable<Integer> {
             throw new AttnException(e.code(), (in == null ? "--text" : in) + ": " + e.getMessage(), e);
         }
         checkFinite(r.output(), "output");
-        // everything computed: now write, each file atomically
-        if (out != null) writeArray(out, "output", r.output());
+        // everything computed: now write every output as one unit (all or none)
+        Map<Path, AtomicFiles.Writer> files = new LinkedHashMap<>();
+        if (out != null) files.put(out, arrayWriter(out, "output", r.output()));
         else if (!wantWeights) printSummary(r.output());
-        if (weightsOut != null) writeWeights(weightsOut, r.attentionWeights());
+        if (weightsOut != null) files.put(weightsOut, weightsWriter(weightsOut, r.attentionWeights()));
         if (heatmapOut != null) {
             var first = r.attentionWeights().entrySet().iterator().next();
             Tensor wt = first.getValue();
@@ -238,24 +239,23 @@ final class RunCommand implements Callable<Integer> {
                 wt = wt.slice0(0, 1).reshape(wt.shape().remove(0));
             List<String> cols = mem == null && tgt == null ? labels : List.of();
             byte[] png = Heatmap.png(Heatmap.panels(first.getKey(), wt), labels, cols);
-            AtomicFiles.write(heatmapOut, png);
+            files.put(heatmapOut, o -> o.write(png));
         }
+        AtomicFiles.writeAll(files);
     }
 
-    private void writeWeights(Path p, Map<String, Tensor> weights) {
-        if (p.toString().endsWith(".npz")) {
-            Npz.write(p, new LinkedHashMap<>(weights), true);
-            return;
-        }
+    private static AtomicFiles.Writer weightsWriter(Path p, Map<String, Tensor> weights) {
+        if (p.toString().endsWith(".npz")) return o -> Npz.write(o, new LinkedHashMap<>(weights), true);
         if (weights.size() != 1)
             throw AttnException.badInput(p + ": this model has " + weights.size() + " attention blocks "
                     + weights.keySet() + "; write them to an .npz");
-        Npy.write(p, weights.values().iterator().next());
+        Tensor w = weights.values().iterator().next();
+        return o -> Npy.write(o, w);
     }
 
-    private static void writeArray(Path p, String key, Tensor t) {
-        if (p.toString().endsWith(".npz")) Npz.write(p, Map.of(key, t), true);
-        else Npy.write(p, t);
+    private static AtomicFiles.Writer arrayWriter(Path p, String key, Tensor t) {
+        if (p.toString().endsWith(".npz")) return o -> Npz.write(o, Map.of(key, t), true);
+        return o -> Npy.write(o, t);
     }
 
     static Tensor readArray(Path p) {
