@@ -21,6 +21,16 @@ final class DeviceOptions {
     boolean verbose;
 
     Backends.Selection open() {
-        return Backends.open(device, new BackendOptions(threads, Precision.FP32, Map.of()));
+        return open(device);
+    }
+
+    /** Opens {@code name} (null: the default device) with these options. */
+    Backends.Selection open(String name) {
+        return Backends.open(name, new BackendOptions(threads, Precision.FP32, Map.of()));
+    }
+
+    /** Whether the device is chosen automatically (then a device fault may fall back to the CPU). */
+    boolean auto() {
+        return Backends.resolveDevice(device).equals("auto");
     }
 }

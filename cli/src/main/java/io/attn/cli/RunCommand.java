@@ -129,14 +129,41 @@ final class RunCommand implements Callable<Integer> {
         Model m = loadModel();
         Backends.Selection sel = device.open();
         System.err.println("attn: device " + sel.reason());
-        try (Backend backend = sel.backend();
-                m) {
+        backend = sel.backend();
+        try (m) {
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
-                runOne(m, backend, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
+                runOne(m, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
                 return 0;
             }
-            return runBatch(m, backend, batch);
+            return runBatch(m, batch);
+        } finally {
+            if (fallback != null) fallback.close();
+            sel.backend().close();
+        }
+    }
+
+    /** The backend runs go to: the selected one, or the CPU after a device fault with {@code --device auto}. */
+    private Backend backend;
+
+    private Backend fallback;
+
+    /**
+     * Runs the model; with {@code --device auto}, a device failure (out of memory, device lost) on a non-CPU backend
+     * is reported as a warning and the run is repeated on the CPU, which then takes every later run too.
+     */
+    private Model.Result compute(Model m, Inputs inputs) {
+        try {
+            return m.run(backend, inputs);
+        } catch (AttnException e) {
+            boolean deviceFault = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
+                    || e.code() == AttnException.Code.DEVICE_UNAVAILABLE;
+            if (!deviceFault || !device.auto() || backend.name().equals("cpu")) throw e;
+            System.err.println(
+                    "attn: warning: " + backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
+            fallback = device.open("cpu").backend();
+            backend = fallback;
+            return m.run(backend, inputs);
         }
     }
 
@@ -165,7 +192,7 @@ final class RunCommand implements Callable<Integer> {
         return null;
     }
 
-    private int runBatch(Model m, Backend backend, List<Path> files) throws IOException {
+    private int runBatch(Model m, List<Path> files) throws IOException {
         if (files.isEmpty()) throw AttnException.badInput(input + ": no .npy files found");
         if (output == null)
             throw AttnException.badInput("--output DIR is required when --input is a directory or glob");
@@ -179,7 +206,6 @@ final class RunCommand implements Callable<Integer> {
             try {
                 runOne(
                         m,
-                        backend,
                         f,
                         output.resolve(stem + ".npy"),
                         attentionWeights == null ? null : dir(attentionWeights).resolve(stem + ".npz"),
@@ -199,8 +225,7 @@ final class RunCommand implements Callable<Integer> {
         return p;
     }
 
-    private void runOne(Model m, Backend backend, Path in, Path out, Path weightsOut, Path heatmapOut)
-            throws IOException {
+    private void runOne(Model m, Path in, Path out, Path weightsOut, Path heatmapOut) throws IOException {
         List<String> labels = new ArrayList<>();
         Tensor x;
         if (in != null) {
@@ -222,7 +247,7 @@ final class RunCommand implements Callable<Integer> {
         Inputs inputs = new Inputs(x, mem, tgt, kp, null, false, causal, w);
         Model.Result r;
         try {
-            r = m.run(backend, inputs);
+            r = compute(m, inputs);
         } catch (AttnException e) {
             throw new AttnException(e.code(), (in == null ? "--text" : in) + ": " + e.getMessage(), e);
         }

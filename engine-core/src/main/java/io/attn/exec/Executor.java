@@ -40,10 +40,15 @@ public final class Executor implements AutoCloseable {
                         "backend " + backend.name() + " does not support " + n + " " + n.params());
         this.plan = new BufferPlan(graph);
         this.constants = new Buffer[graph.nodes().size()];
-        for (Node n : graph.nodes())
-            if (n.op() == Op.CONSTANT)
-                constants[n.id()] = backend.hostView(
-                        n.params(OpParams.Constant.class).value().data());
+        try {
+            for (Node n : graph.nodes())
+                if (n.op() == Op.CONSTANT)
+                    constants[n.id()] = backend.hostView(
+                            n.params(OpParams.Constant.class).value().data());
+        } catch (RuntimeException | Error e) { // out of device memory part-way: give back what was uploaded
+            for (Buffer b : constants) if (b != null) backend.release(b);
+            throw e;
+        }
     }
 
     public Graph graph() {
@@ -58,7 +63,6 @@ public final class Executor implements AutoCloseable {
     public List<Tensor> run(Map<String, Tensor> inputs) {
         if (closed) throw new IllegalStateException("executor is closed");
         Buffer[] values = new Buffer[graph.nodes().size()];
-        List<Buffer> uploaded = new ArrayList<>();
         for (var e : graph.inputs().entrySet()) {
             Tensor t = inputs.get(e.getKey());
             Node n = e.getValue();
@@ -66,13 +70,18 @@ public final class Executor implements AutoCloseable {
             if (!t.shape().equals(n.shape()))
                 throw AttnException.shape(
                         "input '" + e.getKey() + "' has shape " + t.shape() + ", graph expects " + n.shape());
-            Buffer b = backend.hostView(t.data());
-            uploaded.add(b);
-            values[n.id()] = b;
         }
-        Buffer[] arena = arenas.pollFirst();
-        if (arena == null) arena = newArena();
+        List<Buffer> uploaded = new ArrayList<>();
+        Buffer[] arena = null;
         try {
+            // a failure anywhere below (device out of memory, say) gives every buffer back: the executor stays usable
+            for (var e : graph.inputs().entrySet()) {
+                Buffer b = backend.hostView(inputs.get(e.getKey()).data());
+                uploaded.add(b);
+                values[e.getValue().id()] = b;
+            }
+            arena = arenas.pollFirst();
+            if (arena == null) arena = newArena();
             for (Node n : graph.nodes()) {
                 switch (n.op()) {
                     case INPUT -> {}
@@ -95,7 +104,7 @@ public final class Executor implements AutoCloseable {
             }
             return outs;
         } finally {
-            arenas.addFirst(arena);
+            if (arena != null) arenas.addFirst(arena);
             for (Buffer b : uploaded) backend.release(b);
         }
     }
@@ -103,7 +112,12 @@ public final class Executor implements AutoCloseable {
     private Buffer[] newArena() {
         long[] sizes = plan.slotSizes();
         Buffer[] a = new Buffer[sizes.length];
-        for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
+        try {
+            for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
+        } catch (RuntimeException | Error e) {
+            for (Buffer b : a) if (b != null) backend.release(b);
+            throw e;
+        }
         return a;
     }
 
