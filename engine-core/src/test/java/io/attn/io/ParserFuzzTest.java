@@ -9,6 +9,7 @@ import io.attn.nn.ModelConfig;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -83,12 +84,13 @@ class ParserFuzzTest {
         expectOnlyInputErrors(() -> WordVectors.load(new ByteArrayInputStream(b), "f.txt"));
     }
 
+    /** The JSON parser on text (in memory, fast); {@link #modelConfig} covers reading bytes from a file (UTF-8). */
     @FuzzTest(maxDuration = "10s")
     void json(byte[] b) {
-        withFile(b, ".json", p -> expectOnlyInputErrors(() -> Json.read(p)));
+        expectOnlyInputErrors(() -> Json.parse(new String(b, StandardCharsets.UTF_8), "f.json"));
     }
 
-    /** Config JSON as {@code attn run} reads it: parsed, then understood as a module config. */
+    /** Config JSON as {@code attn run} reads it: a file, strict UTF-8, parsed, then understood as a module config. */
     @FuzzTest(maxDuration = "10s")
     @SuppressWarnings("unchecked")
     void modelConfig(byte[] b) {
