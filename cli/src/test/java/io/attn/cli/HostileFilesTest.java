@@ -245,6 +245,18 @@ class HostileFilesTest {
                                         "{'descr': '<f4', 'fortran_order': False, 'shape': (16000000, 8), }",
                                         new byte[16_000_000 * 8 / 4])),
                         true));
+        // an honest header over 80 MB of zeros, deflated to ~80 KB: refused from its header (ratio over 100:1 beyond 64
+        // MB)
+        ByteArrayOutputStream honest = new ByteArrayOutputStream();
+        try (ZipOutputStream z = new ZipOutputStream(honest)) {
+            z.putNextEntry(new ZipEntry("a.npy"));
+            z.write(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (20000000,), }", new byte[0]));
+            byte[] zeros = new byte[1 << 20];
+            for (int k = 0; k < 80_000_000 / zeros.length; k++) z.write(zeros);
+            z.write(zeros, 0, 80_000_000 % zeros.length);
+            z.closeEntry();
+        }
+        npzs.put("honest_bomb.npz", honest.toByteArray());
         npzs.put("not_zip.npz", "PK garbage".getBytes(StandardCharsets.UTF_8));
         npzs.put("truncated.npz", half(zip(Map.of("a.npy", goodNpy), false)));
         npzs.put("two_arrays.npz", zip(new LinkedHashMap<>(Map.of("a.npy", goodNpy, "b.npy", goodNpy)), false));
@@ -283,6 +295,18 @@ class HostileFilesTest {
                         "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[12,24]}}",
                         f6));
         sts.put("deep_json.safetensors", stBytes("[".repeat(100_000), f6));
+        StringBuilder many = new StringBuilder("{");
+        for (int k = 0; k < 40_000; k++)
+            many.append(k == 0 ? "" : ",")
+                    .append("\"t")
+                    .append(k)
+                    .append("\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[")
+                    .append(4 * k)
+                    .append(',')
+                    .append(4 * k + 4)
+                    .append("]}");
+        // a real 2.6 MB header: over what a 256 MiB heap may parse (a 128th), refused before parsing
+        sts.put("many_tensors.safetensors", stBytes(many.append('}').toString(), new byte[4 * 40_000]));
         byte[] nonUtf8 = stBytes("{\"a?\":{\"dtype\":\"F32\",\"shape\":[6],\"data_offsets\":[0,24]}}", f6);
         nonUtf8[11] = (byte) 0xff;
         sts.put("non_utf8.safetensors", nonUtf8);

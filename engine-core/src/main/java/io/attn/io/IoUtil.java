@@ -87,6 +87,16 @@ final class IoUtil {
         return new float[(int) n];
     }
 
+    /**
+     * {@code cap}, lowered to a 128th of the JVM's maximum heap: parsing JSON text takes about ten times its size in
+     * objects, so a header near the format's cap would exhaust a small heap (-Xmx256m allows 2 MB of header, about
+     * 25 000 tensors; a 4 GiB heap 32 MB; real models need well under 1 MB).
+     */
+    static long heapCap(long cap) {
+        long heap = Runtime.getRuntime().maxMemory();
+        return heap == Long.MAX_VALUE ? cap : Math.min(cap, heap / 128);
+    }
+
     static int[] toIntDims(long[] dims, String source) {
         int[] d = new int[dims.length];
         for (int i = 0; i < dims.length; i++) {
