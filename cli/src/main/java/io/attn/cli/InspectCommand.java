@@ -39,7 +39,9 @@ final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         if (Files.isDirectory(file)) throw AttnException.badInput(file + ": is a directory, not a file");
-        if (!Files.isRegularFile(file)) throw AttnException.badInput(file + ": no such file");
+        if (!Files.exists(file)) throw AttnException.badInput(file + ": no such file");
+        if (!Files.isRegularFile(file))
+            throw AttnException.badInput(file + ": not a regular file (a pipe, socket or device): give a file");
         String n = file.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
         if (n.endsWith(".safetensors")) safetensors();
         else if (n.endsWith(".npy")) npy();

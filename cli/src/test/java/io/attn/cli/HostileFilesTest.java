@@ -396,6 +396,23 @@ class HostileFilesTest {
                 inspect("vectors-" + e.getKey(), p);
         }
 
+        // not regular files: a named pipe would block a reader forever, /dev/zero is endless
+        Path fifo = in.resolve("pipe.npy");
+        try {
+            if (new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor() == 0) {
+                run("input-named-pipe", "--model", m, "--input", fifo.toString());
+                run("model-named-pipe", "--model", fifo.toString(), "--input", xs);
+                inspect("named-pipe", fifo);
+            }
+        } catch (IOException | InterruptedException e) {
+            // no mkfifo here: the /dev/zero cases below still cover special files
+        }
+        if (Files.exists(Path.of("/dev/zero"))) {
+            run("input-dev-zero", "--model", m, "--input", "/dev/zero");
+            run("vectors-dev-zero", "--model", m, "--text", "the sky", "--vectors", "/dev/zero");
+            run("config-dev-zero", "--model", m, "--config", "/dev/zero", "--input", xs);
+        }
+
         // outputs that cannot be written: nothing may be left behind
         run(
                 "output-parent-missing",

@@ -59,6 +59,7 @@ public final class Json {
      * JVM's maximum heap, when less) are refused.
      */
     public static Object read(Path path) {
+        IoUtil.refuseSpecialFile(path);
         String name = path.toString();
         byte[] bytes;
         try {

@@ -53,6 +53,7 @@ public final class Npz {
      * {@code maxEntryBytes} (a service can set this well below the default).
      */
     public static Map<String, Tensor> read(Path path, long maxEntryBytes) {
+        IoUtil.refuseSpecialFile(path);
         String name = path.toString();
         long fileLen;
         try {
