@@ -77,6 +77,10 @@ public final class Main {
     }
 
     static String oneLine(Throwable ex) {
+        return AttnException.oneLine(describe(ex));
+    }
+
+    private static String describe(Throwable ex) {
         String m = ex.getMessage();
         if (ex instanceof AttnException) return m;
         if (ex instanceof java.nio.file.NoSuchFileException) return m + ": no such file";

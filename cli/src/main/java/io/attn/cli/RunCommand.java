@@ -249,7 +249,13 @@ final class RunCommand implements Callable<Integer> {
         try {
             r = compute(m, inputs);
         } catch (AttnException e) {
-            throw new AttnException(e.code(), (in == null ? "--text" : in) + ": " + e.getMessage(), e);
+            // name the file the problem is about: the memory, target or mask file when the message is about it
+            String msg = e.getMessage();
+            Object file = in == null ? "--text" : in;
+            if (memory != null && msg.startsWith("memory ")) file = memory;
+            else if (target != null && msg.startsWith("target ")) file = target;
+            else if (keyPaddingMask != null && msg.startsWith("key-padding mask")) file = keyPaddingMask;
+            throw new AttnException(e.code(), file + ": " + msg, e);
         }
         checkFinite(r.output(), "output");
         // everything computed: now write every output as one unit (all or none)

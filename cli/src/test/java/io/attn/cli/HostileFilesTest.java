@@ -294,6 +294,10 @@ class HostileFilesTest {
                 stBytes(
                         "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[12,24]}}",
                         f6));
+        // a name with a line break and a terminal escape, quoted by the error: still one line (a Jazzer finding)
+        sts.put(
+                "newline_name.safetensors",
+                stBytes("{\"a\\nb\\u001b[2J\":{\"dtype\":\"C64\",\"shape\":[3],\"data_offsets\":[0,24]}}", f6));
         sts.put("deep_json.safetensors", stBytes("[".repeat(100_000), f6));
         StringBuilder many = new StringBuilder("{");
         for (int k = 0; k < 40_000; k++)
@@ -517,6 +521,28 @@ class HostileFilesTest {
             if (lines.size() == 1 && !lines.get(0).startsWith("attn: ")) problems.add(what + " [not an attn: line]");
             if (o.millis() > 2000) problems.add(what + " [over 2 s]");
         }
+        // a few cases must also say the right thing (exit code, the file and the problem)
+        Map<String, String> says = new LinkedHashMap<>();
+        says.put("memory-wrong-width", "3|m7.npy: memory has shape (2, 4, 7) but the model width is 8");
+        says.put("key-padding-wrong-shape", "3|kp.npy: key-padding mask (2, 5) does not fit: expected (B, S) = (2, 3)");
+        says.put("model-missing-tensor", "3|missing.safetensors: missing tensor 'out_proj.bias' (expected shape (8))");
+        says.put("model-wrong-shape", "3|tensor 'out_proj.weight' has shape (8, 9), expected (8, 8)");
+        says.put("model-extra-tensor", "3|unexpected tensor(s) not used by the model: extra.weight");
+        says.put("config-not_divisible.json", "3|embed_dim 8 is not divisible by num_heads 3");
+        says.put("input-nan", "6|nan.npy: contains NaN or Inf values");
+        says.put("model-inf-weight", "6|tensor 'in_proj_bias': contains NaN or Inf values");
+        says.put("input-bomb.npz/inspect", "3|refusing a possible zip bomb");
+        says.put("input-wrong-width", "3|w7.npy: input has shape (2, 3, 7) but the model width is 8");
+        says.put("model-newline_name.safetensors", "3|tensor 'a\\nb\\u001b[2J' has unsupported dtype 'C64'");
+        for (Outcome o : results) {
+            String want = says.remove(o.name());
+            if (want == null) continue;
+            String[] w = want.split("\\|", 2);
+            if (o.code() != Integer.parseInt(w[0]) || !o.err().contains(w[1]))
+                problems.add(o.name() + " -> exit " + o.code() + ", "
+                        + clip(o.err().strip()) + " [expected exit " + w[0] + " and \"" + w[1] + "\"]");
+        }
+        assertEquals(Map.of(), says, "cases not run");
         assertEquals(inputsBefore, filesUnder(in), "inputs changed");
         assertTrue(problems.isEmpty(), String.join("\n", problems));
         assertEquals(List.of(), filesUnder(out), "outputs or temporary files left");
