@@ -4,7 +4,9 @@
 Writes MODEL.safetensors holding the module's state_dict() (float32, PyTorch names) with the config attn needs as a
 JSON string under __metadata__["config"]: {"module": ..., plus the constructor arguments}. Supported modules:
 nn.MultiheadAttention (kdim = vdim = embed_dim), nn.TransformerEncoderLayer, nn.TransformerDecoderLayer,
-nn.TransformerEncoder, nn.TransformerDecoder, nn.Transformer. attn assumes batch-first tensors (B, L, E).
+nn.TransformerEncoder, nn.TransformerDecoder, nn.Transformer, and the decoder-only language model of
+tools/decoder_only_lm.py (DecoderOnlyLM, for `attn generate`; tied lm_head.weight is not written twice).
+attn assumes batch-first tensors (B, L, E).
 
 As a library:
     import sys; sys.path.insert(0, "tools")
@@ -17,6 +19,9 @@ From the command line:
     python3 tools/export_torch.py --random '{"module":"TransformerEncoderLayer","d_model":64,"nhead":4}' \\
         --out model.safetensors --example-shape 2,10,64
         a randomly initialised module from a config (handy to try attn run)
+    python3 tools/export_torch.py --random '{"module":"DecoderOnlyLM","vocab_size":100,"d_model":64,"nhead":4,
+        "num_layers":2,"dim_feedforward":128,"max_len":64}' --out lm.safetensors --example-shape 2,10
+        a decoder-only LM: the example input is token ids (B, L), the output the logits (B, L, V)
 
 With --example-shape, a random input of that shape (seeded) is written as <out>.input.npy and the module's own output
 as <out>.output.npy (eval mode, no mask), so `attn run --model OUT --input OUT.input.npy --output y.npy` can be
@@ -35,6 +40,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_torch import write_safetensors  # noqa: E402  (the shared, spec-following writer)
+from decoder_only_lm import DecoderOnlyLM  # noqa: E402
 
 
 def _activation(layer):
@@ -60,6 +66,8 @@ def _layer_config(layer):
 
 def config_of(module):
     """The attn config dict for a supported module."""
+    if isinstance(module, DecoderOnlyLM):
+        return module.attn_config()
     if isinstance(module, nn.MultiheadAttention):
         if not module._qkv_same_embed_dim:
             raise ValueError("MultiheadAttention with kdim/vdim != embed_dim is not supported by attn")
@@ -87,6 +95,8 @@ def module_from_config(cfg):
     """A freshly initialised module (batch_first, eval mode) for an attn config dict."""
     c = dict(cfg)
     kind = c.pop("module")
+    if kind == "DecoderOnlyLM":
+        return DecoderOnlyLM(**c)
     if kind == "MultiheadAttention":
         return nn.MultiheadAttention(c["embed_dim"], c["num_heads"], bias=c.get("bias", True), batch_first=True)
     layer_keys = dict(d_model=c.get("d_model", 512), nhead=c.get("nhead", 8),
@@ -131,8 +141,18 @@ def export(module, path, example=None):
     <path stem>.input.npy and <path stem>.output.npy (decoders and Transformer use the input as memory / target)."""
     module = module.eval()
     cfg = config_of(module)
-    write_safetensors(path, module.state_dict(), {"config": json.dumps(cfg)})
-    if example is not None:
+    sd = module.state_dict()
+    if isinstance(module, DecoderOnlyLM) and cfg["tied_embeddings"]:
+        sd = {k: v for k, v in sd.items() if k != "lm_head.weight"}  # the same tensor as embed.weight
+    write_safetensors(path, sd, {"config": json.dumps(cfg)})
+    if example is not None and isinstance(module, DecoderOnlyLM):
+        ids = example["input"].detach().to(torch.long)
+        with torch.no_grad():
+            logits = module(ids)
+        stem = os.path.splitext(path)[0]
+        np.save(stem + ".input.npy", ids.cpu().numpy().astype(np.float32))
+        np.save(stem + ".output.npy", logits.cpu().numpy().astype(np.float32))
+    elif example is not None:
         x = example["input"].detach().to(torch.float32)
         y = _forward(module, x)
         stem = os.path.splitext(path)[0]
@@ -154,7 +174,11 @@ def main():
     module = torch.load(a.module, weights_only=False) if a.module else module_from_config(json.loads(a.random))
     example = None
     if a.example_shape:
-        example = {"input": torch.randn(*[int(d) for d in a.example_shape.split(",")])}
+        shape = [int(d) for d in a.example_shape.split(",")]
+        if isinstance(module, DecoderOnlyLM):
+            example = {"input": torch.randint(0, module.cfg["vocab_size"], shape)}
+        else:
+            example = {"input": torch.randn(*shape)}
     cfg = export(module, a.out, example)
     print(f"wrote {a.out}: {json.dumps(cfg)}")
 

@@ -4,7 +4,8 @@ package io.attn;
  * The one unchecked exception the engine throws. Its {@link #code()} says what kind of failure it is, so callers can
  * tell a user's mistake (bad input, wrong shape) from a device or engine failure without parsing messages.
  *
- * <p>Messages are one line and meant for users: they name the file, tensor or argument and the problem.
+ * <p>Messages are one line and meant for users: they name the file, tensor or argument and the problem. Immutable once
+ * thrown; safe to hand between threads.
  */
 public class AttnException extends RuntimeException {
     /** What kind of failure this is. */

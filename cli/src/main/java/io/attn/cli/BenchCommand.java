@@ -31,7 +31,12 @@ import picocli.CommandLine.Option;
 @Command(
         name = "bench",
         description = "Time GEMM, attention or an encoder layer; the last line is a JSON summary.",
-        subcommands = {BenchCommand.Gemm.class, BenchCommand.Attention.class, BenchCommand.EncoderLayer.class})
+        subcommands = {
+            BenchCommand.Gemm.class,
+            BenchCommand.Attention.class,
+            BenchCommand.EncoderLayer.class,
+            BenchGenerate.class
+        })
 final class BenchCommand {
 
     static final class Timing {

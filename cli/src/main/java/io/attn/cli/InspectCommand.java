@@ -58,7 +58,7 @@ final class InspectCommand implements Callable<Integer> {
         SafeTensors.File f = SafeTensors.read(file); // validates offsets, sizes, dtypes
         Map<String, Object> header = rawSafetensorsHeader();
         String cfgText = f.metadata().get("config");
-        ModelConfig cfg = cfgText == null ? null : describeConfig(cfgText, file + " (metadata \"config\")");
+        Object cfg = cfgText == null ? null : describeConfig(cfgText, file + " (metadata \"config\")");
         System.out.println(file + ": safetensors, " + f.tensors().size() + " tensors");
         long total = 0;
         for (var e : f.tensors().entrySet()) {
@@ -122,17 +122,24 @@ final class InspectCommand implements Callable<Integer> {
     private void config() {
         Object json = Json.read(file); // UTF-8, size cap, nesting cap
         if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": config must be a JSON object");
-        ModelConfig c = ModelConfig.parse((Map<String, Object>) m, file.toString());
+        Object c = understand((Map<String, Object>) m, file.toString());
         System.out.println(file + ": config " + Json.write(json));
         System.out.println("  understood as: " + c);
     }
 
+    /** A config map as the engine understands it: a decoder-only LM config or a module config. */
+    private static Object understand(Map<String, Object> m, String source) {
+        return io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module"))
+                ? io.attn.nn.DecoderOnlyConfig.parse(m, source)
+                : ModelConfig.parse(m, source);
+    }
+
     /** Parses and checks a config (nothing printed, so a bad one fails before any output). */
     @SuppressWarnings("unchecked")
-    private static ModelConfig describeConfig(String json, String source) {
+    private static Object describeConfig(String json, String source) {
         if (!(Json.parse(json, source) instanceof Map<?, ?> m))
             throw AttnException.badInput(source + ": config must be a JSON object");
-        return ModelConfig.parse((Map<String, Object>) m, source);
+        return understand((Map<String, Object>) m, source);
     }
 
     private void vectors() {

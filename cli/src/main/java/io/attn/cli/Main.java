@@ -17,8 +17,11 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             RunCommand.class,
             InspectCommand.class,
+            ParityCommand.class,
+            GoldenCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
+            GenerateCommand.class,
             CommandLine.HelpCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",

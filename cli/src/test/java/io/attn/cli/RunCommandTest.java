@@ -217,6 +217,97 @@ class RunCommandTest {
     }
 
     @Test
+    void remainingModuleKindsThroughTheCli() {
+        // encoder layer, post-norm relu, key padding, weights as .npz (one block) and as .npy (allowed: one block)
+        LayerConfig c = LayerConfig.of(8, 2, 16);
+        var esd = RandomStateDicts.encoderLayer(c, 20);
+        Path em = model(
+                "el", esd, "{\"module\":\"TransformerEncoderLayer\",\"d_model\":8,\"nhead\":2,\"dim_feedforward\":16}");
+        Tensor src = RandomStateDicts.uniform(21, -1, 1, 2, 6, 8);
+        Tensor kp = Tensor.zeros(2, 6);
+        kp.set(1f, 0, 5);
+        ok(
+                "run",
+                "--model",
+                em.toString(),
+                "--input",
+                npy("s", src).toString(),
+                "--key-padding-mask",
+                npy("p", kp).toString(),
+                "--output",
+                dir.resolve("el.npy").toString(),
+                "--attention-weights",
+                dir.resolve("elw.npz").toString());
+        var ew = RefTransformer.encoderLayer(esd, "", c, src, null, Mask.bool(kp), false);
+        close(Npy.read(dir.resolve("el.npy")), ew.output(), "encoder layer");
+        close(Npz.read(dir.resolve("elw.npz")).get("self_attn"), ew.selfAttnWeights(), "encoder layer weights");
+
+        // decoder stack with final norm, gelu, pre-norm
+        LayerConfig dc = LayerConfig.of(8, 4, 12).withNormFirst(true).withActivation("gelu");
+        var dsd = RandomStateDicts.decoder(dc, 2, true, 22);
+        Path dm = model(
+                "ds",
+                dsd,
+                "{\"module\":\"TransformerDecoder\",\"d_model\":8,\"nhead\":4,\"dim_feedforward\":12,"
+                        + "\"activation\":\"gelu\",\"norm_first\":true,\"num_layers\":2,\"final_norm\":true}");
+        Tensor tgt = RandomStateDicts.uniform(23, -1, 1, 1, 4, 8), mem = RandomStateDicts.uniform(24, -1, 1, 1, 5, 8);
+        ok(
+                "run",
+                "--model",
+                dm.toString(),
+                "--input",
+                npy("t", tgt).toString(),
+                "--memory",
+                npy("m", mem).toString(),
+                "--causal",
+                "--output",
+                dir.resolve("ds.npy").toString(),
+                "--attention-weights",
+                dir.resolve("dsw.npz").toString(),
+                "--per-head");
+        var dw = RefTransformer.decoder(dsd, "", dc, 2, true, tgt, mem, null, null, null, null, true);
+        close(Npy.read(dir.resolve("ds.npy")), dw.output(), "decoder stack");
+        Map<String, Tensor> w = Npz.read(dir.resolve("dsw.npz"));
+        assertEquals(
+                List.of(
+                        "layers.0.self_attn",
+                        "layers.0.multihead_attn",
+                        "layers.1.self_attn",
+                        "layers.1.multihead_attn"),
+                new ArrayList<>(w.keySet()));
+        close(w.get("layers.1.multihead_attn"), dw.layers().get(1).crossAttnHeadWeights(), "cross weights per head");
+    }
+
+    @Test
+    void textInputWithWordVectors() throws IOException {
+        Path vec = dir.resolve("vec.txt");
+        Files.writeString(vec, "3 4\nsky 1 0 0 0\nis 0 1 0 0\nblue 0 0 1 0.5\n");
+        var sd = RandomStateDicts.multiheadAttention(4, true, 3);
+        Path m = model("mha4", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":4,\"num_heads\":2}");
+        Result r = ok(
+                "run",
+                "--model",
+                m.toString(),
+                "--text",
+                "The sky is blue",
+                "--vectors",
+                vec.toString(),
+                "--output",
+                dir.resolve("t.npy").toString(),
+                "--heatmap",
+                dir.resolve("t.png").toString());
+        assertTrue(r.err().contains("1 word(s) not in") && r.err().contains("the"), r.err());
+        Tensor x =
+                Tensor.of(new float[] {0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.5f}, 1, 4, 4); // "the" -> zeros
+        var want = RefAttention.multiheadAttention(sd, "", 4, 2, x, x, x, null, null, false, false, false, true);
+        close(Npy.read(dir.resolve("t.npy")), want.output().reshape(4, 4), "text input output");
+        assertTrue(Files.size(dir.resolve("t.png")) > 100);
+        Result err = cli(
+                "run", "--model", m.toString(), "--text", "The sky", "--vectors", vec.toString(), "--unknown", "error");
+        assertEquals(Main.EXIT_BAD_INPUT, err.code(), err.err());
+    }
+
+    @Test
     void batchOfFilesSkipsBadOnesAndSummarises() throws IOException {
         var sd = RandomStateDicts.multiheadAttention(8, true, 1);
         Path m = model("mha", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2}");

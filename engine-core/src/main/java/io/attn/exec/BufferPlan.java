@@ -2,6 +2,7 @@ package io.attn.exec;
 
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
+import io.attn.graph.Op;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -21,7 +22,7 @@ public final class BufferPlan {
         List<Long> sizes = new ArrayList<>();
         List<Integer> free = new ArrayList<>();
         for (Node n : nodes) {
-            if (n.isLeaf()) {
+            if (n.isLeaf() || n.op() == Op.CACHE_WRITE) { // a cache write holds its cache input's buffer
                 slotOf[n.id()] = -1;
                 continue;
             }
@@ -49,14 +50,14 @@ public final class BufferPlan {
             slotOf[n.id()] = slot;
             // inputs whose last reader is this node free their slots now (after the output slot was taken)
             for (Node in : n.inputs()) {
-                if (!in.isLeaf() && last[in.id()] == n.id() && !free.contains(slotOf[in.id()]))
-                    free.add(slotOf[in.id()]);
+                int si = slotOf[in.id()];
+                if (si >= 0 && last[in.id()] == n.id() && !free.contains(si)) free.add(si);
             }
         }
         slotSizes = sizes.stream().mapToLong(Long::longValue).toArray();
     }
 
-    /** The slot of a computed node, or -1 for inputs and constants. */
+    /** The slot of a computed node, or -1 for inputs, constants and cache writes (which use their cache's buffer). */
     public int slotOf(Node n) {
         return slotOf[n.id()];
     }

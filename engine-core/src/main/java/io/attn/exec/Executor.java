@@ -20,13 +20,20 @@ import java.util.concurrent.ConcurrentLinkedDeque;
  * and reused, so steady-state calls allocate only their outputs. Values stay on the backend from the inputs' upload
  * to the outputs' download.
  *
- * <p>Thread-safe: concurrent {@link #run} calls each take their own arena from the pool.
+ * <p>A {@link Op#CACHE_WRITE} runs in place: its output is its cache input's buffer. Such a cache input may be bound
+ * to a backend {@link Buffer} the caller owns ({@link #run(Map, Map)}), so that state such as a key/value cache stays
+ * on the backend across calls; given as a host tensor instead, it is copied to a fresh buffer first (the caller's
+ * tensor is never modified).
+ *
+ * <p>Thread-safe: concurrent {@link #run} calls each take their own arena from the pool (concurrent calls must not
+ * share a bound buffer that a cache write modifies).
  */
 public final class Executor implements AutoCloseable {
     private final Graph graph;
     private final Backend backend;
     private final BufferPlan plan;
     private final Buffer[] constants; // by node id; null for non-constants
+    private final boolean[] mutated; // by node id: inputs that a cache write modifies
     private final ConcurrentLinkedDeque<Buffer[]> arenas = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
 
@@ -38,6 +45,19 @@ public final class Executor implements AutoCloseable {
                 throw new AttnException(
                         AttnException.Code.DEVICE_UNAVAILABLE,
                         "backend " + backend.name() + " does not support " + n + " " + n.params());
+        this.mutated = new boolean[graph.nodes().size()];
+        int[] readers = new int[graph.nodes().size()];
+        for (Node n : graph.nodes()) for (Node in : n.inputs()) readers[in.id()]++;
+        for (Node n : graph.nodes())
+            if (n.op() == Op.CACHE_WRITE) {
+                Node c = n.input(0);
+                if (c.op() != Op.INPUT
+                        || readers[c.id()] != 1
+                        || graph.outputs().contains(c))
+                    throw new IllegalArgumentException(
+                            n + ": the cache must be a graph input read by this cache write only");
+                mutated[c.id()] = true;
+            }
         this.plan = new BufferPlan(graph);
         this.constants = new Buffer[graph.nodes().size()];
         try {
@@ -61,33 +81,66 @@ public final class Executor implements AutoCloseable {
 
     /** Runs the graph; {@code inputs} maps each graph input name to a tensor of the declared shape. */
     public List<Tensor> run(Map<String, Tensor> inputs) {
+        return run(inputs, Map.of());
+    }
+
+    /**
+     * Runs the graph with some inputs bound to backend buffers ({@code bound}, by input name; at least the input's size,
+     * owned by the caller and left allocated) and the others given as host tensors ({@code inputs}). A bound input read
+     * by a {@link Op#CACHE_WRITE} holds the written cache after the call.
+     */
+    public List<Tensor> run(Map<String, Tensor> inputs, Map<String, Buffer> bound) {
         if (closed) throw new IllegalStateException("executor is closed");
         Buffer[] values = new Buffer[graph.nodes().size()];
+        List<Buffer> uploaded = new ArrayList<>();
+        try {
+            bindInputs(inputs, bound, values, uploaded);
+            return execute(values);
+        } finally {
+            for (Buffer b : uploaded) backend.release(b);
+        }
+    }
+
+    private void bindInputs(
+            Map<String, Tensor> inputs, Map<String, Buffer> bound, Buffer[] values, List<Buffer> uploaded) {
         for (var e : graph.inputs().entrySet()) {
-            Tensor t = inputs.get(e.getKey());
             Node n = e.getValue();
+            Buffer b = bound.get(e.getKey());
+            if (b != null) {
+                if (b.capacity() < n.shape().size())
+                    throw AttnException.shape("bound input '" + e.getKey() + "' holds " + b.capacity()
+                            + " elements, graph expects " + n.shape());
+                values[n.id()] = b;
+                continue;
+            }
+            Tensor t = inputs.get(e.getKey());
             if (t == null) throw AttnException.badInput("missing graph input '" + e.getKey() + "'");
             if (!t.shape().equals(n.shape()))
                 throw AttnException.shape(
                         "input '" + e.getKey() + "' has shape " + t.shape() + ", graph expects " + n.shape());
-        }
-        List<Buffer> uploaded = new ArrayList<>();
-        Buffer[] arena = null;
-        try {
-            // a failure anywhere below (device out of memory, say) gives every buffer back: the executor stays usable
-            for (var e : graph.inputs().entrySet()) {
-                Buffer b = backend.hostView(inputs.get(e.getKey()).data());
+            if (mutated[n.id()]) { // never write into the caller's array
+                b = backend.allocate(DType.F32, Math.max(1, t.data().length));
                 uploaded.add(b);
-                values[e.getValue().id()] = b;
+                backend.upload(t.data(), t.data().length, b);
+            } else {
+                b = backend.hostView(t.data());
+                uploaded.add(b);
             }
-            arena = arenas.pollFirst();
-            if (arena == null) arena = newArena();
+            values[n.id()] = b;
+        }
+    }
+
+    private List<Tensor> execute(Buffer[] values) {
+        Buffer[] arena = arenas.pollFirst();
+        if (arena == null) arena = newArena();
+        try {
             for (Node n : graph.nodes()) {
                 switch (n.op()) {
                     case INPUT -> {}
                     case CONSTANT -> values[n.id()] = constants[n.id()];
                     default -> {
-                        Buffer out = arena[plan.slotOf(n)];
+                        Buffer out =
+                                n.op() == Op.CACHE_WRITE ? values[n.input(0).id()] : arena[plan.slotOf(n)];
                         Buffer[] ins = new Buffer[n.inputs().size()];
                         for (int i = 0; i < ins.length; i++)
                             ins[i] = values[n.input(i).id()];
@@ -104,8 +157,7 @@ public final class Executor implements AutoCloseable {
             }
             return outs;
         } finally {
-            if (arena != null) arenas.addFirst(arena);
-            for (Buffer b : uploaded) backend.release(b);
+            arenas.addFirst(arena);
         }
     }
 
@@ -114,7 +166,7 @@ public final class Executor implements AutoCloseable {
         Buffer[] a = new Buffer[sizes.length];
         try {
             for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
-        } catch (RuntimeException | Error e) {
+        } catch (RuntimeException | Error e) { // out of device memory part-way: the executor stays usable
             for (Buffer b : a) if (b != null) backend.release(b);
             throw e;
         }

@@ -243,6 +243,25 @@ public final class GraphBuilder {
         return add(Op.ATTENTION, new OpParams.Attention(sc, mask), sq.with(3, sv.dim(3)), in.toArray(Node[]::new));
     }
 
+    /**
+     * Writes {@code x (B, H, L, D)} into rows {@code pos .. pos+L-1} of {@code cache (B, H, C, D)}; {@code pos (1)} holds
+     * the start row at run time. {@code cache} must be a graph input that nothing else reads (the op runs in place).
+     */
+    public Node cacheWrite(Node cache, Node x, Node pos) {
+        Shape sc = cache.shape(), sx = x.shape();
+        if (cache.op() != Op.INPUT) throw new IllegalArgumentException("cache_write needs a graph input as its cache");
+        for (Node n : nodes)
+            if (n.inputs().contains(cache))
+                throw new IllegalArgumentException("cache_write: cache input " + cache + " is already read by " + n);
+        if (sc.rank() != 4 || sx.rank() != 4)
+            throw shape("cache_write needs cache (B, H, C, D) and x (B, H, L, D), got " + sc + " and " + sx);
+        if (sc.dim(0) != sx.dim(0) || sc.dim(1) != sx.dim(1) || sc.dim(3) != sx.dim(3) || sx.dim(2) > sc.dim(2))
+            throw shape("cache_write: x " + sx + " does not fit cache " + sc);
+        if (pos.shape().rank() != 1 || pos.shape().dim(0) != 1)
+            throw shape("cache_write position must have shape (1), got " + pos.shape());
+        return add(Op.CACHE_WRITE, new OpParams.CacheWrite(), sc, cache, x, pos);
+    }
+
     /** Ends the build; {@code outputs} are the values a run returns, in order. */
     public Graph build(Node... outputs) {
         if (outputs.length == 0) throw new IllegalArgumentException("a graph needs at least one output");

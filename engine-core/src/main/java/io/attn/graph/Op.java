@@ -41,5 +41,13 @@ public enum Op {
     /** Mean over one axis (e.g. averaging attention weights over heads). */
     MEAN,
     /** Scaled dot-product attention {@code softmax(scale Q K^T + masks) V} as one op; q (B,H,L,D), k (B,H,S,D), v (B,H,S,Dv). */
-    ATTENTION
+    ATTENTION,
+    /**
+     * Key/value cache write: cache {@code (B, H, C, D)} with rows {@code p .. p+L-1} of every (batch, head) replaced by
+     * x {@code (B, H, L, D)}, where {@code p} is the runtime value of the third input {@code pos (1)} (an integral
+     * value stored as float, {@code 0 <= p <= C - L}). The output has the cache's shape. The cache input must be a graph
+     * {@link #INPUT} read by nothing else: the executor then runs the op in place, the output sharing the cache's buffer
+     * (so a cache bound to a backend buffer stays there across calls); kernels must also accept a distinct output.
+     */
+    CACHE_WRITE
 }

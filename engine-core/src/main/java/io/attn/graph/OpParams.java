@@ -43,4 +43,7 @@ public sealed interface OpParams {
 
     /** Inputs: q, k, v, then the masks named by {@code mask}. */
     record Attention(float scale, MaskSpec mask) implements OpParams {}
+
+    /** Inputs: cache {@code (B, H, C, D)}, x {@code (B, H, L, D)}, pos {@code (1)}. */
+    record CacheWrite() implements OpParams {}
 }

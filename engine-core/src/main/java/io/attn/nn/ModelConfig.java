@@ -61,6 +61,9 @@ public record ModelConfig(
         if (!(mod instanceof String s))
             throw AttnException.badInput(
                     source + ": config has no \"module\" string (one of " + List.of(Kind.values()) + ")");
+        if (s.equals(DecoderOnlyConfig.MODULE))
+            throw AttnException.badInput(
+                    source + ": a DecoderOnlyLM runs with `attn generate` (io.attn.nn.DecoderOnlyLM)");
         Kind kind;
         try {
             kind = Kind.valueOf(s);

@@ -68,4 +68,22 @@ public final class MultiheadAttention {
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
     }
+
+    /**
+     * Self-attention of new tokens {@code x (B, L, E)} against a key/value cache: their keys and values are written into
+     * {@code kCache} and {@code vCache} {@code (B, H, C, D)} (graph inputs, usually bound to backend buffers) at the row
+     * held by {@code pos (1)}, and the queries attend to every cache row the masks leave visible (the caller's key-padding
+     * mask {@code (B, C)} hides rows not yet written). Returns {@code (B, L, E)}.
+     */
+    public Node forwardCached(Forward f, Node x, Node kCache, Node vCache, Node pos, Masks masks) {
+        GraphBuilder g = f.g;
+        if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
+            throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim);
+        Node qh = g.splitHeads(q.forward(f, x), numHeads);
+        Node kc = g.cacheWrite(kCache, g.splitHeads(k.forward(f, x), numHeads), pos);
+        Node vc = g.cacheWrite(vCache, g.splitHeads(v.forward(f, x), numHeads), pos);
+        float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
+        Node o = ScaledDotProductAttention.forward(f, name, qh, kc, vc, masks, scale);
+        return out.forward(f, g.mergeHeads(o));
+    }
 }

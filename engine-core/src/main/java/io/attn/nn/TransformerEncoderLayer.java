@@ -2,6 +2,7 @@ package io.attn.nn;
 
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
+import java.util.function.UnaryOperator;
 
 /**
  * {@code torch.nn.TransformerEncoderLayer} (batch_first, eval mode). State: {@code self_attn.*}, {@code linear1.*},
@@ -30,15 +31,26 @@ public final class TransformerEncoderLayer {
         return config;
     }
 
+    public MultiheadAttention selfAttn() {
+        return selfAttn;
+    }
+
     /** src {@code (B, L, E)}; {@code masks} apply to the self-attention. */
     public Node forward(Forward f, Node x, Masks masks) {
+        return forward(f, x, h -> selfAttn.forward(f, h, h, h, masks));
+    }
+
+    /**
+     * The layer with its self-attention block given as a function of the (normalised, for pre-norm) input: used by
+     * incremental decoding, whose attention reads a key/value cache.
+     */
+    public Node forward(Forward f, Node x, UnaryOperator<Node> selfAttention) {
         GraphBuilder g = f.g;
         if (config.normFirst()) {
-            Node h = norm1.forward(f, x);
-            x = g.add(x, selfAttn.forward(f, h, h, h, masks));
+            x = g.add(x, selfAttention.apply(norm1.forward(f, x)));
             return g.add(x, ff.forward(f, norm2.forward(f, x)));
         }
-        x = norm1.forward(f, g.add(x, selfAttn.forward(f, x, x, x, masks)));
+        x = norm1.forward(f, g.add(x, selfAttention.apply(x)));
         return norm2.forward(f, g.add(x, ff.forward(f, x)));
     }
 }

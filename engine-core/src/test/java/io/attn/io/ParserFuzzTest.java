@@ -90,7 +90,10 @@ class ParserFuzzTest {
         expectOnlyInputErrors(() -> Json.parse(new String(b, StandardCharsets.UTF_8), "f.json"));
     }
 
-    /** Config JSON as {@code attn run} reads it: a file, strict UTF-8, parsed, then understood as a module config. */
+    /**
+     * Config JSON as {@code attn run} reads it: a file, strict UTF-8, parsed, then understood as a module config (or a
+     * decoder-only LM config).
+     */
     @FuzzTest(maxDuration = "10s")
     @SuppressWarnings("unchecked")
     void modelConfig(byte[] b) {
@@ -98,7 +101,10 @@ class ParserFuzzTest {
                 b,
                 ".json",
                 p -> expectOnlyInputErrors(() -> {
-                    if (Json.read(p) instanceof Map<?, ?> m) ModelConfig.parse((Map<String, Object>) m, p.toString());
+                    if (!(Json.read(p) instanceof Map<?, ?> m)) return;
+                    if (io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module")))
+                        io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, p.toString());
+                    else ModelConfig.parse((Map<String, Object>) m, p.toString());
                 }));
     }
 }

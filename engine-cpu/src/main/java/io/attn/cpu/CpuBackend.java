@@ -5,6 +5,7 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Buffer;
 import io.attn.cpu.ops.Attention;
+import io.attn.cpu.ops.CacheWrite;
 import io.attn.cpu.ops.Elementwise;
 import io.attn.cpu.ops.Embedding;
 import io.attn.cpu.ops.Gelu;
@@ -121,6 +122,7 @@ public final class CpuBackend implements Backend {
             case CONCAT -> Layout.concat(node, o, in);
             case MEAN -> Mean.run(node, o, in[0]);
             case ATTENTION -> Attention.run(par, node, o, in);
+            case CACHE_WRITE -> CacheWrite.run(node, o, in[0], in[1], in[2]);
         }
     }
 

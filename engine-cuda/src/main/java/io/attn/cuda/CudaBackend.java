@@ -306,6 +306,22 @@ public final class CudaBackend implements Backend {
                         args(x[0], y).i32(outer).i32(in.dim(ax)).i32(inner));
             }
             case ATTENTION -> attention(node, y, x);
+            case CACHE_WRITE -> {
+                Shape c = node.input(0).shape();
+                int l = node.input(1).shape().dim(2);
+                boolean inPlace = y.ptr().address() == x[0].ptr().address();
+                long total = (long) c.dim(0) * c.dim(1) * (inPlace ? l : c.dim(2)) * c.dim(3);
+                elementwise(
+                        "cache",
+                        "cache_write_f32",
+                        total,
+                        args(x[0], x[1], x[2], y)
+                                .i32(c.dim(0) * c.dim(1))
+                                .i32(c.dim(2))
+                                .i32(l)
+                                .i32(c.dim(3))
+                                .i32(inPlace ? 0 : 1));
+            }
         }
     }
 

@@ -381,6 +381,200 @@ abstract class CudaOpsChecks {
         }
     }
 
+    /** cache (B,H,C,D) with rows pos.. of every (b, h) replaced by x (B,H,L,D), in double. */
+    static double[] cacheWritten(float[] cache, float[] x, int bh, int c, int l, int d, int pos) {
+        double[] want = new double[cache.length];
+        for (int i = 0; i < want.length; i++) want[i] = cache[i];
+        for (int i = 0; i < bh; i++)
+            for (int r = 0; r < l; r++)
+                for (int j = 0; j < d; j++) want[(i * c + pos + r) * d + j] = x[(i * l + r) * d + j];
+        return want;
+    }
+
+    @Test
+    void cacheWriteInPlaceOnABoundBufferAndIntoADistinctOutput() {
+        int b = 2, h = 3, c = 7, d = 5, l = 2;
+        try (Backend be = open()) {
+            GraphBuilder g = new GraphBuilder();
+            Node cache = g.input("cache", b, h, c, d);
+            Node x = g.input("x", b, h, l, d);
+            Node pos = g.input("pos", 1);
+            Node w = g.cacheWrite(cache, x, pos);
+            float[] c0 = rand(b * h * c * d), x1 = rand(b * h * l * d), x2 = rand(b * h * l * d);
+            var buf = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            be.upload(c0, c0.length, buf);
+            try (Executor ex = new Executor(be, g.build(w))) {
+                // in place: the bound buffer keeps the writes across calls
+                ex.run(
+                        Map.of("x", Tensor.of(x1, b, h, l, d), "pos", Tensor.of(new float[] {0}, 1)),
+                        Map.of("cache", buf));
+                List<Tensor> got = ex.run(
+                        Map.of("x", Tensor.of(x2, b, h, l, d), "pos", Tensor.of(new float[] {4}, 1)),
+                        Map.of("cache", buf));
+                double[] want = cacheWritten(c0, x1, b * h, c, l, d, 0);
+                float[] mid = new float[want.length];
+                for (int i = 0; i < mid.length; i++) mid[i] = (float) want[i];
+                want = cacheWritten(mid, x2, b * h, c, l, d, 4);
+                close("cache_write in place", want, got.get(0).data(), 0, 0);
+                float[] back = new float[c0.length];
+                be.download(buf, back, back.length);
+                close("bound cache buffer", want, back, 0, 0);
+                // a host tensor as the cache is copied, never written
+                float[] host = c0.clone();
+                got = ex.run(Map.of(
+                        "cache", Tensor.of(host, b, h, c, d),
+                        "x", Tensor.of(x1, b, h, l, d),
+                        "pos", Tensor.of(new float[] {5}, 1)));
+                close(
+                        "cache_write from a host tensor",
+                        cacheWritten(c0, x1, b * h, c, l, d, 5),
+                        got.get(0).data(),
+                        0,
+                        0);
+                close("caller's tensor untouched", cacheWritten(c0, x1, b * h, c, 0, d, 0), host, 0, 0);
+            }
+            // a distinct output buffer: every element written, the cache input left as it was
+            var in = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            var xb = be.allocate(io.attn.tensor.DType.F32, x1.length);
+            var pb = be.allocate(io.attn.tensor.DType.F32, 1);
+            var out = be.allocate(io.attn.tensor.DType.F32, c0.length);
+            be.upload(c0, c0.length, in);
+            be.upload(x1, x1.length, xb);
+            be.upload(new float[] {3}, 1, pb);
+            be.upload(rand(c0.length), c0.length, out);
+            be.execute(w, out, new io.attn.backend.Buffer[] {in, xb, pb});
+            float[] got = new float[c0.length], kept = new float[c0.length];
+            be.download(out, got, got.length);
+            be.download(in, kept, kept.length);
+            close("cache_write into a distinct output", cacheWritten(c0, x1, b * h, c, l, d, 3), got, 0, 0);
+            close("cache input unchanged", cacheWritten(c0, x1, b * h, c, 0, d, 0), kept, 0, 0);
+            for (var bb : List.of(buf, in, xb, pb, out)) be.release(bb);
+        }
+    }
+
+    @Test
+    void decoderOnlyCachedStepsEqualRecomputation() {
+        // a tiny random LM: the logits of every cached step equal a from-scratch prefill of the same tokens
+        int v = 11, e = 8, f = 16, maxLen = 8;
+        java.util.Map<String, Tensor> sd = new java.util.HashMap<>();
+        sd.put("embed.weight", Tensor.of(rand(v * e), v, e));
+        String p = "layers.0.";
+        sd.put(p + "self_attn.in_proj_weight", Tensor.of(rand(3 * e * e), 3 * e, e));
+        sd.put(p + "self_attn.in_proj_bias", Tensor.of(rand(3 * e), 3 * e));
+        sd.put(p + "self_attn.out_proj.weight", Tensor.of(rand(e * e), e, e));
+        sd.put(p + "self_attn.out_proj.bias", Tensor.of(rand(e), e));
+        sd.put(p + "linear1.weight", Tensor.of(rand(f * e), f, e));
+        sd.put(p + "linear1.bias", Tensor.of(rand(f), f));
+        sd.put(p + "linear2.weight", Tensor.of(rand(e * f), e, f));
+        sd.put(p + "linear2.bias", Tensor.of(rand(e), e));
+        for (String n : new String[] {"norm1.", "norm2."}) {
+            sd.put(p + n + "weight", Tensor.of(rand(e), e));
+            sd.put(p + n + "bias", Tensor.of(rand(e), e));
+        }
+        sd.put("lm_head.weight", Tensor.of(rand(v * e), v, e));
+        var cfg = new io.attn.nn.DecoderOnlyConfig(
+                v, new io.attn.nn.LayerConfig(e, 2, f, "relu", 1e-5f, true, true), 1, maxLen, false, false, false);
+        var lm = io.attn.nn.DecoderOnlyLM.load(cfg, new io.attn.nn.StateDict(sd));
+        int[][] prompts = {{1, 2, 3}, {4}};
+        int[][] seqs = {prompts[0].clone(), prompts[1].clone()};
+        try (Backend be = open();
+                var cached = new io.attn.nn.DecoderSession(lm, be, 2, maxLen);
+                var fresh = new io.attn.nn.DecoderSession(lm, be, 2, maxLen)) {
+            float[][] logits = cached.prefill(prompts);
+            for (int step = 0; step < 4; step++) {
+                float[][] want = fresh.prefill(seqs);
+                for (int s = 0; s < 2; s++) {
+                    double[] w = new double[v];
+                    for (int i = 0; i < v; i++) w[i] = want[s][i];
+                    // same kernels on both paths, different summation lengths: 1e-4 absolute as for attention
+                    close("step " + step + " sequence " + s, w, logits[s], 1e-4, 1e-5);
+                    // and the plain double forward of the unpadded sequence (what the CPU backend is tested against)
+                    close(
+                            "step " + step + " sequence " + s + " vs double",
+                            tinyLm(sd, seqs[s], e, 2, f, v),
+                            logits[s],
+                            1e-4,
+                            1e-5);
+                }
+                int[] next = {(step * 3 + 1) % v, (step * 5 + 2) % v};
+                for (int s = 0; s < 2; s++) {
+                    seqs[s] = java.util.Arrays.copyOf(seqs[s], seqs[s].length + 1);
+                    seqs[s][seqs[s].length - 1] = next[s];
+                }
+                logits = cached.step(next);
+            }
+        }
+    }
+
+    /**
+     * The logits after the last token of {@code ids}, in double: one pre-norm relu encoder layer with causal attention
+     * over sinusoidal-position embeddings, no final norm, untied lm_head without bias.
+     */
+    static double[] tinyLm(java.util.Map<String, Tensor> sd, int[] ids, int e, int h, int f, int v) {
+        int n = ids.length, d = e / h;
+        java.util.function.Function<String, float[]> w = k -> sd.get(k).data();
+        double[][] x = new double[n][e];
+        for (int t = 0; t < n; t++)
+            for (int c = 0; c < e; c++) {
+                double ang = t * Math.exp(-Math.log(10000.0) * (c - c % 2) / e);
+                x[t][c] = w.apply("embed.weight")[ids[t] * e + c] + (c % 2 == 0 ? Math.sin(ang) : Math.cos(ang));
+            }
+        String p = "layers.0.";
+        double[][] hn = norm(x, w.apply(p + "norm1.weight"), w.apply(p + "norm1.bias"));
+        double[][] qkv =
+                linear(hn, w.apply(p + "self_attn.in_proj_weight"), w.apply(p + "self_attn.in_proj_bias"), 3 * e);
+        double[][] att = new double[n][e];
+        for (int hh = 0; hh < h; hh++)
+            for (int t = 0; t < n; t++) {
+                double[] sc = new double[t + 1];
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int s2 = 0; s2 <= t; s2++) {
+                    for (int c = 0; c < d; c++) sc[s2] += qkv[t][hh * d + c] * qkv[s2][e + hh * d + c];
+                    sc[s2] /= Math.sqrt(d);
+                    max = Math.max(max, sc[s2]);
+                }
+                for (int s2 = 0; s2 <= t; s2++) sum += sc[s2] = Math.exp(sc[s2] - max);
+                for (int s2 = 0; s2 <= t; s2++)
+                    for (int c = 0; c < d; c++) att[t][hh * d + c] += sc[s2] / sum * qkv[s2][2 * e + hh * d + c];
+            }
+        double[][] o = linear(att, w.apply(p + "self_attn.out_proj.weight"), w.apply(p + "self_attn.out_proj.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) x[t][c] += o[t][c];
+        double[][] h1 = linear(
+                norm(x, w.apply(p + "norm2.weight"), w.apply(p + "norm2.bias")),
+                w.apply(p + "linear1.weight"),
+                w.apply(p + "linear1.bias"),
+                f);
+        for (double[] r : h1) for (int c = 0; c < f; c++) r[c] = Math.max(0, r[c]);
+        double[][] ff = linear(h1, w.apply(p + "linear2.weight"), w.apply(p + "linear2.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) x[t][c] += ff[t][c];
+        return linear(new double[][] {x[n - 1]}, w.apply("lm_head.weight"), null, v)[0];
+    }
+
+    private static double[][] linear(double[][] x, float[] wt, float[] b, int out) {
+        int in = x[0].length;
+        double[][] y = new double[x.length][out];
+        for (int r = 0; r < x.length; r++)
+            for (int o = 0; o < out; o++) {
+                double acc = b == null ? 0 : b[o];
+                for (int i = 0; i < in; i++) acc += x[r][i] * wt[o * in + i];
+                y[r][o] = acc;
+            }
+        return y;
+    }
+
+    private static double[][] norm(double[][] x, float[] g, float[] b) {
+        double[][] y = new double[x.length][];
+        for (int r = 0; r < x.length; r++) {
+            int e = x[r].length;
+            double mean = 0, var = 0;
+            for (double a : x[r]) mean += a / e;
+            for (double a : x[r]) var += (a - mean) * (a - mean) / e;
+            y[r] = new double[e];
+            for (int c = 0; c < e; c++) y[r][c] = (x[r][c] - mean) / Math.sqrt(var + 1e-5) * g[c] + b[c];
+        }
+        return y;
+    }
+
     @Test
     void badEmbeddingIdIsBadInputAndSteadyStateAllocatesNothing() throws Exception {
         try (Backend be = open()) {

@@ -164,6 +164,7 @@ class LaunchArgumentsTest {
         Node m = g.mergeHeads(g.add(att, g.matmul(sc, q)));
         Node c = g.concat(1, m, m); // (2, 6, 8)
         Node out = g.mean(c, 1);
+        g.cacheWrite(g.input("cache", 2, 2, 5, 4), q, g.input("pos", 1)); // not read: run() executes every node
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
         assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");

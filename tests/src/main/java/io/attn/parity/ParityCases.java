@@ -251,6 +251,17 @@ public final class ParityCases {
             for (int i = 0; i < parts.length; i++) parts[i] = c.normal("p" + i, cat.parts()[i]);
             all.add(c.done(c.g.concat(cat.axis(), parts), EXACT, EXACT_WHY));
         }
+        // cache_write: B, H, C, D, L, pos (first row, last rows, whole cache, one row mid-cache)
+        int[][] writes = {
+            {1, 1, 1, 1, 1, 0}, {2, 3, 17, 8, 1, 16}, {2, 3, 17, 8, 5, 0}, {1, 2, 9, 65, 9, 0}, {3, 2, 64, 16, 1, 31}
+        };
+        for (int[] w : writes) {
+            CaseBuilder c = new CaseBuilder("cache_write " + Arrays.toString(w));
+            Node cache = c.normal("cache", w[0], w[1], w[2], w[3]);
+            Node x = c.normal("x", w[0], w[1], w[4], w[3]);
+            Node pos = c.in("pos", Tensor.of(new float[] {w[5]}, 1));
+            all.add(c.done(c.g.cacheWrite(cache, x, pos), EXACT, EXACT_WHY));
+        }
         record Mean(int axis, int[] dims) {}
         for (Mean m : List.of(
                 new Mean(1, new int[] {2, 4, 17, 19}),

@@ -62,6 +62,7 @@ public final class Reference {
             case CONCAT -> concat(n, in);
             case MEAN -> mean(n, in[0]);
             case ATTENTION -> attention(n, in);
+            case CACHE_WRITE -> cacheWrite(n, in);
         };
     }
 
@@ -390,6 +391,20 @@ public final class Reference {
                     }
                 }
             }
+        return out;
+    }
+
+    /** A copy of cache (B,H,C,D) with rows pos..pos+L-1 of each (b, h) replaced by x (B,H,L,D). */
+    private static double[] cacheWrite(Node n, double[][] in) {
+        Shape sc = n.input(0).shape(), sx = n.input(1).shape();
+        int bh = sc.dim(0) * sc.dim(1), c = sc.dim(2), d = sc.dim(3), l = sx.dim(2);
+        double pos = in[2][0];
+        if (pos != Math.rint(pos) || pos < 0 || pos + l > c)
+            throw new IllegalArgumentException("cache position " + pos + " is not an integer in [0, " + (c - l) + "]");
+        double[] out = in[0].clone();
+        for (int i = 0; i < bh; i++)
+            for (int r = 0; r < l; r++)
+                for (int j = 0; j < d; j++) out[(i * c + (int) pos + r) * d + j] = in[1][(i * l + r) * d + j];
         return out;
     }
 }

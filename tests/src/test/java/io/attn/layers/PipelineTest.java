@@ -39,7 +39,7 @@ import org.junit.jupiter.api.TestFactory;
 /**
  * The tutorials' encoder-only pipeline (token ids -> Embedding -> sinusoidal positional encoding -> TransformerEncoder
  * -> cosine similarity of the context-aware embeddings) and the ScaledDotProductAttention layer, on every backend,
- * against the independent reference. Bound as in {@link LayerParityTest} (relative error <= 1e-5; cosine
+ * against the independent reference. Bound as in {@link io.attn.parity.LayerCases} (relative error <= 1e-5; cosine
  * similarities, values in [-1, 1], to 1e-5 absolute).
  */
 class PipelineTest {
@@ -75,7 +75,7 @@ class PipelineTest {
 
             StateDict weights = new StateDict(all, "pipeline");
             Embedding embed = Embedding.load(weights, "embed.", v, e);
-            io.attn.nn.LayerConfig lc = LayerParityTest.engineLayer(c);
+            io.attn.nn.LayerConfig lc = io.attn.parity.LayerCases.engineLayer(c);
             Map<String, Tensor> encOnly = new LinkedHashMap<>(sd);
             TransformerEncoder enc = new TransformerEncoder(new StateDict(encOnly, "encoder"), "", lc, 2, true);
             GraphBuilder g = new GraphBuilder();
@@ -93,7 +93,7 @@ class PipelineTest {
             DTensor want = RefTransformer.encoder(
                             sd, "", c, 2, true, new DTensor(new int[] {2, l, e}, xs).toTensor(), null, null, false)
                     .output();
-            double err = LayerParityTest.relErr(got, want);
+            double err = io.attn.parity.LayerCases.relErr(got, want);
             assertTrue(err <= 1e-5, "encoder output relative error " + err);
 
             // cosine similarity of the context-aware embeddings of batch item 0
@@ -137,11 +137,12 @@ class PipelineTest {
                     got = ex.run(Map.of("q", q, "k", k, "v", v, "mask", mask));
                 }
                 var ref = RefAttention.sdpa(q, k, v, mask, true, true, null);
-                assertTrue(LayerParityTest.relErr(got.get(0), ref.output()) <= 1e-5, "sdpa output " + w);
+                assertTrue(io.attn.parity.LayerCases.relErr(got.get(0), ref.output()) <= 1e-5, "sdpa output " + w);
                 if (w == Forward.Weights.PER_HEAD)
-                    assertTrue(LayerParityTest.relErr(got.get(1), ref.weights()) <= 1e-5, "sdpa weights");
+                    assertTrue(io.attn.parity.LayerCases.relErr(got.get(1), ref.weights()) <= 1e-5, "sdpa weights");
                 if (w == Forward.Weights.AVERAGED)
-                    assertTrue(LayerParityTest.relErr(got.get(1), RefAttention.averageHeads(ref.weights())) <= 1e-5);
+                    assertTrue(io.attn.parity.LayerCases.relErr(got.get(1), RefAttention.averageHeads(ref.weights()))
+                            <= 1e-5);
                 assertEquals(w == Forward.Weights.NONE ? 1 : 2, got.size());
             }
         });

@@ -134,6 +134,13 @@ final class NaiveTestBackend implements Backend {
             case CONCAT -> concat(n, in, o);
             case MEAN -> mean(n, in[0], o);
             case ATTENTION -> attention(n, in, o);
+            case CACHE_WRITE -> {
+                Shape c = n.input(0).shape();
+                int rows = n.input(1).shape().dim(2), d = c.dim(3), p = (int) in[2][0];
+                if (o != in[0]) System.arraycopy(in[0], 0, o, 0, size);
+                for (int i = 0; i < c.dim(0) * c.dim(1); i++)
+                    System.arraycopy(in[1], i * rows * d, o, (i * c.dim(2) + p) * d, rows * d);
+            }
         }
     }
 

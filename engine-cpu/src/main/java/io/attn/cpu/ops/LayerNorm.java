@@ -4,7 +4,6 @@ import io.attn.cpu.Parallel;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import jdk.incubator.vector.FloatVector;
-import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -33,7 +32,7 @@ public final class LayerNorm {
         int c = 0;
         FloatVector acc = FloatVector.zero(SP);
         for (int ub = SP.loopBound(e); c < ub; c += SP.length()) acc = acc.add(FloatVector.fromArray(SP, x, o + c));
-        float sum = acc.reduceLanes(VectorOperators.ADD);
+        float sum = Lanes.sum(acc); // fixed order: bitwise the same interpreted and compiled
         for (; c < e; c++) sum += x[o + c];
         float mean = sum / e;
         // second pass over d = x - mean: sum(d) corrects the float rounding of the first mean (corrected two-pass)
@@ -45,7 +44,7 @@ public final class LayerNorm {
             accD = accD.add(d);
             acc = d.fma(d, acc);
         }
-        float sd = accD.reduceLanes(VectorOperators.ADD), sq = acc.reduceLanes(VectorOperators.ADD);
+        float sd = Lanes.sum(accD), sq = Lanes.sum(acc);
         for (; c < e; c++) {
             float d = x[o + c] - mean;
             sd += d;

@@ -92,7 +92,7 @@ public final class Softmax {
             e.intoArray(row, o + c);
             acc = acc.add(e);
         }
-        float sum = acc.reduceLanes(VectorOperators.ADD);
+        float sum = Lanes.sum(acc); // fixed order: bitwise the same interpreted and compiled
         for (; c < n; c++) {
             float e = (float) Math.exp(row[o + c] - max);
             row[o + c] = e;

@@ -58,6 +58,31 @@ public final class RandomStateDicts {
         return sd;
     }
 
+    /**
+     * A decoder-only LM ({@code DecoderOnlyLM}): {@code embed.weight (V, E)} in U(-1, 1), {@code pos.weight (maxLen, E)}
+     * when {@code learned}, {@code layers.N.*} (encoder layers), {@code norm.*} when {@code finalNorm}, {@code
+     * lm_head.weight} unless {@code tied}, {@code lm_head.bias} when {@code headBias}.
+     */
+    public static Map<String, Tensor> decoderOnlyLM(
+            LayerConfig c,
+            int vocab,
+            int numLayers,
+            int maxLen,
+            boolean learned,
+            boolean tied,
+            boolean finalNorm,
+            boolean headBias,
+            long seed) {
+        Map<String, Tensor> sd = new LinkedHashMap<>();
+        SplittableRandom rnd = new SplittableRandom(seed);
+        sd.put("embed.weight", uniform(rnd, -1, 1, vocab, c.dModel()));
+        if (learned) sd.put("pos.weight", uniform(rnd, -1, 1, maxLen, c.dModel()));
+        putEncoder(sd, "", c, numLayers, finalNorm, rnd);
+        if (!tied) sd.put("lm_head.weight", uniform(rnd, -1, 1, vocab, c.dModel()));
+        if (headBias) sd.put("lm_head.bias", uniform(rnd, -0.5, 0.5, vocab));
+        return sd;
+    }
+
     /** A tensor of the given shape with entries {@code U(lo, hi)} (e.g. inputs or an embedding table). */
     public static Tensor uniform(long seed, double lo, double hi, int... dims) {
         return uniform(new SplittableRandom(seed), lo, hi, dims);

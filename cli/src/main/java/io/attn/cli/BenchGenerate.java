@@ -1,0 +1,145 @@
+package io.attn.cli;
+
+import io.attn.backend.Backend;
+import io.attn.backend.Backends;
+import io.attn.generate.Generator;
+import io.attn.generate.Sampler;
+import io.attn.nn.DecoderOnlyConfig;
+import io.attn.nn.DecoderOnlyLM;
+import io.attn.nn.LayerConfig;
+import io.attn.nn.StateDict;
+import io.attn.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code attn bench generate}: greedy generation with a random decoder-only LM, with the KV cache and without it (every
+ * step recomputes the whole sequence), reporting tokens/s of each and their ratio; the last line is JSON. Each mode
+ * runs once after a short warm-up generation of the same prompts (a full run takes long enough to average itself).
+ */
+@Command(name = "generate", description = "Tokens/s of decoder-only generation with and without the KV cache.")
+final class BenchGenerate implements Callable<Integer> {
+    @Option(names = "--prompt-len", description = "Default: ${DEFAULT-VALUE}.")
+    int promptLen = 512;
+
+    @Option(names = "--new-tokens", description = "Default: ${DEFAULT-VALUE}.")
+    int newTokens = 512;
+
+    @Option(names = "--batch", description = "Default: ${DEFAULT-VALUE}.")
+    int batch = 1;
+
+    @Option(names = "--d-model", description = "Default: ${DEFAULT-VALUE}.")
+    int dModel = 512;
+
+    @Option(names = "--heads", description = "Default: ${DEFAULT-VALUE}.")
+    int heads = 8;
+
+    @Option(names = "--layers", description = "Default: ${DEFAULT-VALUE}.")
+    int layers = 6;
+
+    @Option(names = "--ffn", description = "Default: ${DEFAULT-VALUE}.")
+    int ffn = 2048;
+
+    @Option(names = "--vocab", description = "Default: ${DEFAULT-VALUE}.")
+    int vocab = 1000;
+
+    @Option(names = "--mode", description = "both, cache or no-cache (default: ${DEFAULT-VALUE}).")
+    String mode = "both";
+
+    @Mixin
+    DeviceOptions device;
+
+    @Override
+    public Integer call() {
+        SplittableRandom r = new SplittableRandom(9);
+        int maxLen = promptLen + newTokens;
+        LayerConfig lc = new LayerConfig(dModel, heads, ffn, "gelu", 1e-5f, true, true);
+        DecoderOnlyConfig c = new DecoderOnlyConfig(vocab, lc, layers, maxLen, false, true, true);
+        Map<String, Tensor> sd = new LinkedHashMap<>();
+        sd.put("embed.weight", random(r, 1, vocab, dModel));
+        float a = (float) (1 / Math.sqrt(dModel));
+        for (int i = 0; i < layers; i++) {
+            String p = "layers." + i + ".";
+            sd.put(p + "self_attn.in_proj_weight", random(r, a, 3 * dModel, dModel));
+            sd.put(p + "self_attn.in_proj_bias", random(r, 0.1f, 3 * dModel));
+            sd.put(p + "self_attn.out_proj.weight", random(r, a, dModel, dModel));
+            sd.put(p + "self_attn.out_proj.bias", random(r, 0.1f, dModel));
+            sd.put(p + "linear1.weight", random(r, a, ffn, dModel));
+            sd.put(p + "linear1.bias", random(r, 0.1f, ffn));
+            sd.put(p + "linear2.weight", random(r, (float) (1 / Math.sqrt(ffn)), dModel, ffn));
+            sd.put(p + "linear2.bias", random(r, 0.1f, dModel));
+            for (String n : new String[] {"norm1.", "norm2."}) {
+                sd.put(p + n + "weight", Tensor.of(ones(dModel), dModel));
+                sd.put(p + n + "bias", Tensor.zeros(dModel));
+            }
+        }
+        sd.put("norm.weight", Tensor.of(ones(dModel), dModel));
+        sd.put("norm.bias", Tensor.zeros(dModel));
+        DecoderOnlyLM lm = DecoderOnlyLM.load(c, new StateDict(sd, "bench"));
+        int[][] prompts = new int[batch][promptLen];
+        for (int[] p : prompts) for (int i = 0; i < p.length; i++) p[i] = r.nextInt(vocab);
+        String shape = String.format(
+                "B=%d prompt=%d new=%d E=%d H=%d layers=%d F=%d V=%d",
+                batch, promptLen, newTokens, dModel, heads, layers, ffn, vocab);
+        Backends.Selection sel = device.open();
+        double cached = Double.NaN, uncached = Double.NaN;
+        try (Backend b = sel.backend()) {
+            System.out.printf(Locale.ROOT, "bench generate %s on %s%n", shape, sel.reason());
+            // warm-up: the same prompts, a few tokens, both paths (JIT, thread pool, buffer pools)
+            Generator.generate(lm, b, prompts, 4, Sampler.greedy(), -1, true, null);
+            if (!mode.equals("cache")) Generator.generate(lm, b, prompts, 2, Sampler.greedy(), -1, false, null);
+            if (!mode.equals("no-cache")) cached = run(lm, b, prompts, true);
+            if (!mode.equals("cache")) uncached = run(lm, b, prompts, false);
+        }
+        boolean both = !Double.isNaN(cached) && !Double.isNaN(uncached);
+        if (both) System.out.printf(Locale.ROOT, "  speed-up of the cache: %.1fx%n", cached / uncached);
+        System.out.printf(
+                Locale.ROOT,
+                "{\"bench\":\"generate\",\"device\":\"%s\",\"threads\":%d,\"cached_tokens_per_s\":%s,"
+                        + "\"uncached_tokens_per_s\":%s,\"speedup\":%s,\"shape\":\"%s\"}%n",
+                sel.backend().name(),
+                BenchCommand.threadsOf(device),
+                json(cached),
+                json(uncached),
+                both ? json(cached / uncached) : "null",
+                shape);
+        return 0;
+    }
+
+    private double run(DecoderOnlyLM lm, Backend b, int[][] prompts, boolean cache) {
+        Generator.Result res = Generator.generate(lm, b, prompts, newTokens, Sampler.greedy(), -1, cache, null);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-8s %d tokens in %.2f s: %.2f tokens/s (prefill %.1f ms, then %.2f tokens/s)%n",
+                cache ? "cache" : "no cache",
+                res.generated(),
+                res.totalNanos() / 1e9,
+                res.tokensPerSecond(),
+                res.prefillNanos() / 1e6,
+                res.decodeTokensPerSecond());
+        return res.tokensPerSecond();
+    }
+
+    private static Tensor random(SplittableRandom r, float scale, int... dims) {
+        Tensor t = Tensor.zeros(dims);
+        float[] d = t.data();
+        for (int i = 0; i < d.length; i++) d[i] = (float) ((2 * r.nextDouble() - 1) * scale);
+        return t;
+    }
+
+    private static String json(double v) {
+        return Double.isNaN(v) ? "null" : String.format(Locale.ROOT, "%.3f", v);
+    }
+
+    private static float[] ones(int n) {
+        float[] f = new float[n];
+        java.util.Arrays.fill(f, 1f);
+        return f;
+    }
+}

@@ -1,0 +1,174 @@
+package io.attn.engine;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.nn.Forward;
+import io.attn.nn.Inputs;
+import io.attn.nn.Model;
+import io.attn.nn.ModelConfig;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A model loaded into an {@link Engine}: its weights and the executors (planned buffers, uploaded weights, pooled
+ * working memory) built for the input shapes seen so far. Load it once, call it from many threads.
+ *
+ * <p>Thread-safe: every method may be called from many threads at once; concurrent calls give exactly the results of
+ * the same calls made one after another (bitwise on the CPU backend). A failing call (bad shape, bad input) throws
+ * {@link AttnException} to its caller only and leaves the model usable. {@link #close} waits for the calls in flight,
+ * then releases the executors; it is idempotent; any call after it throws {@link IllegalStateException}. Closing the
+ * engine closes its models.
+ */
+public final class AttnModel implements AutoCloseable {
+    private final Engine engine;
+    private final Backend backend;
+    private final Model model;
+    private final Gate gate = new Gate("model");
+
+    AttnModel(Engine engine, Backend backend, Model model) {
+        this.engine = engine;
+        this.backend = backend;
+        this.model = model;
+    }
+
+    /** The configuration (module kind and constructor arguments). */
+    public ModelConfig config() {
+        return model.config();
+    }
+
+    /** The module kind. */
+    public ModelConfig.Kind kind() {
+        return model.config().kind();
+    }
+
+    /** The model width E: the last dimension of every input. */
+    public int width() {
+        return model.width();
+    }
+
+    /** Runs the model on a general request (every module kind, masks, attention weights). */
+    public Result run(Request r) {
+        if (r == null) throw AttnException.badInput("request is null");
+        gate.enter();
+        try {
+            Model.Result out = model.run(backend, toInputs(r));
+            return new Result(out.output(), out.attentionWeights());
+        } catch (AttnException e) {
+            throw e;
+        } catch (OutOfMemoryError e) {
+            throw new AttnException(
+                    AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap running the model (raise -Xmx)", e);
+        } catch (RuntimeException e) {
+            throw new AttnException(AttnException.Code.INTERNAL, "internal error: " + e, e);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /**
+     * Encodes a batch {@code x (B, L, E)} (or one sequence {@code (L, E)}) into the output of the same shape: the
+     * encoder output for {@code TransformerEncoder(Layer)}, the self-attention output for {@code MultiheadAttention}
+     * and {@code SelfAttention}.
+     */
+    public Tensor encode(Tensor x) {
+        return encode(x, null);
+    }
+
+    /** {@link #encode(Tensor)} with a key padding mask {@code (B, L)}, non-zero = padding (may be null). */
+    public Tensor encode(Tensor x, Tensor keyPaddingMask) {
+        requireKind(
+                "encode",
+                ModelConfig.Kind.TransformerEncoderLayer,
+                ModelConfig.Kind.TransformerEncoder,
+                ModelConfig.Kind.MultiheadAttention,
+                ModelConfig.Kind.SelfAttention);
+        return run(Request.of(x).withKeyPaddingMask(keyPaddingMask)).output();
+    }
+
+    /**
+     * Encodes sequences of different lengths {@code (L_i, E)} in one batch: they are zero-padded to the longest, the
+     * padding is masked out of the keys, and each output {@code (L_i, E)} is returned without its padding. Equal (to
+     * rounding) to encoding each sequence alone.
+     */
+    public List<Tensor> encodeBatch(List<Tensor> sequences) {
+        if (sequences == null || sequences.isEmpty()) throw AttnException.badInput("no sequences to encode");
+        int e = width(), maxL = 0;
+        for (int i = 0; i < sequences.size(); i++) {
+            Tensor s = sequences.get(i);
+            if (s == null || s.rank() != 2 || s.dim(1) != e)
+                throw AttnException.shape("sequence " + i + " has shape " + (s == null ? "null" : s.shape())
+                        + ": expected (L, " + e + ")");
+            if (s.dim(0) == 0) throw AttnException.shape("sequence " + i + " is empty");
+            maxL = Math.max(maxL, s.dim(0));
+        }
+        int b = sequences.size();
+        float[] x = new float[Math.multiplyExact(Math.multiplyExact(b, maxL), e)];
+        float[] pad = new float[b * maxL];
+        for (int i = 0; i < b; i++) {
+            Tensor s = sequences.get(i);
+            System.arraycopy(s.data(), 0, x, i * maxL * e, s.size());
+            for (int l = s.dim(0); l < maxL; l++) pad[i * maxL + l] = 1f;
+        }
+        Tensor y = encode(Tensor.of(x, b, maxL, e), Tensor.of(pad, b, maxL));
+        List<Tensor> out = new ArrayList<>(b);
+        for (int i = 0; i < b; i++) {
+            int l = sequences.get(i).dim(0);
+            float[] d = new float[l * e];
+            System.arraycopy(y.data(), i * maxL * e, d, 0, d.length);
+            out.add(Tensor.of(d, l, e));
+        }
+        return out;
+    }
+
+    /**
+     * Self-attention of {@code x (B, L, E)} or {@code (L, E)} ({@code MultiheadAttention} with query = key = value, or
+     * the tutorials' {@code SelfAttention}), causal when asked, with the weights asked for (block {@code "attn"} for {@code
+     * MultiheadAttention}, {@code "self_attn"} for {@code SelfAttention}).
+     */
+    public Result selfAttention(Tensor x, boolean causal, AttentionWeights weights) {
+        requireKind("selfAttention", ModelConfig.Kind.MultiheadAttention, ModelConfig.Kind.SelfAttention);
+        return run(Request.of(x).withCausal(causal).withAttentionWeights(weights));
+    }
+
+    /**
+     * Cross-attention of {@code query (B, L, E)} over {@code memory (B, S, E)} (key = value = memory) for a {@code
+     * MultiheadAttention} model; unbatched {@code (L, E)} and {@code (S, E)} work too.
+     */
+    public Result crossAttention(Tensor query, Tensor memory, AttentionWeights weights) {
+        requireKind("crossAttention", ModelConfig.Kind.MultiheadAttention);
+        if (memory == null) throw AttnException.badInput("crossAttention needs a memory tensor");
+        return run(Request.of(query).withMemory(memory).withAttentionWeights(weights));
+    }
+
+    /** Whether {@link #close} has been called (directly or by closing the engine). */
+    public boolean isClosed() {
+        return gate.isClosed();
+    }
+
+    /** Waits for calls in flight, then releases the executors. Idempotent. */
+    @Override
+    public void close() {
+        gate.close(() -> {
+            model.close();
+            engine.forget(this);
+        });
+    }
+
+    private void requireKind(String what, ModelConfig.Kind... kinds) {
+        ModelConfig.Kind k = kind();
+        for (ModelConfig.Kind ok : kinds) if (ok == k) return;
+        throw AttnException.badInput(
+                what + "() is for " + List.of(kinds) + ", this model is a " + k + ": use run(Request)");
+    }
+
+    private static Inputs toInputs(Request r) {
+        Forward.Weights w =
+                switch (r.weights) {
+                    case NONE -> Forward.Weights.NONE;
+                    case AVERAGED -> Forward.Weights.AVERAGED;
+                    case PER_HEAD -> Forward.Weights.PER_HEAD;
+                };
+        return new Inputs(r.input, r.memory, r.target, r.keyPaddingMask, r.attnMask, r.attnMaskBool, r.causal, w);
+    }
+}

@@ -1,0 +1,156 @@
+package io.attn.engine;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.Backends;
+import io.attn.io.Json;
+import io.attn.nn.Model;
+import io.attn.nn.ModelConfig;
+import io.attn.nn.StateDict;
+import io.attn.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The entry point of the library: one compute device (CPU or CUDA backend, chosen when opened) and the models loaded
+ * on it. Open one per process at service start, load models, call them from request threads, close at shutdown.
+ *
+ * <pre>{@code
+ * try (Engine engine = Engine.open(EngineOptions.defaults().withDevice("cpu"));
+ *         AttnModel model = engine.load(Path.of("enc.safetensors"))) {
+ *     Tensor y = model.encode(Tensors.of(data, 2, 10, 64));
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe: {@code load} and the models' calls may run from many threads at once. {@link #close} waits for loads
+ * in flight, closes every model it loaded (each waits for its calls in flight), then releases the device; it is
+ * idempotent, and any use after it throws {@link IllegalStateException}.
+ */
+public final class Engine implements AutoCloseable {
+    private final Backend backend;
+    private final String description;
+    private final Set<AttnModel> models = ConcurrentHashMap.newKeySet();
+    private final Gate gate = new Gate("engine");
+
+    private Engine(Backend backend, String description) {
+        this.backend = backend;
+        this.description = description;
+    }
+
+    /**
+     * Opens the device named in {@code options}.
+     *
+     * @throws AttnException DEVICE_UNAVAILABLE when the device cannot be used (for {@code auto}: when none can),
+     *     BAD_INPUT for an unknown device name
+     */
+    public static Engine open(EngineOptions options) {
+        if (options == null) options = EngineOptions.defaults();
+        Backends.Selection s = Backends.open(
+                options.device(), new BackendOptions(options.threads(), options.precision(), options.extra()));
+        return new Engine(s.backend(), s.reason());
+    }
+
+    /** {@link #open(EngineOptions)} with the defaults. */
+    public static Engine open() {
+        return open(EngineOptions.defaults());
+    }
+
+    /** The device that runs the models: {@code cpu} or {@code cuda}. */
+    public String device() {
+        return backend.name();
+    }
+
+    /** One line: the device, why it was chosen, threads or GPU. */
+    public String description() {
+        return description;
+    }
+
+    /**
+     * Loads a model exported from PyTorch: a safetensors file with the module's {@code state_dict()} and the config
+     * (module kind and constructor arguments) in its metadata entry {@code "config"}.
+     *
+     * @throws AttnException BAD_INPUT / SHAPE_MISMATCH naming the file and the problem
+     */
+    public AttnModel load(Path weights) {
+        return load(weights, null);
+    }
+
+    /** Like {@link #load(Path)} with the config read from a JSON file ({@code null}: from the metadata). */
+    public AttnModel load(Path weights, Path config) {
+        if (weights == null) throw AttnException.badInput("weights path is null");
+        return register(() -> Model.load(weights, config));
+    }
+
+    /**
+     * Builds a model in code from a config and weights under PyTorch's {@code state_dict} names.
+     *
+     * @param configJson e.g. {@code {"module":"MultiheadAttention","embed_dim":64,"num_heads":4}}
+     */
+    @SuppressWarnings("unchecked")
+    public AttnModel load(String configJson, Map<String, Tensor> stateDict) {
+        if (configJson == null) throw AttnException.badInput("config is null");
+        Object json = Json.parse(configJson, "config");
+        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
+        return load(ModelConfig.parse((Map<String, Object>) m, "config"), stateDict);
+    }
+
+    /** Builds a model in code from a parsed config and weights under PyTorch's {@code state_dict} names. */
+    public AttnModel load(ModelConfig config, Map<String, Tensor> stateDict) {
+        if (config == null || stateDict == null) throw AttnException.badInput("config and state dict are required");
+        return register(() -> Model.load(config, new StateDict(stateDict)));
+    }
+
+    /** The models loaded and not yet closed. */
+    public List<AttnModel> models() {
+        return List.copyOf(models);
+    }
+
+    public boolean isClosed() {
+        return gate.isClosed();
+    }
+
+    /** Waits for loads in flight, closes every model (waiting for their calls), releases the device. Idempotent. */
+    @Override
+    public void close() {
+        gate.close(() -> {
+            try {
+                for (AttnModel m : List.copyOf(models)) m.close();
+            } finally {
+                backend.close();
+            }
+        });
+    }
+
+    void forget(AttnModel m) {
+        models.remove(m);
+    }
+
+    private interface Loader {
+        Model load();
+    }
+
+    private AttnModel register(Loader loader) {
+        gate.enter();
+        try {
+            AttnModel m;
+            try {
+                m = new AttnModel(this, backend, loader.load());
+            } catch (AttnException e) {
+                throw e;
+            } catch (OutOfMemoryError e) {
+                throw new AttnException(
+                        AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap loading the model (raise -Xmx)", e);
+            } catch (RuntimeException e) {
+                throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
+            }
+            models.add(m);
+            return m;
+        } finally {
+            gate.exit();
+        }
+    }
+}

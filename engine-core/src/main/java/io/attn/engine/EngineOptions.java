@@ -1,0 +1,42 @@
+package io.attn.engine;
+
+import io.attn.backend.Precision;
+import java.util.Map;
+
+/**
+ * How an {@link Engine} is opened: the device ({@code auto}, {@code cpu}, {@code cuda}; null means the system property
+ * {@code attn.device}, else the environment variable {@code ATTN_DEVICE}, else {@code auto}), the number of CPU
+ * threads ({@code 0} = every available processor), the arithmetic precision (FP32 unless asked; the reduced precisions
+ * apply to CUDA GEMMs only) and backend-specific settings ({@code extra}, e.g. {@code cublas.path}).
+ *
+ * <p>Immutable and thread-safe.
+ */
+public record EngineOptions(String device, int threads, Precision precision, Map<String, String> extra) {
+    public EngineOptions {
+        if (threads < 0)
+            throw new IllegalArgumentException("threads must be >= 0 (0 = all processors), got " + threads);
+        if (precision == null) precision = Precision.FP32;
+        extra = extra == null ? Map.of() : Map.copyOf(extra);
+    }
+
+    /** Default device (see above), all processors, FP32. */
+    public static EngineOptions defaults() {
+        return new EngineOptions(null, 0, Precision.FP32, Map.of());
+    }
+
+    public EngineOptions withDevice(String d) {
+        return new EngineOptions(d, threads, precision, extra);
+    }
+
+    public EngineOptions withThreads(int t) {
+        return new EngineOptions(device, t, precision, extra);
+    }
+
+    public EngineOptions withPrecision(Precision p) {
+        return new EngineOptions(device, threads, p, extra);
+    }
+
+    public EngineOptions withExtra(Map<String, String> e) {
+        return new EngineOptions(device, threads, precision, e);
+    }
+}

@@ -1,0 +1,125 @@
+package io.attn.generate;
+
+import io.attn.AttnException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The word-level tokenizer of the tutorials: a vocabulary file with one token per line (line {@code i} is id {@code
+ * i}), which must hold {@code <unk>}, {@code <bos>} and {@code <eos>}. Text splits at whitespace, and every punctuation
+ * or symbol character is a token of its own ({@code "Hello, world!"} gives {@code hello , world !}); a word outside the
+ * vocabulary becomes {@code <unk>}. When no vocabulary entry has an upper-case letter the text is lower-cased first (as
+ * torchtext's {@code basic_english}), otherwise case is kept.
+ */
+public final class WordTokenizer implements Tokenizer {
+    public static final String UNK = "<unk>", BOS = "<bos>", EOS = "<eos>";
+
+    private final List<String> tokens;
+    private final Map<String, Integer> ids = new HashMap<>();
+    private final boolean lowerCase;
+    private final int unk, bos, eos;
+
+    public WordTokenizer(List<String> vocabulary) {
+        this.tokens = List.copyOf(vocabulary);
+        boolean upper = false;
+        for (int i = 0; i < tokens.size(); i++) {
+            String t = tokens.get(i);
+            if (t.isEmpty() || t.chars().anyMatch(Character::isWhitespace))
+                throw AttnException.badInput("vocabulary line " + (i + 1) + ": a token must be non-empty, without"
+                        + " whitespace: \"" + t + "\"");
+            if (ids.putIfAbsent(t, i) != null)
+                throw AttnException.badInput("vocabulary line " + (i + 1) + ": duplicate token \"" + t + "\"");
+            if (!t.equals(UNK) && !t.equals(BOS) && !t.equals(EOS)) upper |= !t.equals(t.toLowerCase(Locale.ROOT));
+        }
+        for (String s : new String[] {UNK, BOS, EOS})
+            if (!ids.containsKey(s)) throw AttnException.badInput("the vocabulary has no " + s + " token");
+        this.lowerCase = !upper;
+        this.unk = ids.get(UNK);
+        this.bos = ids.get(BOS);
+        this.eos = ids.get(EOS);
+    }
+
+    /** Reads a vocabulary file (UTF-8, one token per line; a trailing empty line is ignored). */
+    public static WordTokenizer read(Path file) {
+        List<String> lines;
+        try {
+            lines = new ArrayList<>(Files.readAllLines(file, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw AttnException.badInput("cannot read vocabulary " + file + ": " + e.getMessage());
+        }
+        while (!lines.isEmpty() && lines.getLast().isEmpty()) lines.removeLast();
+        for (int i = 0; i < lines.size(); i++) lines.set(i, lines.get(i).strip());
+        try {
+            return new WordTokenizer(lines);
+        } catch (AttnException e) {
+            throw new AttnException(e.code(), file + ": " + e.getMessage());
+        }
+    }
+
+    /** The text's words and punctuation marks, before the vocabulary lookup. */
+    public List<String> split(String text) {
+        if (lowerCase) text = text.toLowerCase(Locale.ROOT);
+        List<String> out = new ArrayList<>();
+        StringBuilder word = new StringBuilder();
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            i += Character.charCount(cp);
+            boolean space = Character.isWhitespace(cp);
+            boolean wordChar =
+                    Character.isLetterOrDigit(cp) || cp == '_' || Character.getType(cp) == Character.NON_SPACING_MARK;
+            if (wordChar) {
+                word.appendCodePoint(cp);
+                continue;
+            }
+            if (!word.isEmpty()) {
+                out.add(word.toString());
+                word.setLength(0);
+            }
+            if (!space) out.add(new String(Character.toChars(cp)));
+        }
+        if (!word.isEmpty()) out.add(word.toString());
+        return out;
+    }
+
+    @Override
+    public int[] encode(String text) {
+        List<String> words = split(text);
+        int[] out = new int[words.size()];
+        for (int i = 0; i < out.length; i++) out[i] = ids.getOrDefault(words.get(i), unk);
+        return out;
+    }
+
+    @Override
+    public String token(int id) {
+        if (id < 0 || id >= tokens.size())
+            throw AttnException.badInput("token id " + id + " is outside the vocabulary of " + tokens.size());
+        return tokens.get(id);
+    }
+
+    @Override
+    public int vocabSize() {
+        return tokens.size();
+    }
+
+    @Override
+    public int bos() {
+        return bos;
+    }
+
+    @Override
+    public int eos() {
+        return eos;
+    }
+
+    @Override
+    public int unk() {
+        return unk;
+    }
+}

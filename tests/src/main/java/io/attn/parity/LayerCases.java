@@ -1,0 +1,435 @@
+package io.attn.parity;
+
+import io.attn.backend.Backend;
+import io.attn.nn.Forward.Weights;
+import io.attn.nn.Inputs;
+import io.attn.nn.Model;
+import io.attn.nn.ModelConfig;
+import io.attn.nn.StateDict;
+import io.attn.reference.layers.DTensor;
+import io.attn.reference.layers.LayerConfig;
+import io.attn.reference.layers.Mask;
+import io.attn.reference.layers.RandomStateDicts;
+import io.attn.reference.layers.RefAttention;
+import io.attn.reference.layers.RefMath;
+import io.attn.reference.layers.RefTransformer;
+import io.attn.reference.layers.TransformerConfig;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Layer-level parity cases: every module kind run through {@link Model} against the independent double-precision
+ * reference ({@code io.attn.reference.layers}, written from PyTorch's semantics without looking at the engine's
+ * layers): post- and pre-norm, relu and gelu, bias on and off, each mask kind, self- and cross-attention, stacks,
+ * Transformer, batched and unbatched, attention weights averaged and per head. Used by the JUnit LayerParityTest and
+ * by {@code attn parity}.
+ *
+ * <p>Bound: relative Frobenius error {@code ||engine - ref|| / ||ref|| <= 1e-5}, for outputs and weights. Each fp32
+ * GEMM/softmax/LayerNorm adds a relative error of a few ulp (~1e-7) times a growth factor that is small for these
+ * widths (K <= 64 terms per dot product); the deepest graph here chains ~30 such ops, which stays well under 1e-5,
+ * while a wrong mask, head split, norm order or activation gives errors of 1e-2 or more.
+ */
+public final class LayerCases {
+    private LayerCases() {}
+
+    /** The bound for outputs and weights: see the class comment. */
+    public static final double BOUND = 1e-5;
+
+    /** One case: a model, its inputs, and the reference's expected output and weights (by block name). */
+    public record Case(
+            String name, ModelConfig config, Map<String, Tensor> sd, Inputs in, Supplier<Expected> expected) {}
+
+    public record Expected(DTensor output, Map<String, DTensor> weights) {}
+
+    public static Tensor rand(long seed, int... dims) {
+        return RandomStateDicts.uniform(seed, -1, 1, dims);
+    }
+
+    /** (B, S) key padding, 1 = padding: the last {@code pad[b]} keys of batch b. */
+    static Tensor padding(int s, int... pad) {
+        Tensor t = Tensor.zeros(pad.length, s);
+        for (int b = 0; b < pad.length; b++) for (int j = s - pad[b]; j < s; j++) t.set(1f, b, j);
+        return t;
+    }
+
+    static ModelConfig mhaConfig(int e, int h, boolean bias) {
+        return new ModelConfig(ModelConfig.Kind.MultiheadAttention, null, e, h, bias, 0, false, 0, 0);
+    }
+
+    public static io.attn.nn.LayerConfig engineLayer(LayerConfig c) {
+        return new io.attn.nn.LayerConfig(
+                c.dModel(),
+                c.nhead(),
+                c.dimFeedforward(),
+                c.activation(),
+                (float) c.layerNormEps(),
+                c.normFirst(),
+                c.bias());
+    }
+
+    static ModelConfig layerConfig(ModelConfig.Kind kind, LayerConfig c, int layers, boolean finalNorm) {
+        return new ModelConfig(kind, engineLayer(c), 0, 0, true, layers, finalNorm, 0, 0);
+    }
+
+    /** Every case, in a fixed order. */
+    public static List<Case> cases() {
+        List<Case> cs = new ArrayList<>();
+        int e = 12, h = 3;
+        // ---- MultiheadAttention: self and cross, masks, weights, bias
+        for (boolean bias : new boolean[] {true, false}) {
+            var sd = RandomStateDicts.multiheadAttention(e, bias, 11);
+            Tensor x = rand(1, 2, 7, e);
+            cs.add(mha(
+                    "mha self bias=" + bias,
+                    e,
+                    h,
+                    bias,
+                    sd,
+                    Inputs.of(x).withWeights(Weights.AVERAGED),
+                    x,
+                    x,
+                    null,
+                    null,
+                    false,
+                    false));
+        }
+        var sd = RandomStateDicts.multiheadAttention(e, true, 12);
+        Tensor q = rand(2, 3, 5, e), mem = rand(3, 3, 9, e);
+        Tensor kp = padding(9, 0, 3, 8);
+        cs.add(mha(
+                "mha cross + key padding, per head",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp).withWeights(Weights.PER_HEAD),
+                q,
+                mem,
+                kp,
+                null,
+                false,
+                false));
+        cs.add(mha(
+                "mha cross + key padding, fused",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp),
+                q,
+                mem,
+                kp,
+                null,
+                false,
+                false));
+        Tensor x = rand(4, 2, 6, e);
+        cs.add(mha("mha causal, fused", e, h, true, sd, Inputs.of(x).withCausal(true), x, x, null, null, false, true));
+        cs.add(mha(
+                "mha causal, averaged",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withCausal(true).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                null,
+                null,
+                false,
+                true));
+        Tensor boolMask = Tensor.zeros(6, 6);
+        for (int i = 0; i < 6; i++) boolMask.set(1f, i, (i * 5 + 1) % 6);
+        cs.add(mha(
+                "mha bool attn_mask (L,S)",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withAttnMask(boolMask, true).withWeights(Weights.PER_HEAD),
+                x,
+                x,
+                null,
+                boolMask,
+                true,
+                false));
+        Tensor add3 = rand(5, 2 * h, 6, 6);
+        add3.set(Float.NEGATIVE_INFINITY, 1, 2, 3);
+        cs.add(mha(
+                "mha additive attn_mask (B*H,L,S) + causal",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withAttnMask(add3, false).withCausal(true).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                null,
+                add3,
+                false,
+                true));
+        Tensor allPad = padding(6, 0, 6); // batch 1: every key is padding -> zero rows
+        cs.add(mha(
+                "mha fully masked batch item (zeros, not NaN)",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withKeyPaddingMask(allPad).withWeights(Weights.AVERAGED),
+                x,
+                x,
+                allPad,
+                null,
+                false,
+                false));
+        cs.add(mha(
+                "mha fully masked batch item, fused",
+                e,
+                h,
+                true,
+                sd,
+                Inputs.of(x).withKeyPaddingMask(allPad),
+                x,
+                x,
+                allPad,
+                null,
+                false,
+                false));
+        Tensor unb = rand(6, 5, e);
+        cs.add(new Case(
+                "mha unbatched (L,E)", mhaConfig(e, h, true), sd, Inputs.of(unb).withWeights(Weights.AVERAGED), () -> {
+                    var r = RefAttention.multiheadAttention(
+                            sd,
+                            "",
+                            e,
+                            h,
+                            unb.reshape(1, 5, e),
+                            unb.reshape(1, 5, e),
+                            unb.reshape(1, 5, e),
+                            null,
+                            null,
+                            false,
+                            false,
+                            true,
+                            true);
+                    return new Expected(
+                            r.output().reshape(5, e), Map.of("attn", r.weights().reshape(5, 5)));
+                }));
+
+        // ---- encoder / decoder layers: post/pre norm, relu/gelu, bias
+        for (boolean normFirst : new boolean[] {false, true})
+            for (String act : new String[] {"relu", "gelu"}) {
+                LayerConfig c =
+                        LayerConfig.of(16, 4, 24).withNormFirst(normFirst).withActivation(act);
+                var esd = RandomStateDicts.encoderLayer(c, 21);
+                Tensor src = rand(7, 2, 6, 16);
+                Tensor skp = padding(6, 1, 0);
+                String tag = (normFirst ? "pre-norm " : "post-norm ") + act;
+                cs.add(new Case(
+                        "encoder layer " + tag + " + key padding",
+                        layerConfig(ModelConfig.Kind.TransformerEncoderLayer, c, 0, false),
+                        esd,
+                        Inputs.of(src).withKeyPaddingMask(skp).withWeights(Weights.AVERAGED),
+                        () -> {
+                            var r = RefTransformer.encoderLayer(esd, "", c, src, null, Mask.bool(skp), false);
+                            return new Expected(r.output(), Map.of("self_attn", r.selfAttnWeights()));
+                        }));
+                var dsd = RandomStateDicts.decoderLayer(c, 22);
+                Tensor tgt = rand(8, 2, 5, 16), memory = rand(9, 2, 7, 16);
+                Tensor mkp = padding(7, 2, 0);
+                cs.add(new Case(
+                        "decoder layer " + tag + " causal + memory padding",
+                        layerConfig(ModelConfig.Kind.TransformerDecoderLayer, c, 0, false),
+                        dsd,
+                        Inputs.of(tgt)
+                                .withMemory(memory)
+                                .withKeyPaddingMask(mkp)
+                                .withCausal(true)
+                                .withWeights(Weights.PER_HEAD),
+                        () -> {
+                            var r = RefTransformer.decoderLayer(
+                                    dsd, "", c, tgt, memory, null, null, null, Mask.bool(mkp), true);
+                            Map<String, DTensor> w = new LinkedHashMap<>();
+                            w.put("self_attn", r.selfAttnHeadWeights());
+                            w.put("multihead_attn", r.crossAttnHeadWeights());
+                            return new Expected(r.output(), w);
+                        }));
+            }
+        LayerConfig nb = LayerConfig.of(16, 2, 20).withBias(false).withActivation("gelu");
+        var nbsd = RandomStateDicts.encoderLayer(nb, 23);
+        Tensor nbx = rand(10, 1, 9, 16);
+        cs.add(new Case(
+                "encoder layer bias=false, fused, causal",
+                layerConfig(ModelConfig.Kind.TransformerEncoderLayer, nb, 0, false),
+                nbsd,
+                Inputs.of(nbx).withCausal(true),
+                () -> new Expected(
+                        RefTransformer.encoderLayer(nbsd, "", nb, nbx, null, null, true)
+                                .output(),
+                        Map.of())));
+
+        // ---- stacks and Transformer
+        LayerConfig sc = LayerConfig.of(16, 4, 32).withActivation("gelu");
+        var encSd = RandomStateDicts.encoder(sc, 2, true, 31);
+        Tensor es = rand(11, 2, 8, 16);
+        Tensor ekp = padding(8, 0, 2);
+        cs.add(new Case(
+                "encoder stack (2 layers + final norm)",
+                layerConfig(ModelConfig.Kind.TransformerEncoder, sc, 2, true),
+                encSd,
+                Inputs.of(es).withKeyPaddingMask(ekp).withWeights(Weights.AVERAGED),
+                () -> {
+                    var r = RefTransformer.encoder(encSd, "", sc, 2, true, es, null, Mask.bool(ekp), false);
+                    Map<String, DTensor> w = new LinkedHashMap<>();
+                    for (int i = 0; i < 2; i++)
+                        w.put("layers." + i + ".self_attn", r.layers().get(i).selfAttnWeights());
+                    return new Expected(r.output(), w);
+                }));
+        LayerConfig pc = LayerConfig.of(16, 4, 32).withNormFirst(true);
+        var decSd = RandomStateDicts.decoder(pc, 2, false, 32);
+        Tensor dt = rand(12, 2, 6, 16), dm = rand(13, 2, 10, 16);
+        cs.add(new Case(
+                "decoder stack pre-norm, no final norm, fused",
+                layerConfig(ModelConfig.Kind.TransformerDecoder, pc, 2, false),
+                decSd,
+                Inputs.of(dt).withMemory(dm).withCausal(true),
+                () -> new Expected(
+                        RefTransformer.decoder(decSd, "", pc, 2, false, dt, dm, null, null, null, null, true)
+                                .output(),
+                        Map.of())));
+        TransformerConfig tc = new TransformerConfig(2, 2, LayerConfig.of(16, 4, 32));
+        var tSd = RandomStateDicts.transformer(tc, 33);
+        Tensor src = rand(14, 2, 7, 16), tgt = rand(15, 2, 5, 16);
+        Tensor tkp = padding(7, 0, 3);
+        ModelConfig tmc =
+                new ModelConfig(ModelConfig.Kind.Transformer, engineLayer(tc.layer()), 0, 0, true, 0, true, 2, 2);
+        cs.add(new Case(
+                "Transformer 2+2, causal tgt, src padding",
+                tmc,
+                tSd,
+                Inputs.of(src)
+                        .withTarget(tgt)
+                        .withKeyPaddingMask(tkp)
+                        .withCausal(true)
+                        .withWeights(Weights.AVERAGED),
+                () -> {
+                    var r = RefTransformer.transformer(tSd, tc, src, tgt, true, Mask.bool(tkp), null, Mask.bool(tkp));
+                    Map<String, DTensor> w = new LinkedHashMap<>();
+                    for (int i = 0; i < 2; i++)
+                        w.put(
+                                "encoder.layers." + i + ".self_attn",
+                                r.encoder().layers().get(i).selfAttnWeights());
+                    for (int i = 0; i < 2; i++) {
+                        w.put(
+                                "decoder.layers." + i + ".self_attn",
+                                r.decoder().layers().get(i).selfAttnWeights());
+                        w.put(
+                                "decoder.layers." + i + ".multihead_attn",
+                                r.decoder().layers().get(i).crossAttnWeights());
+                    }
+                    return new Expected(r.output(), w);
+                }));
+
+        // ---- the tutorials' single-head SelfAttention: Linear q/k/v, softmax(QK^T/sqrt(E))V over the keys
+        int se = 8;
+        Map<String, Tensor> ssd = new LinkedHashMap<>();
+        for (String n : new String[] {"query", "key", "value"}) {
+            ssd.put(n + ".weight", rand(40 + n.length(), se, se));
+            ssd.put(n + ".bias", rand(50 + n.length(), se));
+        }
+        Tensor sx = rand(16, 2, 5, se);
+        cs.add(new Case(
+                "SelfAttention (seed 001, single head)",
+                new ModelConfig(ModelConfig.Kind.SelfAttention, null, se, 1, true, 0, false, 0, 0),
+                ssd,
+                Inputs.of(sx).withWeights(Weights.AVERAGED),
+                () -> {
+                    DTensor qq = RefMath.linear(DTensor.of(sx), ssd.get("query.weight"), ssd.get("query.bias"));
+                    DTensor kk = RefMath.linear(DTensor.of(sx), ssd.get("key.weight"), ssd.get("key.bias"));
+                    DTensor vv = RefMath.linear(DTensor.of(sx), ssd.get("value.weight"), ssd.get("value.bias"));
+                    var r = RefAttention.sdpa(
+                            qq.toTensor().reshape(2, 1, 5, se),
+                            kk.toTensor().reshape(2, 1, 5, se),
+                            vv.toTensor().reshape(2, 1, 5, se),
+                            null,
+                            false,
+                            false,
+                            null);
+                    return new Expected(
+                            r.output().reshape(2, 5, se),
+                            Map.of("self_attn", r.weights().reshape(2, 5, 5)));
+                }));
+        return cs;
+    }
+
+    static Case mha(
+            String name,
+            int e,
+            int h,
+            boolean bias,
+            Map<String, Tensor> sd,
+            Inputs in,
+            Tensor q,
+            Tensor kv,
+            Tensor kp,
+            Tensor am,
+            boolean amBool,
+            boolean causal) {
+        boolean want = in.weights() != Weights.NONE;
+        boolean avg = in.weights() == Weights.AVERAGED;
+        return new Case(name, mhaConfig(e, h, bias), sd, in, () -> {
+            var r = RefAttention.multiheadAttention(sd, "", e, h, q, kv, kv, kp, am, amBool, causal, want, avg);
+            return new Expected(r.output(), want ? Map.of("attn", r.weights()) : Map.of());
+        });
+    }
+
+    /** Relative Frobenius error; infinite for a shape mismatch or a NaN where the reference is finite. */
+    public static double relErr(Tensor got, DTensor want) {
+        if (!Arrays.equals(want.shape(), got.shape().dims())) return Double.POSITIVE_INFINITY;
+        double num = 0, den = 0;
+        for (int i = 0; i < got.size(); i++) {
+            double d = got.data()[i] - want.data()[i];
+            if (Double.isNaN(got.data()[i])) return Double.POSITIVE_INFINITY;
+            num += d * d;
+            den += want.data()[i] * want.data()[i];
+        }
+        return Math.sqrt(num) / Math.max(Math.sqrt(den), 1e-30);
+    }
+
+    /** The outcome of one case on one backend: the worst relative error over the output and every weight block. */
+    public record Result(Case layerCase, String backend, double relErr, boolean pass, String message) {}
+
+    /** Runs one case on {@code backend}; never throws for an engine failure. */
+    public static Result run(Case c, Backend backend) {
+        try (Model m = Model.load(c.config(), new StateDict(c.sd(), c.name()))) {
+            Expected want = c.expected().get();
+            Model.Result got = m.run(backend, c.in());
+            double worst = relErr(got.output(), want.output());
+            String where = "output";
+            if (!want.weights().keySet().equals(got.attentionWeights().keySet()))
+                return new Result(
+                        c,
+                        backend.name(),
+                        Double.NaN,
+                        false,
+                        "weight blocks " + got.attentionWeights().keySet() + ", expected "
+                                + want.weights().keySet());
+            for (var w : want.weights().entrySet()) {
+                double e = relErr(got.attentionWeights().get(w.getKey()), w.getValue());
+                if (!(e <= worst)) {
+                    worst = e;
+                    where = w.getKey() + " weights";
+                }
+            }
+            boolean pass = worst <= BOUND;
+            return new Result(
+                    c, backend.name(), worst, pass, pass ? "ok" : where + ": relative error " + worst + " > " + BOUND);
+        } catch (RuntimeException e) {
+            return new Result(c, backend.name(), Double.NaN, false, "threw " + e);
+        }
+    }
+}
