@@ -417,6 +417,27 @@ class HostileFilesTest {
             run("config-dev-zero", "--model", m, "--config", "/dev/zero", "--input", xs);
         }
 
+        // attn generate: vocabulary files, and weights that are not a decoder-only LM
+        Map<String, byte[]> vocabs = new LinkedHashMap<>();
+        vocabs.put("vocab_non_utf8.txt", "<unk>\n<bos>\n<eos>\ncaf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
+        vocabs.put("vocab_empty.txt", new byte[0]);
+        vocabs.put("vocab_no_specials.txt", "the\nsky\n".getBytes(StandardCharsets.UTF_8));
+        vocabs.put("vocab_ok.txt", "<unk>\n<bos>\n<eos>\nthe\nsky\n".getBytes(StandardCharsets.UTF_8));
+        for (var e : vocabs.entrySet()) {
+            Path p = write(e.getKey(), e.getValue());
+            cases.add(new String[] {
+                "generate-" + e.getKey(), "generate", "--model", m, "--vocab", p.toString(), "--prompt", "the"
+            });
+        }
+        if (Files.exists(fifo))
+            cases.add(new String[] {
+                "generate-vocab-pipe", "generate", "--model", m, "--vocab", fifo.toString(), "--prompt", "the"
+            });
+        if (Files.exists(Path.of("/dev/zero")))
+            cases.add(new String[] {
+                "generate-vocab-dev-zero", "generate", "--model", m, "--vocab", "/dev/zero", "--prompt", "the"
+            });
+
         // outputs that cannot be written: nothing may be left behind
         run(
                 "output-parent-missing",
