@@ -27,13 +27,39 @@ public class AttnException extends RuntimeException {
     private final Code code;
 
     public AttnException(Code code, String message) {
-        super(message);
+        super(oneLine(message));
         this.code = code;
     }
 
     public AttnException(Code code, String message, Throwable cause) {
-        super(message, cause);
+        super(oneLine(message), cause);
         this.code = code;
+    }
+
+    /**
+     * The message on one line, whatever it quotes: names taken from a file (a tensor name, a JSON key, a file name) may
+     * hold line breaks or other control characters; they are shown as escapes (a backslash and n, r, t, or a 4-digit
+     * code), so a message is always exactly one line and cannot forge terminal output.
+     */
+    public static String oneLine(String m) {
+        if (m == null) return null;
+        StringBuilder sb = null;
+        for (int i = 0; i < m.length(); i++) {
+            char c = m.charAt(i);
+            boolean bad = c < 0x20 || c == 0x7f || c == 0x85 || c == 0x2028 || c == 0x2029;
+            if (!bad) {
+                if (sb != null) sb.append(c);
+                continue;
+            }
+            if (sb == null) sb = new StringBuilder(m.length() + 8).append(m, 0, i);
+            switch (c) {
+                case '\n' -> sb.append("\\n");
+                case '\r' -> sb.append("\\r");
+                case '\t' -> sb.append("\\t");
+                default -> sb.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return sb == null ? m : sb.toString();
     }
 
     public Code code() {

@@ -38,7 +38,17 @@ final class DeviceOptions {
     boolean verbose;
 
     Backends.Selection open() {
-        return Backends.open(device, new BackendOptions(threads, precision(precision), Map.copyOf(extra)));
+        return open(device);
+    }
+
+    /** Opens {@code name} (null: the default device) with these options. */
+    Backends.Selection open(String name) {
+        return Backends.open(name, new BackendOptions(threads, precision(precision), Map.copyOf(extra)));
+    }
+
+    /** Whether the device is chosen automatically (then a device fault may fall back to the CPU). */
+    boolean auto() {
+        return Backends.resolveDevice(device).equals("auto");
     }
 
     static Precision precision(String name) {

@@ -38,7 +38,10 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (!Files.isRegularFile(file)) throw AttnException.badInput(file + ": no such file");
+        if (Files.isDirectory(file)) throw AttnException.badInput(file + ": is a directory, not a file");
+        if (!Files.exists(file)) throw AttnException.badInput(file + ": no such file");
+        if (!Files.isRegularFile(file))
+            throw AttnException.badInput(file + ": not a regular file (a pipe, socket or device): give a file");
         String n = file.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
         if (n.endsWith(".safetensors")) safetensors();
         else if (n.endsWith(".npy")) npy();
@@ -54,6 +57,8 @@ final class InspectCommand implements Callable<Integer> {
     private void safetensors() throws IOException {
         SafeTensors.File f = SafeTensors.read(file); // validates offsets, sizes, dtypes
         Map<String, Object> header = rawSafetensorsHeader();
+        String cfgText = f.metadata().get("config");
+        Object cfg = cfgText == null ? null : describeConfig(cfgText, file + " (metadata \"config\")");
         System.out.println(file + ": safetensors, " + f.tensors().size() + " tensors");
         long total = 0;
         for (var e : f.tensors().entrySet()) {
@@ -70,7 +75,7 @@ final class InspectCommand implements Callable<Integer> {
                 continue;
             }
             System.out.println("  config: " + m.getValue());
-            describeConfig(m.getValue(), file + " (metadata \"config\")");
+            System.out.println("  understood as: " + cfg);
         }
     }
 
@@ -113,20 +118,28 @@ final class InspectCommand implements Callable<Integer> {
             System.out.printf("  %-40s %s%n", e.getKey(), e.getValue().shape());
     }
 
-    private void config() throws IOException {
-        String text = Files.readString(file, StandardCharsets.UTF_8);
-        System.out.println(file + ": config " + text.strip());
-        describeConfig(text, file.toString());
+    @SuppressWarnings("unchecked")
+    private void config() {
+        Object json = Json.read(file); // UTF-8, size cap, nesting cap
+        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": config must be a JSON object");
+        Object c = understand((Map<String, Object>) m, file.toString());
+        System.out.println(file + ": config " + Json.write(json));
+        System.out.println("  understood as: " + c);
     }
 
+    /** A config map as the engine understands it: a decoder-only LM config or a module config. */
+    private static Object understand(Map<String, Object> m, String source) {
+        return io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module"))
+                ? io.attn.nn.DecoderOnlyConfig.parse(m, source)
+                : ModelConfig.parse(m, source);
+    }
+
+    /** Parses and checks a config (nothing printed, so a bad one fails before any output). */
     @SuppressWarnings("unchecked")
-    private static void describeConfig(String json, String source) {
+    private static Object describeConfig(String json, String source) {
         if (!(Json.parse(json, source) instanceof Map<?, ?> m))
             throw AttnException.badInput(source + ": config must be a JSON object");
-        Object c = io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module"))
-                ? io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, source)
-                : ModelConfig.parse((Map<String, Object>) m, source);
-        System.out.println("  understood as: " + c);
+        return understand((Map<String, Object>) m, source);
     }
 
     private void vectors() {

@@ -59,21 +59,38 @@ public final class Main {
         CommandLine cl = new CommandLine(new Main());
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
-            cmd.getErr().println("attn: " + oneLine(ex));
+            boolean internal = !(ex instanceof AttnException a) || a.code() == AttnException.Code.INTERNAL;
+            // one line, always: the hint for internal errors goes on the same line
+            cmd.getErr()
+                    .println("attn: " + oneLine(ex)
+                            + (internal && !verbose ? " (run with --verbose for the stack trace)" : ""));
             if (verbose) ex.printStackTrace(cmd.getErr());
-            else if (!(ex instanceof AttnException a) || a.code() == AttnException.Code.INTERNAL)
-                cmd.getErr().println("attn: (run with --verbose for the stack trace)");
+
             return exitCode(ex);
         });
-        return cl.execute(args);
+        try {
+            return cl.execute(args);
+        } catch (
+                Throwable
+                        t) { // an Error picocli does not handle (OutOfMemoryError, StackOverflowError): still one line
+            System.err.println("attn: " + oneLine(t));
+            if (verbose) t.printStackTrace();
+            return EXIT_INTERNAL;
+        }
     }
 
     static String oneLine(Throwable ex) {
+        return AttnException.oneLine(describe(ex));
+    }
+
+    private static String describe(Throwable ex) {
         String m = ex.getMessage();
         if (ex instanceof AttnException) return m;
         if (ex instanceof java.nio.file.NoSuchFileException) return m + ": no such file";
         if (ex instanceof java.nio.file.AccessDeniedException) return m + ": permission denied";
-        if (ex instanceof OutOfMemoryError) return "out of memory: " + m;
+        if (ex instanceof OutOfMemoryError)
+            return "out of memory (" + m + "): the input is too large for this JVM's heap (raise -Xmx)";
+        if (ex instanceof StackOverflowError) return "internal error: stack overflow";
         return "internal error: " + ex.getClass().getSimpleName() + (m == null ? "" : ": " + m);
     }
 

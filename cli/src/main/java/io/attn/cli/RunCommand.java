@@ -129,14 +129,41 @@ final class RunCommand implements Callable<Integer> {
         Model m = loadModel();
         Backends.Selection sel = device.open();
         System.err.println("attn: device " + sel.reason());
-        try (Backend backend = sel.backend();
-                m) {
+        backend = sel.backend();
+        try (m) {
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
-                runOne(m, backend, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
+                runOne(m, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
                 return 0;
             }
-            return runBatch(m, backend, batch);
+            return runBatch(m, batch);
+        } finally {
+            if (fallback != null) fallback.close();
+            sel.backend().close();
+        }
+    }
+
+    /** The backend runs go to: the selected one, or the CPU after a device fault with {@code --device auto}. */
+    private Backend backend;
+
+    private Backend fallback;
+
+    /**
+     * Runs the model; with {@code --device auto}, a device failure (out of memory, device lost) on a non-CPU backend
+     * is reported as a warning and the run is repeated on the CPU, which then takes every later run too.
+     */
+    private Model.Result compute(Model m, Inputs inputs) {
+        try {
+            return m.run(backend, inputs);
+        } catch (AttnException e) {
+            boolean deviceFault = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
+                    || e.code() == AttnException.Code.DEVICE_UNAVAILABLE;
+            if (!deviceFault || !device.auto() || backend.name().equals("cpu")) throw e;
+            System.err.println(
+                    "attn: warning: " + backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
+            fallback = device.open("cpu").backend();
+            backend = fallback;
+            return m.run(backend, inputs);
         }
     }
 
@@ -165,7 +192,7 @@ final class RunCommand implements Callable<Integer> {
         return null;
     }
 
-    private int runBatch(Model m, Backend backend, List<Path> files) throws IOException {
+    private int runBatch(Model m, List<Path> files) throws IOException {
         if (files.isEmpty()) throw AttnException.badInput(input + ": no .npy files found");
         if (output == null)
             throw AttnException.badInput("--output DIR is required when --input is a directory or glob");
@@ -179,7 +206,6 @@ final class RunCommand implements Callable<Integer> {
             try {
                 runOne(
                         m,
-                        backend,
                         f,
                         output.resolve(stem + ".npy"),
                         attentionWeights == null ? null : dir(attentionWeights).resolve(stem + ".npz"),
@@ -199,8 +225,7 @@ final class RunCommand implements Callable<Integer> {
         return p;
     }
 
-    private void runOne(Model m, Backend backend, Path in, Path out, Path weightsOut, Path heatmapOut)
-            throws IOException {
+    private void runOne(Model m, Path in, Path out, Path weightsOut, Path heatmapOut) throws IOException {
         List<String> labels = new ArrayList<>();
         Tensor x;
         if (in != null) {
@@ -222,15 +247,22 @@ final class RunCommand implements Callable<Integer> {
         Inputs inputs = new Inputs(x, mem, tgt, kp, null, false, causal, w);
         Model.Result r;
         try {
-            r = m.run(backend, inputs);
+            r = compute(m, inputs);
         } catch (AttnException e) {
-            throw new AttnException(e.code(), (in == null ? "--text" : in) + ": " + e.getMessage(), e);
+            // name the file the problem is about: the memory, target or mask file when the message is about it
+            String msg = e.getMessage();
+            Object file = in == null ? "--text" : in;
+            if (memory != null && msg.startsWith("memory ")) file = memory;
+            else if (target != null && msg.startsWith("target ")) file = target;
+            else if (keyPaddingMask != null && msg.startsWith("key-padding mask")) file = keyPaddingMask;
+            throw new AttnException(e.code(), file + ": " + msg, e);
         }
         checkFinite(r.output(), "output");
-        // everything computed: now write, each file atomically
-        if (out != null) writeArray(out, "output", r.output());
+        // everything computed: now write every output as one unit (all or none)
+        Map<Path, AtomicFiles.Writer> files = new LinkedHashMap<>();
+        if (out != null) files.put(out, arrayWriter(out, "output", r.output()));
         else if (!wantWeights) printSummary(r.output());
-        if (weightsOut != null) writeWeights(weightsOut, r.attentionWeights());
+        if (weightsOut != null) files.put(weightsOut, weightsWriter(weightsOut, r.attentionWeights()));
         if (heatmapOut != null) {
             var first = r.attentionWeights().entrySet().iterator().next();
             Tensor wt = first.getValue();
@@ -238,24 +270,23 @@ final class RunCommand implements Callable<Integer> {
                 wt = wt.slice0(0, 1).reshape(wt.shape().remove(0));
             List<String> cols = mem == null && tgt == null ? labels : List.of();
             byte[] png = Heatmap.png(Heatmap.panels(first.getKey(), wt), labels, cols);
-            AtomicFiles.write(heatmapOut, png);
+            files.put(heatmapOut, o -> o.write(png));
         }
+        AtomicFiles.writeAll(files);
     }
 
-    private void writeWeights(Path p, Map<String, Tensor> weights) {
-        if (p.toString().endsWith(".npz")) {
-            Npz.write(p, new LinkedHashMap<>(weights), true);
-            return;
-        }
+    private static AtomicFiles.Writer weightsWriter(Path p, Map<String, Tensor> weights) {
+        if (p.toString().endsWith(".npz")) return o -> Npz.write(o, new LinkedHashMap<>(weights), true);
         if (weights.size() != 1)
             throw AttnException.badInput(p + ": this model has " + weights.size() + " attention blocks "
                     + weights.keySet() + "; write them to an .npz");
-        Npy.write(p, weights.values().iterator().next());
+        Tensor w = weights.values().iterator().next();
+        return o -> Npy.write(o, w);
     }
 
-    private static void writeArray(Path p, String key, Tensor t) {
-        if (p.toString().endsWith(".npz")) Npz.write(p, Map.of(key, t), true);
-        else Npy.write(p, t);
+    private static AtomicFiles.Writer arrayWriter(Path p, String key, Tensor t) {
+        if (p.toString().endsWith(".npz")) return o -> Npz.write(o, Map.of(key, t), true);
+        return o -> Npy.write(o, t);
     }
 
     static Tensor readArray(Path p) {

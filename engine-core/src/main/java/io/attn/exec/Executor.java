@@ -60,10 +60,15 @@ public final class Executor implements AutoCloseable {
             }
         this.plan = new BufferPlan(graph);
         this.constants = new Buffer[graph.nodes().size()];
-        for (Node n : graph.nodes())
-            if (n.op() == Op.CONSTANT)
-                constants[n.id()] = backend.hostView(
-                        n.params(OpParams.Constant.class).value().data());
+        try {
+            for (Node n : graph.nodes())
+                if (n.op() == Op.CONSTANT)
+                    constants[n.id()] = backend.hostView(
+                            n.params(OpParams.Constant.class).value().data());
+        } catch (RuntimeException | Error e) { // out of device memory part-way: give back what was uploaded
+            for (Buffer b : constants) if (b != null) backend.release(b);
+            throw e;
+        }
     }
 
     public Graph graph() {
@@ -159,7 +164,12 @@ public final class Executor implements AutoCloseable {
     private Buffer[] newArena() {
         long[] sizes = plan.slotSizes();
         Buffer[] a = new Buffer[sizes.length];
-        for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
+        try {
+            for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
+        } catch (RuntimeException | Error e) { // out of device memory part-way: the executor stays usable
+            for (Buffer b : a) if (b != null) backend.release(b);
+            throw e;
+        }
         return a;
     }
 

@@ -46,11 +46,24 @@ public final class WordTokenizer implements Tokenizer {
         this.eos = ids.get(EOS);
     }
 
+    /** Largest vocabulary file read (a 1M-token vocabulary of long tokens fits well below it). */
+    public static final long MAX_FILE_BYTES = 64L << 20;
+
     /** Reads a vocabulary file (UTF-8, one token per line; a trailing empty line is ignored). */
     public static WordTokenizer read(Path file) {
         List<String> lines;
         try {
+            // a pipe would block and a device (/dev/zero) never end; a vocabulary is a regular file of modest size
+            if (Files.exists(file) && !Files.isRegularFile(file))
+                throw AttnException.badInput(file + ": not a regular file (a directory, pipe or device): give a file");
+            if (Files.exists(file) && Files.size(file) > MAX_FILE_BYTES)
+                throw AttnException.badInput(file + ": vocabulary file is " + Files.size(file) + " bytes, over the "
+                        + MAX_FILE_BYTES + "-byte cap");
             lines = new ArrayList<>(Files.readAllLines(file, StandardCharsets.UTF_8));
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw AttnException.badInput(file + ": vocabulary is not valid UTF-8");
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw AttnException.badInput(file + ": cannot read vocabulary: file not found");
         } catch (IOException e) {
             throw AttnException.badInput("cannot read vocabulary " + file + ": " + e.getMessage());
         }

@@ -72,4 +72,66 @@ public final class AtomicFiles {
             }
         }
     }
+
+    /**
+     * Writes several files as one unit: every content goes to its temporary file first; only when all were written
+     * are they renamed into place. If any writer fails, no target is touched. If a rename fails part-way (a full or
+     * vanished disk), the targets already renamed that did not exist before are deleted again, so a failure leaves
+     * at most the previous files, never a partial set of new ones.
+     */
+    public static void writeAll(java.util.Map<Path, Writer> files) {
+        java.util.List<Path[]> staged = new java.util.ArrayList<>(); // {tmp, target}
+        java.util.List<Path> created = new java.util.ArrayList<>();
+        boolean ok = false;
+        try {
+            for (var e : files.entrySet()) {
+                Path abs = e.getKey().toAbsolutePath();
+                Path dir = abs.getParent();
+                if (dir == null) throw IoUtil.bad(e.getKey().toString(), "cannot write: no parent directory");
+                Path tmp = dir.resolve("." + abs.getFileName() + "."
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong()) + ".tmp");
+                try {
+                    OutputStream os = new BufferedOutputStream(
+                            Files.newOutputStream(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                            1 << 16);
+                    staged.add(new Path[] {tmp, abs});
+                    try (os) {
+                        e.getValue().write(os);
+                    }
+                    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
+                        ch.force(true);
+                    }
+                } catch (IOException x) {
+                    throw IoUtil.io(e.getKey().toString(), "write", x);
+                }
+            }
+            for (Path[] st : staged) {
+                boolean existed = Files.exists(st[1]);
+                try {
+                    try {
+                        Files.move(st[0], st[1], StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    } catch (AtomicMoveNotSupportedException x) {
+                        Files.move(st[0], st[1], StandardCopyOption.REPLACE_EXISTING);
+                    }
+                } catch (IOException x) {
+                    throw IoUtil.io(st[1].toString(), "write", x);
+                }
+                if (!existed) created.add(st[1]);
+            }
+            ok = true;
+        } finally {
+            if (!ok) {
+                for (Path[] st : staged) deleteQuietly(st[0]);
+                for (Path c : created) deleteQuietly(c);
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+            // best effort: nothing more can be done
+        }
+    }
 }

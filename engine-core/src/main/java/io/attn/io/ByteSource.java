@@ -30,6 +30,7 @@ abstract class ByteSource implements Closeable {
     public void close() throws IOException {}
 
     static ByteSource of(Path path) throws IOException {
+        IoUtil.refuseSpecialFile(path);
         FileChannel ch = FileChannel.open(path, StandardOpenOption.READ);
         long size;
         try {

@@ -87,6 +87,28 @@ final class IoUtil {
         return new float[(int) n];
     }
 
+    /**
+     * {@code cap}, lowered to a 128th of the JVM's maximum heap: parsing JSON text takes about ten times its size in
+     * objects, so a header near the format's cap would exhaust a small heap (-Xmx256m allows 2 MB of header, about
+     * 25 000 tensors; a 4 GiB heap 32 MB; real models need well under 1 MB).
+     */
+    static long heapCap(long cap) {
+        long heap = Runtime.getRuntime().maxMemory();
+        return heap == Long.MAX_VALUE ? cap : Math.min(cap, heap / 128);
+    }
+
+    /**
+     * Refuses a path that exists but is neither a regular file nor a directory (a named pipe, a socket, a device such
+     * as /dev/zero): opening a pipe blocks until a writer comes, and a device can be endless. Missing files and
+     * directories are left to the caller's open, which reports them.
+     */
+    static void refuseSpecialFile(java.nio.file.Path p) {
+        if (java.nio.file.Files.exists(p)
+                && !java.nio.file.Files.isRegularFile(p)
+                && !java.nio.file.Files.isDirectory(p))
+            throw bad(p.toString(), "not a regular file (a pipe, socket or device): give a file");
+    }
+
     static int[] toIntDims(long[] dims, String source) {
         int[] d = new int[dims.length];
         for (int i = 0; i < dims.length; i++) {

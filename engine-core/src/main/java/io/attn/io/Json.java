@@ -54,16 +54,22 @@ public final class Json {
     /** Longest file {@link #read(Path)} accepts. */
     public static final long MAX_FILE_BYTES = 100L << 20;
 
-    /** Reads and parses a UTF-8 JSON file (a config file, say); invalid UTF-8 and files over 100 MiB are refused. */
+    /**
+     * Reads and parses a UTF-8 JSON file (a config file, say); invalid UTF-8 and files over 100 MiB (or a 128th of the
+     * JVM's maximum heap, when less) are refused.
+     */
     public static Object read(Path path) {
+        IoUtil.refuseSpecialFile(path);
         String name = path.toString();
         byte[] bytes;
         try {
             long size = Files.size(path);
-            if (size > MAX_FILE_BYTES)
+            long cap = IoUtil.heapCap(MAX_FILE_BYTES);
+            if (size > cap)
                 throw IoUtil.bad(
                         name,
-                        "JSON file is " + IoUtil.bytes(size) + ", over the " + IoUtil.bytes(MAX_FILE_BYTES) + " cap");
+                        "JSON file is " + IoUtil.bytes(size) + ", over the " + IoUtil.bytes(cap) + " cap"
+                                + (cap < MAX_FILE_BYTES ? " this JVM's heap allows (raise -Xmx)" : ""));
             bytes = Files.readAllBytes(path);
         } catch (IOException e) {
             throw IoUtil.io(name, "read", e);

@@ -67,6 +67,40 @@ public final class Npy {
 
     private record Header(Num num, ByteOrder order, boolean fortran, long[] shape) {}
 
+    /**
+     * What the header at the start of {@code in} claims, without reading the data: {@code {total bytes of the .npy
+     * (prefix + header + data), bytes of the float32 tensor it would become}}, or null when the header cannot be read
+     * (then {@link #read(InputStream, long, String)} reports the precise problem). Lets a container (npz) refuse an
+     * entry whose claimed size is absurd before inflating it.
+     */
+    static long[] peekClaimedBytes(InputStream in) throws IOException {
+        byte[] pre = in.readNBytes(12);
+        if (pre.length < 10) return null;
+        for (int k = 0; k < MAGIC.length; k++) if (pre[k] != MAGIC[k]) return null;
+        int major = pre[6] & 0xff;
+        if (major < 1 || major > 3 || (major > 1 && pre.length < 12)) return null;
+        ByteBuffer b = ByteBuffer.wrap(pre).order(ByteOrder.LITTLE_ENDIAN);
+        int prefix = major == 1 ? 10 : 12;
+        long hlen = major == 1 ? (b.getShort(8) & 0xffff) : (b.getInt(8) & 0xffffffffL);
+        if (hlen > MAX_HEADER_BYTES || hlen < pre.length - prefix) return null;
+        byte[] rest = in.readNBytes((int) hlen - (pre.length - prefix));
+        byte[] hb = new byte[(int) hlen];
+        System.arraycopy(pre, prefix, hb, 0, pre.length - prefix);
+        System.arraycopy(rest, 0, hb, pre.length - prefix, rest.length);
+        if (pre.length - prefix + rest.length < hlen) return null;
+        Header h;
+        try {
+            h = parseHeader(new String(hb, major == 3 ? StandardCharsets.UTF_8 : StandardCharsets.ISO_8859_1), "peek");
+        } catch (AttnException e) {
+            return null;
+        }
+        long numel = IoUtil.numel(h.shape);
+        if (numel < 0) return new long[] {Long.MAX_VALUE, Long.MAX_VALUE};
+        long data = numel > Long.MAX_VALUE / 8 ? Long.MAX_VALUE : numel * h.num.size;
+        long floats = numel > Long.MAX_VALUE / 4 ? Long.MAX_VALUE : numel * 4;
+        return new long[] {data > Long.MAX_VALUE - prefix - hlen ? Long.MAX_VALUE : prefix + hlen + data, floats};
+    }
+
     static Tensor read(ByteSource src) throws IOException {
         String name = src.name;
         long size = src.size();

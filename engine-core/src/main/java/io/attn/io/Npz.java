@@ -20,14 +20,23 @@ import java.util.zip.ZipOutputStream;
  * NumPy {@code .npz} archives: a zip of {@code .npy} entries, stored or deflated ({@code np.savez} /
  * {@code np.savez_compressed}). Entry {@code x.npy} becomes key {@code x}; the map keeps the archive's order.
  *
- * <p>Zip-bomb guard: every entry is first inflated without keeping anything, counting its bytes, and the count may
- * not exceed {@link #MAX_RATIO} times the entry's compressed size (deflate cannot do better than about 1032:1) nor
- * {@link #MAX_ENTRY_BYTES}. Only then is the entry read, and the {@code .npy} reader checks its header against that
- * exact count before allocating. Entries that are not {@code .npy} files are refused.
+ * <p>Zip-bomb guard: an entry may inflate to at most {@link #MAX_RATIO} times its compressed size (deflate cannot do
+ * better than about 1032:1), and beyond {@link #LARGE_ENTRY_BYTES} to at most {@link #MAX_LARGE_RATIO} times (real
+ * arrays that big do not compress 100:1; a bomb does), and never more than {@link #MAX_ENTRY_BYTES}. The entry's
+ * {@code .npy} header is read first: a claimed size over those limits, or a tensor larger than the JVM heap, is refused
+ * at once, without inflating anything. Then the entry is inflated without keeping anything, counting its bytes against
+ * the same limit; only then is it read, and the {@code .npy} reader checks its header against that exact count before
+ * allocating. Entries that are not {@code .npy} files are refused.
  */
 public final class Npz {
     /** Highest inflated/compressed size ratio accepted per entry. */
     public static final long MAX_RATIO = 1100;
+
+    /** Entries inflating beyond this size must compress no better than {@link #MAX_LARGE_RATIO}. */
+    public static final long LARGE_ENTRY_BYTES = 64L << 20;
+
+    /** Highest inflated/compressed ratio accepted for the part of an entry beyond {@link #LARGE_ENTRY_BYTES}. */
+    public static final long MAX_LARGE_RATIO = 100;
 
     /** Largest inflated entry accepted (an int-indexed float64 array plus a header). */
     public static final long MAX_ENTRY_BYTES = 8L * Integer.MAX_VALUE + Npy.MAX_HEADER_BYTES + 12;
@@ -44,6 +53,7 @@ public final class Npz {
      * {@code maxEntryBytes} (a service can set this well below the default).
      */
     public static Map<String, Tensor> read(Path path, long maxEntryBytes) {
+        IoUtil.refuseSpecialFile(path);
         String name = path.toString();
         long fileLen;
         try {
@@ -64,17 +74,25 @@ public final class Npz {
                 if (out.containsKey(key)) throw IoUtil.bad(name, "duplicate entry '" + entry + "'");
                 long csize = e.getCompressedSize();
                 if (csize < 0 || csize > fileLen) csize = fileLen;
-                long limit = Math.min(maxEntryBytes, Math.max(csize, 1) * MAX_RATIO);
+                long c = Math.max(csize, 1);
+                long limit = Math.min(
+                        maxEntryBytes, Math.max(Math.min(c * MAX_RATIO, LARGE_ENTRY_BYTES), c * MAX_LARGE_RATIO));
+                long[] claimed;
+                try (InputStream in = zf.getInputStream(e)) {
+                    claimed = Npy.peekClaimedBytes(in);
+                }
+                if (claimed != null && claimed[0] > limit) throw bomb(label, "claims", claimed[0], csize, limit);
+                long heap = Runtime.getRuntime().maxMemory();
+                if (claimed != null && heap != Long.MAX_VALUE && claimed[1] > heap)
+                    throw IoUtil.bad(
+                            label,
+                            "array needs " + IoUtil.bytes(claimed[1]) + " as float32 but the JVM heap is only "
+                                    + IoUtil.bytes(heap) + " (raise -Xmx)");
                 long length;
                 try (InputStream in = zf.getInputStream(e)) {
                     length = count(in, limit);
                 }
-                if (length > limit)
-                    throw IoUtil.bad(
-                            label,
-                            "inflates to more than " + IoUtil.bytes(limit) + " from " + IoUtil.bytes(csize)
-                                    + " compressed (limit: " + MAX_RATIO + "x the compressed size, at most "
-                                    + IoUtil.bytes(maxEntryBytes) + "); refusing a possible zip bomb");
+                if (length > limit) throw bomb(label, "inflates to more than", limit, csize, limit);
                 try (InputStream in = zf.getInputStream(e)) {
                     out.put(key, Npy.read(in, length, label));
                 }
@@ -90,6 +108,14 @@ public final class Npz {
                     e);
         }
         return out;
+    }
+
+    private static AttnException bomb(String label, String verb, long size, long csize, long limit) {
+        return IoUtil.bad(
+                label,
+                verb + " " + IoUtil.bytes(size) + " from " + IoUtil.bytes(csize) + " compressed (limit here: "
+                        + IoUtil.bytes(limit) + "; " + MAX_RATIO + "x the compressed size, " + MAX_LARGE_RATIO
+                        + "x beyond " + IoUtil.bytes(LARGE_ENTRY_BYTES) + "); refusing a possible zip bomb");
     }
 
     /** Counts the stream's bytes, stopping once more than {@code limit} have been seen. */

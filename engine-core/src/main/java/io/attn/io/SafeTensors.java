@@ -76,6 +76,12 @@ public final class SafeTensors {
         if (n < 0 || n > MAX_HEADER_BYTES)
             throw IoUtil.bad(
                     name, "header length " + nText + " exceeds the " + IoUtil.bytes(MAX_HEADER_BYTES) + " cap");
+        long cap = IoUtil.heapCap(MAX_HEADER_BYTES);
+        if (n > cap)
+            throw IoUtil.bad(
+                    name,
+                    "header length " + nText + " exceeds " + IoUtil.bytes(cap)
+                            + ", the most this JVM's heap can parse (raise -Xmx)");
         if (n > size - 8)
             throw IoUtil.bad(
                     name, "truncated: header length " + nText + " but only " + IoUtil.bytes(size - 8) + " follow");

@@ -69,6 +69,7 @@ public final class WordVectors {
 
     /** Loads a word-vector text file. */
     public static WordVectors load(Path path) {
+        IoUtil.refuseSpecialFile(path);
         try (InputStream in = Files.newInputStream(path)) {
             return load(in, path.toString());
         } catch (IOException e) {

@@ -124,6 +124,8 @@ public final class Model implements AutoCloseable {
         Tensor x = batched(in.input(), unbatched, "input");
         Tensor mem = in.memory() == null ? null : batched(in.memory(), unbatched, "memory");
         Tensor tgt = in.target() == null ? null : batched(in.target(), unbatched, "target");
+        sameBatch(mem, x, "memory");
+        sameBatch(tgt, x, "target");
         Tensor kp = in.keyPaddingMask();
         if (kp != null && unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
         Tensor am = in.attnMask();
@@ -248,6 +250,12 @@ public final class Model implements AutoCloseable {
         if (t.rank() != 3)
             throw AttnException.shape(what + " has shape " + t.shape() + ": expected (B, L, E) or (L, E)");
         return t;
+    }
+
+    private static void sameBatch(Tensor t, Tensor x, String what) {
+        if (t != null && t.dim(0) != x.dim(0))
+            throw AttnException.shape(what + " has shape " + t.shape() + " but the input has batch " + x.dim(0)
+                    + ": the batch sizes must match");
     }
 
     private static Tensor unbatch(Tensor t, boolean unbatched) {

@@ -167,9 +167,11 @@ public record ModelConfig(
         int integer(String key, int dflt) {
             Object v = m.get(key);
             if (v == null) return dflt;
-            if (v instanceof Number n
-                    && n.doubleValue() == Math.rint(n.doubleValue())
-                    && Math.abs(n.doubleValue()) < 1e9) return n.intValue();
+            if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
+                if (Math.abs(n.doubleValue()) < 1e9) return n.intValue();
+                throw AttnException.badInput(
+                        source + ": config key \"" + key + "\" is " + v + ", out of range (at most 999999999)");
+            }
             throw AttnException.badInput(source + ": config key \"" + key + "\" must be an integer, got " + v);
         }
 

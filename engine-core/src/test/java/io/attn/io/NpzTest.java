@@ -5,6 +5,7 @@ import static io.attn.io.TestSupport.f32le;
 import static io.attn.io.TestSupport.npy;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.tensor.Tensor;
 import java.io.IOException;
@@ -81,7 +82,37 @@ class NpzTest {
     void lyingHeaderInsideDeflatedEntryFailsBeforeAllocating() throws IOException {
         Path p = dir.resolve("lie.npz");
         zip(p, "x.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }", new byte[64]));
-        badInput(() -> Npz.read(p), "lie.npz[x.npy]", "4.4 TB", "64 bytes");
+        // refused from the header alone ("claims"), before anything is inflated
+        badInput(() -> Npz.read(p), "lie.npz[x.npy]", "claims 4.4 TB", "zip bomb");
+    }
+
+    @Test
+    void largeHighlyCompressedEntryIsRefusedFromItsHeader() throws IOException {
+        // an honest header over 80 MB of zeros (about 80 KB deflated, ratio ~1000): within the 1100:1 deflate bound,
+        // but beyond 64 MB only 100:1 is accepted, so it is refused before inflating, from the header's claim
+        int n = 20_000_000;
+        byte[] head = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (" + n + ",), }", new byte[0]);
+        Path p = dir.resolve("big.npz");
+        try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(p))) {
+            z.putNextEntry(new ZipEntry("z.npy"));
+            z.write(head);
+            byte[] zeros = new byte[1 << 20];
+            for (long left = 4L * n; left > 0; left -= zeros.length)
+                z.write(zeros, 0, (int) Math.min(left, zeros.length));
+            z.closeEntry();
+        }
+        assertTrue(Files.size(p) < 200_000, "test setup: " + Files.size(p));
+        badInput(() -> Npz.read(p), "big.npz[z.npy]", "claims 80 MB", "zip bomb");
+        // the same limit applies to a header that claims little but inflates to a lot: caught while counting
+        Path q = dir.resolve("lie.npz");
+        try (ZipOutputStream z = new ZipOutputStream(Files.newOutputStream(q))) {
+            z.putNextEntry(new ZipEntry("z.npy"));
+            z.write(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", new byte[16]));
+            byte[] zeros = new byte[1 << 20];
+            for (int i = 0; i < 80; i++) z.write(zeros);
+            z.closeEntry();
+        }
+        badInput(() -> Npz.read(q), "lie.npz[z.npy]", "inflates to more than", "zip bomb");
     }
 
     @Test
