@@ -38,6 +38,8 @@ public final class Compare {
                     threads,
                     w.maxAbsDiff());
             double[] ours = new double[100_000], ort = new double[100_000];
+            double[] oursCpu = new double[100_000], ortCpu = new double[100_000];
+            java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
             long warmEnd = System.nanoTime() + (long) (1e9 * Math.min(3, seconds / 3));
             while (System.nanoTime() < warmEnd) {
                 w.ours();
@@ -46,11 +48,13 @@ public final class Compare {
             int n = 0;
             long end = System.nanoTime() + (long) (1e9 * seconds);
             while (n < 5 || (System.nanoTime() < end && n < ours.length)) {
-                long t0 = System.nanoTime();
+                long c0 = mx.getCurrentThreadCpuTime(), t0 = System.nanoTime();
                 w.ours();
-                long t1 = System.nanoTime();
+                long c1 = mx.getCurrentThreadCpuTime(), t1 = System.nanoTime();
                 w.ort();
-                long t2 = System.nanoTime();
+                long c2 = mx.getCurrentThreadCpuTime(), t2 = System.nanoTime();
+                oursCpu[n] = (c1 - c0) / 1e6;
+                ortCpu[n] = (c2 - c1) / 1e6;
                 ours[n] = (t1 - t0) / 1e6;
                 ort[n++] = (t2 - t1) / 1e6;
             }
@@ -65,6 +69,14 @@ public final class Compare {
                     w.flops / mr / 1e6,
                     mr / mo,
                     n);
+            double co = median(oursCpu, n), cr = median(ortCpu, n);
+            if (threads == 1) // both engines compute on the calling thread: its CPU time is less sensitive to load
+            System.out.printf(
+                        Locale.ROOT,
+                        "  calling-thread CPU time: attn %.3f ms, ort %.3f ms, ratio %.3fx%n",
+                        co,
+                        cr,
+                        cr / co);
             System.out.printf(
                     Locale.ROOT,
                     "{\"bench\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"attn_median_ms\":%.4f,"

@@ -47,7 +47,7 @@ final class Onnx {
     }
 
     /**
-     * A node; {@code attrs} are (name, value) pairs, an Integer/Long value an INT attribute, a Float a FLOAT one. The
+     * A node; {@code attrs} are (name, value) pairs, an Integer/Long value an INT attribute, a Float a FLOAT one, an int[] an INTS one (AttributeProto ints 8, type INTS 7). The
      * domain is {@code com.microsoft} for op types given as {@code "com.microsoft:Op"}.
      */
     Onnx node(String opType, String[] in, String[] out, Object... attrs) {
@@ -65,7 +65,10 @@ final class Onnx {
         for (int i = 0; i < attrs.length; i += 2) {
             Pb a = new Pb();
             a.string(1, (String) attrs[i]);
-            if (attrs[i + 1] instanceof Float f) {
+            if (attrs[i + 1] instanceof int[] ints) {
+                for (int v : ints) a.varint(8, v);
+                a.varint(20, 7);
+            } else if (attrs[i + 1] instanceof Float f) {
                 a.fixed32(2, Float.floatToIntBits(f));
                 a.varint(20, 1);
             } else {

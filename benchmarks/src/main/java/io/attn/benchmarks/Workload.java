@@ -36,6 +36,7 @@ abstract class Workload implements AutoCloseable {
     final double flops;
     final int threads;
     final Backend backend;
+    private final Backend cpu;
     final OrtEnvironment env = OrtEnvironment.getEnvironment();
     OrtSession session;
     final Map<String, OnnxTensor> ortFeeds = new LinkedHashMap<>();
@@ -45,7 +46,8 @@ abstract class Workload implements AutoCloseable {
         this.shape = shape;
         this.flops = flops;
         this.threads = threads;
-        this.backend = new CpuBackend(BackendOptions.defaults().withThreads(threads));
+        this.cpu = new CpuBackend(BackendOptions.defaults().withThreads(threads));
+        this.backend = Boolean.getBoolean("attn.profile") ? new Profile.Timed(cpu) : cpu;
     }
 
     /** One attn call; returns the output. */
@@ -110,7 +112,7 @@ abstract class Workload implements AutoCloseable {
         } catch (OrtException e) {
             throw new IllegalStateException(e);
         }
-        backend.close();
+        cpu.close();
     }
 
     static float[] random(SplittableRandom r, int n, float scale) {
@@ -160,7 +162,8 @@ abstract class Workload implements AutoCloseable {
                     transB ? Tensor.of(b, batch, n, k) : Tensor.of(b, batch, k, n));
             Onnx o = new Onnx().input("a", batch, m, k).output("c", batch, m, n);
             if (transB) {
-                o.input("b", batch, n, k).node("Transpose", new String[] {"b"}, new String[] {"bt"});
+                o.input("b", batch, n, k)
+                        .node("Transpose", new String[] {"b"}, new String[] {"bt"}, "perm", new int[] {0, 2, 1});
                 o.node("MatMul", new String[] {"a", "bt"}, new String[] {"c"});
             } else o.input("b", batch, k, n).node("MatMul", new String[] {"a", "b"}, new String[] {"c"});
             openSession(o);
