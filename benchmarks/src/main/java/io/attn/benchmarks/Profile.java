@@ -10,7 +10,8 @@ import java.util.TreeMap;
 
 /**
  * Where the time goes: runs a {@link Workload}'s attn side through a backend wrapper that times every op, and prints
- * milliseconds per call by op and shape. Usage as {@link Compare} ({@code io.attn.benchmarks.Profile encoder-layer
+ * milliseconds per call by op and shape (calling-thread CPU time, so meaningful with {@code --threads 1} on a busy
+ * machine). Usage as {@link Compare} ({@code io.attn.benchmarks.Profile encoder-layer
  * --threads 1}).
  */
 public final class Profile {
@@ -42,10 +43,12 @@ public final class Profile {
         }
     }
 
-    /** Times {@link Backend#execute} per op and output shape. */
+    /** Times {@link Backend#execute} per op and output shape: CPU time of the calling thread (use 1 thread). */
     static final class Timed implements Backend {
         final Backend b;
         final Map<String, long[]> times = new TreeMap<>();
+        private static final java.lang.management.ThreadMXBean MX =
+                java.lang.management.ManagementFactory.getThreadMXBean();
 
         Timed(Backend b) {
             this.b = b;
@@ -93,9 +96,9 @@ public final class Profile {
 
         @Override
         public void execute(Node node, Buffer out, Buffer[] inputs) {
-            long s = System.nanoTime();
+            long s = MX.getCurrentThreadCpuTime();
             b.execute(node, out, inputs);
-            long d = System.nanoTime() - s;
+            long d = MX.getCurrentThreadCpuTime() - s;
             String key = node.op() + " " + node.shape() + " " + node.params();
             times.computeIfAbsent(key, k -> new long[1])[0] += d;
         }

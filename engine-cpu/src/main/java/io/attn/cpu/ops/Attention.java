@@ -29,7 +29,7 @@ public final class Attention {
      * Query rows per task: large blocks amortise the key-tile transposition over more rows; small ones keep enough
      * tasks for every thread when there are few (batch, head) pairs.
      */
-    static final int BR = 256, BR_SMALL = 32;
+    static final int BR = 512, BR_SMALL = 32;
 
     static final int BC = 64;
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
@@ -40,6 +40,18 @@ public final class Attention {
     private static final class Scratch {
         float[] kt = new float[0], s = new float[BR * BCP], acc = new float[0], qs = new float[0];
         final float[] m = new float[BR], l = new float[BR], corr = new float[BR];
+
+        private final int[] index = new int[VL];
+        private int indexD = -1;
+
+        /** {@code {0, d, 2d, ...}}: the gather map down a column of a row-major {@code (., d)} matrix. */
+        int[] gatherIndex(int d) {
+            if (indexD != d) {
+                for (int j = 0; j < VL; j++) index[j] = j * d;
+                indexD = d;
+            }
+            return index;
+        }
 
         void ensure(int d, int dv) {
             if (kt.length < d * BCP) kt = new float[d * BCP];
@@ -101,12 +113,14 @@ public final class Attention {
         for (int j0 = 0; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
             // transpose the key tile: kt[dd * BCP + c] = k[j0 + c, dd], zero columns past bc
-            for (int c = 0; c < BCP; c++) {
-                if (c < bc) {
-                    int src = ko + (j0 + c) * d;
-                    for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd];
-                } else for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = 0f;
-            }
+            if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, sc.gatherIndex(d));
+            else
+                for (int c = 0; c < BCP; c++) {
+                    if (c < bc) {
+                        int src = ko + (j0 + c) * d;
+                        for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd];
+                    } else for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = 0f;
+                }
             int fastFrom = br, fastTo = br;
             if (fast && bc == BC) {
                 // causal: rows from i0 + fastFrom on see every key of the tile; the rows above go the general way
@@ -125,6 +139,15 @@ public final class Attention {
                 float inv = 1f / sum[r];
                 for (int c = 0; c < dv; c++) out[oo + r * dv + c] = acc[r * dv + c] * inv;
             }
+        }
+    }
+
+    /** A full key tile transposed with vector gathers: {@code kt[dd * BCP + c] = k[src + c*d + dd]}. */
+    private static void transposeTile(float[] k, int src, int d, float[] kt, int[] idx) {
+        for (int c = 0; c < BCP; c += VL) {
+            int from = src + c * d;
+            for (int dd = 0; dd < d; dd++)
+                FloatVector.fromArray(SP, k, from + dd, idx, 0).intoArray(kt, dd * BCP + c);
         }
     }
 
