@@ -31,7 +31,8 @@ public final class Attention {
      */
     static final int BR = 512, BR_SMALL = 32;
 
-    static final int BC = 64;
+    /** Keys per tile: wider tiles mean fewer per-row max/sum reductions and accumulator rescales. */
+    static final int BC = 128;
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
     private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
 
@@ -107,8 +108,8 @@ public final class Attention {
         // the query block, pre-scaled: scores come out scaled, and the masks see scale 1
         for (int e = 0; e < br * d; e++) qs[e] = q[qo + e] * scale;
         boolean causal = masks.causal();
-        // fast path: no mask inputs and a key tile of exactly four vectors, so a row of scores is four registers
-        boolean fast = masks.noMaskInputs() && BCP == BC && BC == 4 * VL;
+        // fast path: no mask inputs and a key tile of whole 4-vector chunks (the 4x4 score kernel's width)
+        boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         for (int j0 = 0; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
@@ -198,16 +199,16 @@ public final class Attention {
     }
 
     /**
-     * Four rows of scores against a {@code 4 * VL}-wide key tile, 16 accumulators: {@code st[so + r * BCP + c] =
-     * q[qo + r*d, :] . kt[:, c]}.
+     * Four rows of scores against {@code 4 * VL} keys (columns {@code c0..} of the tile), 16 accumulators: {@code
+     * st[so + r * BCP + c] = q[qo + r*d, :] . kt[:, c0 + c]}.
      */
-    private static void scores4x4(float[] q, int qo, int d, float[] kt, float[] st, int so) {
+    private static void scores4x4(float[] q, int qo, int d, float[] kt, int c0, float[] st, int so) {
         FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
         FloatVector a30 = a00, a31 = a00, a32 = a00, a33 = a00;
         for (int dd = 0; dd < d; dd++) {
-            int ko = dd * BCP;
+            int ko = dd * BCP + c0;
             FloatVector k0 = FloatVector.fromArray(SP, kt, ko);
             FloatVector k1 = FloatVector.fromArray(SP, kt, ko + VL);
             FloatVector k2 = FloatVector.fromArray(SP, kt, ko + 2 * VL);
@@ -255,7 +256,7 @@ public final class Attention {
     private static void fastRows(
             int r0, int r1, float[] qs, int d, float[] kt, float[] st, float[] m, float[] sum, float[] corr) {
         for (int r = r0; r < r1; r += 4) {
-            scores4x4(qs, r * d, d, kt, st, r * BCP);
+            for (int c0 = 0; c0 < BC; c0 += 4 * VL) scores4x4(qs, r * d, d, kt, c0, st, r * BCP + c0);
             for (int rr = r; rr < r + 4; rr++) softmaxRow(st, rr * BCP, rr, m, sum, corr);
         }
     }
