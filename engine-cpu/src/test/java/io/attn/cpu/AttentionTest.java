@@ -71,6 +71,9 @@ class AttentionTest {
             check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
             check(2, 2, 130, 70, d, d, MaskSpec.CAUSAL, null, null); // L > S: late rows see every key
         }
+        // 512-query blocks over 128-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
+        // general path, the rows below it the fast one
+        check(1, 4, 520, 520, 64, 64, MaskSpec.CAUSAL, null, null);
     }
 
     @Test

@@ -129,9 +129,12 @@ public final class Attention {
                 fastTo = fastFrom + (br - fastFrom) / 4 * 4;
                 fastRows(fastFrom, fastTo, qs, d, kt, st, m, sum, corr);
             }
-            if (fastFrom > 0) general(0, fastFrom, qs, d, bc, kt, st, masks, b, h, i0, j0, m, sum, corr);
+            // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a multiple of
+            // 4
+            int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / 4 * 4 : 0;
+            if (fastFrom > first) general(first, fastFrom, qs, d, bc, kt, st, masks, b, h, i0, j0, m, sum, corr);
             if (fastTo < br) general(fastTo, br, qs, d, bc, kt, st, masks, b, h, i0, j0, m, sum, corr);
-            accumulate(st, corr, bc, br, v, vo + j0 * dv, dv, acc);
+            accumulate(st, corr, first, bc, br, v, vo + j0 * dv, dv, acc);
         }
         int oo = (bh * l + i0) * dv;
         for (int r = 0; r < br; r++) {
@@ -326,12 +329,13 @@ public final class Attention {
     }
 
     /**
-     * {@code acc[r, :] = corr[r] acc[r, :] + sum_c p[r, c] v[c, :]} for {@code r < br}, {@code c < bc}; v rows start
+     * {@code acc[r, :] = corr[r] acc[r, :] + sum_c p[r, c] v[c, :]} for {@code r0 <= r < br} ({@code r0} a multiple of 4), {@code c < bc}; v rows start
      * at {@code vo}. The online-softmax rescale rides along with the load of the accumulator.
      */
-    private static void accumulate(float[] p, float[] corr, int bc, int br, float[] v, int vo, int dv, float[] acc) {
+    private static void accumulate(
+            float[] p, float[] corr, int r0, int bc, int br, float[] v, int vo, int dv, float[] acc) {
         int ub = SP.loopBound(dv);
-        int r = 0;
+        int r = r0;
         int ub2 = dv / (2 * VL) * (2 * VL);
         int ub4 = dv / (4 * VL) * (4 * VL);
         for (; r + 4 <= br; r += 4) {
