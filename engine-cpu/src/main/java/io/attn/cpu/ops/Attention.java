@@ -38,6 +38,11 @@ public final class Attention {
 
     private Attention() {}
 
+    /** How far a score may exceed the running max before the fast path rescales (e^16 ~ 8.9e6). */
+    private static final float LAZY = 16f;
+
+    private static final float E_LAZY = (float) Math.exp(LAZY);
+
     private static final class Scratch {
         float[] kt = new float[0], s = new float[BR * BCP], acc = new float[0], qs = new float[0];
         final float[] m = new float[BR], l = new float[BR], corr = new float[BR];
@@ -306,6 +311,28 @@ public final class Attention {
      * back, and the running max, sum and rescale factor of row {@code r} updated.
      */
     private static void softmaxRow(float[] st, int so, int r, float[] m, float[] sum, float[] corr) {
+        float mOld = m[r];
+        if (mOld != Float.NEGATIVE_INFINITY) {
+            // lazy max: while no score exceeds the running max by more than LAZY, keep the running max (softmax does
+            // not depend on the offset; p <= e^LAZY cannot overflow a float sum). This needs only a vector compare,
+            // not a horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the
+            // output as it would on the general path; -inf gives p = 0 on both paths; +inf goes the slow way.
+            FloatVector mx = FloatVector.fromArray(SP, st, so);
+            for (int c = VL; c < BC; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
+            if (!mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) {
+                FloatVector acc = FloatVector.zero(SP);
+                for (int c = 0; c < BC; c += VL) {
+                    FloatVector e = VExp.expNonPositive(
+                                    FloatVector.fromArray(SP, st, so + c).sub(mOld + LAZY))
+                            .mul(E_LAZY);
+                    e.intoArray(st, so + c);
+                    acc = acc.add(e);
+                }
+                sum[r] += acc.reduceLanes(VectorOperators.ADD);
+                corr[r] = 1f;
+                return;
+            }
+        }
         final float big = Float.MAX_VALUE;
         // one call site for VExp (so C2 inlines it: vectors passed to a call that is not inlined would be boxed)
         FloatVector mx = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
@@ -314,7 +341,7 @@ public final class Attention {
             x.intoArray(st, so + c);
             mx = mx.max(x);
         }
-        float mOld = m[r], mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
+        float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float cr = mNew == mOld ? 1f : (float) Math.exp(mOld - mNew); // 0 when m was -inf
         FloatVector acc = FloatVector.zero(SP);
         for (int c = 0; c < BC; c += VL) {
