@@ -19,7 +19,8 @@ import jdk.incubator.vector.VectorSpecies;
  * ({@link Masks}), and folded into per-row running max {@code m}, running sum {@code l} and an un-normalised output
  * accumulator (online softmax: when the max grows, the old sum and accumulator are rescaled by {@code exp(m_old -
  * m_new)}). Causal attention stops at the block's last query (key tiles wholly above the diagonal are skipped). A row
- * whose keys are all masked keeps {@code l = 0} and gets a zero output. Scratch is per thread: {@code O(BC D + BR BC +
+ * whose keys are all masked keeps {@code l = 0} and gets a zero output. Full, unmasked tiles take a fast path (4x4-vector
+ * score and P.V kernels, a one-pass row step with a lazy running max); causal blocks skip the rows above each tile. Scratch is per thread: {@code O(BC D + BR BC +
  * BR Dv)} floats.
  */
 public final class Attention {
