@@ -36,6 +36,15 @@ public interface Backend extends AutoCloseable {
     void download(Buffer src, float[] dst, int count);
 
     /**
+     * Whether {@link #hostView} wraps the array itself, so that what a kernel writes into the view is in the array
+     * (the CPU). The executor then computes graph outputs straight into the arrays it returns, without a download
+     * copy. Default false.
+     */
+    default boolean hostViewIsShared() {
+        return false;
+    }
+
+    /**
      * A buffer that holds {@code data}. Optional: the CPU wraps the array itself (no copy); devices allocate and
      * upload.
      */

@@ -133,14 +133,23 @@ public final class Executor implements AutoCloseable {
     private List<Tensor> execute(Buffer[] values) {
         Buffer[] arena = arenas.pollFirst();
         if (arena == null) arena = newArena();
+        // a backend whose host views share the array computes outputs straight into the returned arrays
+        float[][] direct = new float[graph.nodes().size()][];
+        if (backend.hostViewIsShared())
+            for (Node o : graph.outputs())
+                if (!o.isLeaf() && o.op() != Op.CACHE_WRITE && direct[o.id()] == null)
+                    direct[o.id()] = new float[o.shape().size()];
         try {
             for (Node n : graph.nodes()) {
                 switch (n.op()) {
                     case INPUT -> {}
                     case CONSTANT -> values[n.id()] = constants[n.id()];
                     default -> {
-                        Buffer out =
-                                n.op() == Op.CACHE_WRITE ? values[n.input(0).id()] : arena[plan.slotOf(n)];
+                        // CACHE_WRITE updates its cache input in place; outputs may be computed straight into
+                        // the returned arrays; everything else gets its planned arena slot
+                        Buffer out = n.op() == Op.CACHE_WRITE
+                                ? values[n.input(0).id()]
+                                : direct[n.id()] != null ? backend.hostView(direct[n.id()]) : arena[plan.slotOf(n)];
                         Buffer[] ins = new Buffer[n.inputs().size()];
                         for (int i = 0; i < ins.length; i++)
                             ins[i] = values[n.input(i).id()];
@@ -151,8 +160,12 @@ public final class Executor implements AutoCloseable {
             }
             List<Tensor> outs = new ArrayList<>(graph.outputs().size());
             for (Node o : graph.outputs()) {
-                float[] host = new float[o.shape().size()];
-                backend.download(values[o.id()], host, host.length);
+                float[] host = direct[o.id()];
+                if (host != null) direct[o.id()] = null; // a second listing of the same output gets its own copy
+                else {
+                    host = new float[o.shape().size()];
+                    backend.download(values[o.id()], host, host.length);
+                }
                 outs.add(Tensor.of(o.shape(), host));
             }
             return outs;

@@ -92,6 +92,11 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
+    public boolean hostViewIsShared() {
+        return true;
+    }
+
+    @Override
     public Buffer hostView(float[] data) {
         return new CpuBuffer(data);
     }

@@ -66,11 +66,38 @@ class AttentionTest {
     }
 
     @Test
+    void runningMaxJumpsBetweenKeyTiles() {
+        // 4 full 128-key tiles; the third tile's keys are 40x larger, so its scores exceed the running max by far more
+        // than the fast path's lazy-max margin (16): that tile must rescale, the others keep the running max
+        Tensor q = Support.tensor(r, 1, 4, 256, 64),
+                k = Support.tensor(r, 1, 4, 512, 64),
+                v = Support.tensor(r, 1, 4, 512, 64);
+        for (int h = 0; h < 4; h++)
+            for (int j = 256; j < 384; j++) for (int dd = 0; dd < 64; dd++) k.data()[(h * 512 + j) * 64 + dd] *= 40f;
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                0.125f,
+                MaskSpec.NONE,
+                null,
+                null);
+        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
+                .get(0)
+                .data();
+        assertClose(got, MaskedRef.attention(q, k, v, 0.125f, MaskSpec.NONE, null, null), "max jumps by > 16");
+    }
+
+    @Test
     void causal() {
         for (int d : new int[] {1, 8, 64, 65}) {
             check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
             check(2, 2, 130, 70, d, d, MaskSpec.CAUSAL, null, null); // L > S: late rows see every key
         }
+        // 512-query blocks over 128-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
+        // general path, the rows below it the fast one
+        check(1, 4, 520, 520, 64, 64, MaskSpec.CAUSAL, null, null);
     }
 
     @Test

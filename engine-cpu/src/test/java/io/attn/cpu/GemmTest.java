@@ -77,6 +77,9 @@ class GemmTest {
         check(r, 0, 257, 129, 300, false, false, 1f, true);
         check(r, 0, 257, 129, 300, true, true, 0.5f, true);
         check(r, 0, 100, 600, 70, false, true, 2f, true); // N crosses the 512-column block
+        // 2000 rows = 21 row blocks: tasks take runs of two row blocks that share one packed B per K step
+        check(r, 0, 2000, 70, 300, false, true, 1f, true);
+        check(r, 0, 2000, 70, 300, true, false, 1f, true);
     }
 
     @Test

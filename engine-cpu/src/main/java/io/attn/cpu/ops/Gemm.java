@@ -7,9 +7,9 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Packed, cache-blocked float32 GEMM: {@code C = alpha * op(A) . op(B)} for a batch of problems.
  *
- * <p>Structure (after BLIS): the output is cut into tasks of {@link #MC} x {@link #NC} blocks (per batch entry); a
- * task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels and its A block into
- * {@link #MR}-tall row panels (packing absorbs the transposes and pads edges with zeros), then runs an {@code MR x NR}
+ * <p>Structure (after BLIS): the output is cut into tasks of {@link #NC} columns by a run of {@link #MC}-row blocks
+ * (per batch entry); a task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels once
+ * per step and, for each of its row blocks, the A block into {@link #MR}-tall row panels (packing absorbs the transposes and pads edges with zeros), then runs an {@code MR x NR}
  * register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) over the panels. {@code alpha} is
  * folded into packed A; the first K step stores the tile, later ones add to it. Packing buffers are per thread and
  * reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link Gemv}).
@@ -32,6 +32,8 @@ public final class Gemm {
     static final int MC = 16 * MR;
     /** Columns of B packed at once. */
     static final int NC = Math.max(NR, (512 / NR) * NR);
+    /** About this many tasks per call (enough to balance a few threads). */
+    private static final int TASKS = 16;
     /** Below this many multiply-adds a problem runs as a single task. */
     private static final long SERIAL_WORK = 1L << 16;
 
@@ -42,6 +44,17 @@ public final class Gemm {
         final float[] pa = new float[MC * KC];
         final float[] pb = new float[KC * NC];
         final float[] tile = new float[MR * NR];
+        private final int[] index = new int[VL];
+        private int indexK = -1;
+
+        /** {@code {0, k, 2k, ...}}: the gather map for a transposed B with row length {@code k}. */
+        int[] gatherIndex(int k) {
+            if (indexK != k) {
+                for (int j = 0; j < VL; j++) index[j] = j * k;
+                indexK = k;
+            }
+            return index;
+        }
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -81,26 +94,34 @@ public final class Gemm {
             return;
         }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
-        int perBatch = mBlocks * nBlocks;
+        // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
+        // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
+        // still giving about TASKS tasks (more tasks balance threads, longer chunks pack B less often).
+        int chunks =
+                (int) Math.min(mBlocks, Math.max(1, (TASKS + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
+        int chunkLen = (mBlocks + chunks - 1) / chunks;
+        int mChunks = (mBlocks + chunkLen - 1) / chunkLen;
+        int perBatch = mChunks * nBlocks;
         int tasks = batch * perBatch;
         if ((long) batch * m * n * k <= SERIAL_WORK) {
             for (int t = 0; t < tasks; t++)
                 task(
-                        t, perBatch, nBlocks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
-                        cOff, cStride);
+                        t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
+                        transB, c, cOff, cStride);
             return;
         }
         par.forEach(
                 tasks,
                 t -> task(
-                        t, perBatch, nBlocks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
-                        cOff, cStride));
+                        t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
+                        transB, c, cOff, cStride));
     }
 
     private static void task(
             int t,
             int perBatch,
             int nBlocks,
+            int chunkLen,
             int m,
             int n,
             int k,
@@ -117,24 +138,28 @@ public final class Gemm {
             int cOff,
             int cStride) {
         int bt = t / perBatch, r = t % perBatch;
-        int i0 = (r / nBlocks) * MC, j0 = (r % nBlocks) * NC;
-        int mc = Math.min(MC, m - i0), nc = Math.min(NC, n - j0);
+        int iStart = (r / nBlocks) * chunkLen * MC, j0 = (r % nBlocks) * NC;
+        int iEnd = Math.min(m, iStart + chunkLen * MC);
+        int nc = Math.min(NC, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
-            packB(b, bo, transB, n, k, p0, kc, j0, nc, s.pb);
-            packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+            packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
             boolean first = p0 == 0;
-            for (int jp = 0; jp < nc; jp += NR) {
-                int nr = Math.min(NR, nc - jp);
-                int pbi = (jp / NR) * kc * NR;
-                for (int ip = 0; ip < mc; ip += MR) {
-                    int mr = Math.min(MR, mc - ip);
-                    int pai = (ip / MR) * kc * MR;
-                    int ci = co + (i0 + ip) * n + j0 + jp;
-                    if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
-                    else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
+            for (int i0 = iStart; i0 < iEnd; i0 += MC) {
+                int mc = Math.min(MC, m - i0);
+                packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+                for (int jp = 0; jp < nc; jp += NR) {
+                    int nr = Math.min(NR, nc - jp);
+                    int pbi = (jp / NR) * kc * NR;
+                    for (int ip = 0; ip < mc; ip += MR) {
+                        int mr = Math.min(MR, mc - ip);
+                        int pai = (ip / MR) * kc * MR;
+                        int ci = co + (i0 + ip) * n + j0 + jp;
+                        if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
+                        else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
+                    }
                 }
             }
         }
@@ -169,7 +194,8 @@ public final class Gemm {
 
     /** Packs {@code [p0, p0+kc)} x columns {@code [j0, j0+nc)} of op(B) into NR-wide panels, {@code k}-major inside. */
     private static void packB(
-            float[] b, int bo, boolean transB, int n, int k, int p0, int kc, int j0, int nc, float[] pb) {
+            float[] b, int bo, boolean transB, int n, int k, int p0, int kc, int j0, int nc, Scratch s) {
+        float[] pb = s.pb;
         int dst = 0;
         for (int jp = 0; jp < nc; jp += NR) {
             int nr = Math.min(NR, nc - jp);
@@ -184,6 +210,15 @@ public final class Gemm {
                         System.arraycopy(b, src, pb, d, nr);
                         for (int j = nr; j < NR; j++) pb[d + j] = 0f;
                     }
+                }
+            } else if (nr == NR) {
+                // gather NR strided elements per k: two vector gathers through a (j * k) index map
+                int[] idx = s.gatherIndex(k);
+                int src = bo + (j0 + jp) * k + p0, src1 = src + VL * k;
+                for (int kk = 0; kk < kc; kk++) {
+                    int d = dst + kk * NR;
+                    FloatVector.fromArray(SP, b, src + kk, idx, 0).intoArray(pb, d);
+                    FloatVector.fromArray(SP, b, src1 + kk, idx, 0).intoArray(pb, d + VL);
                 }
             } else {
                 for (int j = 0; j < NR; j++) {

@@ -52,6 +52,11 @@ final class Masks {
         return causal;
     }
 
+    /** Whether there is neither an attention mask nor a key-padding mask (causal may still be set). */
+    boolean noMaskInputs() {
+        return attn == null && pad == null;
+    }
+
     /**
      * Rewrites {@code row[off + c]}, {@code c in [0, n)}, which holds raw scores of query {@code i} against keys {@code
      * j0 + c} of batch {@code b}, head {@code h}, into masked scaled scores.

@@ -2,6 +2,7 @@ package io.attn.cpu.ops;
 
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -18,6 +19,7 @@ final class VExp {
     private static final float LN2_HI = 0.693359375f, LN2_LO = -2.12194440e-4f;
     private static final float MIN_ARG = -87.33654f;
     private static final float ROUND = 12582912f; // 1.5 * 2^23: adding and subtracting it rounds to an integer
+    private static final int ROUND_BITS = Float.floatToRawIntBits(ROUND);
     private static final float P0 = 1.9875691500e-4f, P1 = 1.3981999507e-3f, P2 = 8.3334519073e-3f;
     private static final float P3 = 4.1665795894e-2f, P4 = 1.6666665459e-1f, P5 = 5.0000001201e-1f;
 
@@ -25,8 +27,12 @@ final class VExp {
 
     /** {@code e^x} for {@code x <= 0} (larger arguments are not supported); {@code x} of the preferred species. */
     static FloatVector expNonPositive(FloatVector x) {
-        FloatVector xc = x.max(MIN_ARG);
-        FloatVector n = xc.mul(LOG2E).add(ROUND).sub(ROUND);
+        // compare + blend instead of lanewise MIN/MAX, and the integer n read from the rounding constant's mantissa
+        // instead of an F2I conversion: Java's NaN and saturation rules make those two slow on x86
+        VectorMask<Float> under = x.compare(VectorOperators.LT, MIN_ARG); // false for NaN: NaN stays NaN
+        FloatVector xc = x.blend(MIN_ARG, under);
+        FloatVector t = xc.mul(LOG2E).add(ROUND); // n + 1.5 * 2^23: n sits in the low mantissa bits
+        FloatVector n = t.sub(ROUND);
         // n * LN2_HI is exact (LN2_HI has 9 significant bits, |n| <= 127)
         FloatVector r = xc.sub(n.mul(LN2_HI)).sub(n.mul(LN2_LO));
         FloatVector p = r.fma(P0, P1);
@@ -35,7 +41,8 @@ final class VExp {
         p = p.fma(r, FloatVector.broadcast(SP, P4));
         p = p.fma(r, FloatVector.broadcast(SP, P5));
         FloatVector y = p.mul(r).fma(r, r).add(1f);
-        IntVector e = ((IntVector) n.convert(VectorOperators.F2I, 0)).add(127).lanewise(VectorOperators.LSHL, 23);
-        return y.mul(e.reinterpretAsFloats()).blend(0f, x.compare(VectorOperators.LT, MIN_ARG));
+        // bits(t) - bits(ROUND) = n; (n + 127) << 23 is 2^n as float bits
+        IntVector e = ((IntVector) t.reinterpretAsInts()).sub(ROUND_BITS - 127).lanewise(VectorOperators.LSHL, 23);
+        return y.mul(e.reinterpretAsFloats()).blend(0f, under);
     }
 }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Same-session comparison for docs/performance.md: attn vs ONNX Runtime (interleaved in one JVM by
+# io.attn.benchmarks.Compare) and attn vs NumPy/OpenBLAS GEMM (alternating processes, ROUNDS rounds).
+# Needs: mvn -pl cli,benchmarks -am package -DskipTests (builds cli/target/lib and benchmarks/target/benchmarks.jar).
+# usage: benchmarks/scripts/compare_all.sh [THREADS...]   (default: 1 2); every result line is JSON.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+JAVA="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
+FLAGS=(--add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC)
+ROUNDS="${ROUNDS:-3}"
+SECONDS_PER="${SECONDS_PER:-8}"
+THREADS=("$@"); [ ${#THREADS[@]} -eq 0 ] && THREADS=(1 2)
+compare() { "$JAVA" "${FLAGS[@]}" -cp "$ROOT/benchmarks/target/benchmarks.jar" io.attn.benchmarks.Compare "$@" 2>/dev/null; }
+bench() { "$JAVA" "${FLAGS[@]}" -cp "$ROOT/cli/target/lib/*" io.attn.cli.Main bench "$@" 2>/dev/null | tail -1; }
+echo "# $(date -u +%FT%TZ) $(uptime)"
+for t in "${THREADS[@]}"; do
+  compare attention --batch 8 --heads 8 --seq 512 --head-dim 64 --threads "$t" --seconds "$SECONDS_PER"
+  compare attention --batch 8 --heads 8 --seq 512 --head-dim 64 --causal --threads "$t" --seconds "$SECONDS_PER"
+  compare encoder-layer --batch 8 --seq 512 --d-model 512 --heads 8 --ffn 2048 --threads "$t" --seconds "$SECONDS_PER"
+  for r in $(seq "$ROUNDS"); do
+    python3 "$ROOT/benchmarks/scripts/gemm_numpy.py" --threads "$t" --seconds 2 2>/dev/null
+    for sh in "--m 1024 --n 1024 --k 1024" "--m 2048 --n 2048 --k 2048" \
+              "--batch 64 --m 512 --n 512 --k 64 --trans-b" "--batch 64 --m 512 --n 64 --k 512"; do
+      bench gemm $sh --threads "$t" --warmup-ms 500 --min-ms 2000
+    done
+  done
+  echo "# $(date -u +%FT%TZ) $(uptime)"
+done
+if [ -z "${SKIP_LONG:-}" ]; then # fused vs --weights (unfused), and long causal vs unmasked, on the most threads asked
+  t="${THREADS[-1]}"
+  bench attention --batch 8 --heads 8 --seq 512 --head-dim 64 --threads "$t"
+  bench attention --batch 8 --heads 8 --seq 512 --head-dim 64 --weights --threads "$t"
+  bench attention --batch 1 --heads 8 --seq 16384 --head-dim 64 --causal --threads "$t" --warmup-ms 0 --min-ms 0 --min-runs 3
+  bench attention --batch 1 --heads 8 --seq 16384 --head-dim 64 --threads "$t" --warmup-ms 0 --min-ms 0 --min-runs 3
+  echo "# $(date -u +%FT%TZ) $(uptime)"
+fi
