@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Same-session comparison for docs/performance.md: attn vs ONNX Runtime (interleaved in one JVM by
 # io.attn.benchmarks.Compare) and attn vs NumPy/OpenBLAS GEMM (alternating processes, ROUNDS rounds).
-# Needs: mvn -pl cli,benchmarks -am package -DskipTests (builds cli/target/lib and benchmarks/target/benchmarks.jar).
+# Needs: mvn -Pbench -pl cli,benchmarks -am package -DskipTests (builds cli/target/lib and benchmarks/target/benchmarks.jar).
 # usage: benchmarks/scripts/compare_all.sh [THREADS...]   (default: 1 2); every result line is JSON.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -40,10 +40,12 @@ class ConcurrencyTest {
         Tensor x = input(21, 2, 7, E), one = input(22, 5, E), q = input(23, 3, 4, E), mem = input(24, 3, 9, E);
         Tensor pad = Tensor.of(new float[] {0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0}, 2, 7);
         Tensor bad = input(25, 2, 7, E - 1);
+        Tensor longX = input(26, 1, 300, E); // >= 128 keys, no mask: the fused attention's full-tile fast path
         List<Case> cs = new ArrayList<>();
         cs.add(new Case("encode", m -> List.of(m.encoder().encode(x))));
         cs.add(new Case("encode unbatched", m -> List.of(m.encoder().encode(one))));
         cs.add(new Case("encode padded", m -> List.of(m.encoder().encode(x, pad))));
+        cs.add(new Case("encode long", m -> List.of(m.encoder().encode(longX))));
         cs.add(new Case("self causal", m -> outs(m.mha().selfAttention(x, true, AttentionWeights.AVERAGED))));
         cs.add(new Case("cross", m -> outs(m.mha().crossAttention(q, mem, AttentionWeights.PER_HEAD))));
         cs.add(new Case(

@@ -329,7 +329,7 @@ public final class Attention {
                     e.intoArray(st, so + c);
                     acc = acc.add(e);
                 }
-                sum[r] += acc.reduceLanes(VectorOperators.ADD);
+                sum[r] += Lanes.sum(acc); // fixed order: bitwise-reproducible across JIT tiers
                 corr[r] = 1f;
                 return;
             }
@@ -351,7 +351,7 @@ public final class Attention {
             e.intoArray(st, so + c);
             acc = acc.add(e);
         }
-        sum[r] = sum[r] * cr + acc.reduceLanes(VectorOperators.ADD);
+        sum[r] = sum[r] * cr + Lanes.sum(acc);
         m[r] = mNew;
         corr[r] = cr;
     }
