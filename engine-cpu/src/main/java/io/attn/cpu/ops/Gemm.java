@@ -103,18 +103,11 @@ public final class Gemm {
         int mChunks = (mBlocks + chunkLen - 1) / chunkLen;
         int perBatch = mChunks * nBlocks;
         int tasks = batch * perBatch;
-        if ((long) batch * m * n * k <= SERIAL_WORK) {
-            for (int t = 0; t < tasks; t++)
-                task(
-                        t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
-                        transB, c, cOff, cStride);
-            return;
-        }
-        par.forEach(
-                tasks,
-                t -> task(
-                        t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
-                        transB, c, cOff, cStride));
+        java.util.function.IntConsumer body = t -> task(
+                t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
+                cOff, cStride);
+        if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
+        else par.forEach(tasks, body);
     }
 
     private static void task(
