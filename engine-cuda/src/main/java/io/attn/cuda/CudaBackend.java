@@ -469,16 +469,16 @@ public final class CudaBackend implements Backend {
                         .i32(s)
                         .f32(scale)
                         .i32(spec.causal() ? 1 : 0)
-                        .ptr(mk.mask)
-                        .i32(mk.maskKind)
-                        .i32(mk.strideB)
-                        .i32(mk.strideH)
-                        .ptr(mk.kpm)
-                        .i32(mk.kpmKind));
+                        .then(mk::appendTo));
     }
 
     /** Mask arguments shared by softmax_f32 and attention_f32. */
-    private record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind) {}
+    private record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind) {
+        /** Appends the kernels' mask parameters, in their order: mask, kind, strides, key padding, its kind. */
+        KernelArgs appendTo(KernelArgs a) {
+            return a.ptr(mask).i32(maskKind).i32(strideB).i32(strideH).ptr(kpm).i32(kpmKind);
+        }
+    }
 
     private static Masks masks(MaskSpec spec, Node node, CudaBuffer[] in, int first, int l, int s) {
         CudaBuffer mask = null, kpm = null;
@@ -577,12 +577,7 @@ public final class CudaBackend implements Backend {
                                 .i32(s)
                                 .f32(p.scale())
                                 .i32(p.mask().causal() ? 1 : 0)
-                                .ptr(mk.mask)
-                                .i32(mk.maskKind)
-                                .i32(mk.strideB)
-                                .i32(mk.strideH)
-                                .ptr(mk.kpm)
-                                .i32(mk.kpmKind));
+                                .then(mk::appendTo));
                 return;
             }
         }
@@ -605,12 +600,7 @@ public final class CudaBackend implements Backend {
                             .i32(dv)
                             .f32(p.scale())
                             .i32(p.mask().causal() ? 1 : 0)
-                            .ptr(mk.mask)
-                            .i32(mk.maskKind)
-                            .i32(mk.strideB)
-                            .i32(mk.strideH)
-                            .ptr(mk.kpm)
-                            .i32(mk.kpmKind));
+                            .then(mk::appendTo));
             return;
         }
         // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V

@@ -15,6 +15,11 @@ final class KernelArgs {
     private final List<String> types = new ArrayList<>(); // PTX param types, checked against the PTX at launch
     private final List<Number> values = new ArrayList<>(); // the same values, for error messages and tests
 
+    /** Applies {@code more} (a group of arguments several kernels share) and returns the result. */
+    KernelArgs then(java.util.function.UnaryOperator<KernelArgs> more) {
+        return more.apply(this);
+    }
+
     KernelArgs ptr(CudaBuffer b) {
         return ptr(b == null ? 0L : b.ptr().address());
     }
