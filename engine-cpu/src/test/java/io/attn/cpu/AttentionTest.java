@@ -56,7 +56,7 @@ class AttentionTest {
 
     @Test
     void noMaskAllHeadDims() {
-        for (int d : new int[] {1, 8, 64, 65}) {
+        for (int d : new int[] {1, 8, 16, 48, 64, 65}) { // multiples of 16: full key tiles transposed in registers
             check(2, 3, 5, 7, d, d, MaskSpec.NONE, null, null);
             check(1, 2, 70, 130, d, d, MaskSpec.NONE, null, null); // several query blocks and key tiles, partial ones
         }
@@ -67,8 +67,8 @@ class AttentionTest {
 
     @Test
     void runningMaxJumpsBetweenKeyTiles() {
-        // 4 full 128-key tiles; the third tile's keys are 40x larger, so its scores exceed the running max by far more
-        // than the fast path's lazy-max margin (16): that tile must rescale, the others keep the running max
+        // 8 full 64-key tiles; the keys of tiles 4 and 5 are 40x larger, so their scores exceed the running max by far
+        // more than the fast path's lazy-max margin (2^16): those tiles must rescale, the others keep the running max
         Tensor q = Support.tensor(r, 1, 4, 256, 64),
                 k = Support.tensor(r, 1, 4, 512, 64),
                 v = Support.tensor(r, 1, 4, 512, 64);
@@ -90,12 +90,40 @@ class AttentionTest {
     }
 
     @Test
+    void lazyTestFailsForSomeRowsOfAGroup() {
+        // In each group of four query rows, rows 1 and 3 get 40x larger queries, rows 0 and 2 zero queries (all
+        // scores 0). The key tile 2 is 40x larger too: rows 1 and 3 jump past the lazy margin there and force the
+        // whole group off the fast path, while rows 0 and 2 must still be right when they take the per-row way.
+        Tensor q = Support.tensor(r, 1, 2, 64, 64),
+                k = Support.tensor(r, 1, 2, 256, 64),
+                v = Support.tensor(r, 1, 2, 256, 64);
+        for (int h = 0; h < 2; h++) {
+            for (int i = 0; i < 64; i++)
+                for (int dd = 0; dd < 64; dd++) q.data()[(h * 64 + i) * 64 + dd] *= i % 2 == 0 ? 0f : 40f;
+            for (int j = 128; j < 192; j++) for (int dd = 0; dd < 64; dd++) k.data()[(h * 256 + j) * 64 + dd] *= 40f;
+        }
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                0.125f,
+                MaskSpec.NONE,
+                null,
+                null);
+        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
+                .get(0)
+                .data();
+        assertClose(got, MaskedRef.attention(q, k, v, 0.125f, MaskSpec.NONE, null, null), "mixed lazy groups");
+    }
+
+    @Test
     void causal() {
         for (int d : new int[] {1, 8, 64, 65}) {
             check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
             check(2, 2, 130, 70, d, d, MaskSpec.CAUSAL, null, null); // L > S: late rows see every key
         }
-        // 512-query blocks over 128-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
+        // 512-query blocks over 64-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
         // general path, the rows below it the fast one
         check(1, 4, 520, 520, 64, 64, MaskSpec.CAUSAL, null, null);
     }

@@ -13,15 +13,23 @@ import jdk.incubator.vector.VectorSpecies;
  * Fused scaled dot-product attention, flash style: {@code out = softmax(scale Q K^T + masks) V} without ever holding
  * an {@code L x S} matrix.
  *
- * <p>A task is one (batch, head) and a block of up to {@link #BR} queries (halved down to {@link #BR_SMALL} until
- * there are enough tasks for the threads). It walks the keys in tiles of {@link #BC}: the key
- * tile is transposed into scratch, a {@code BR x BC} score tile is computed with a register-blocked kernel, masked
- * ({@link Masks}), and folded into per-row running max {@code m}, running sum {@code l} and an un-normalised output
- * accumulator (online softmax: when the max grows, the old sum and accumulator are rescaled by {@code exp(m_old -
- * m_new)}). Causal attention stops at the block's last query (key tiles wholly above the diagonal are skipped). A row
- * whose keys are all masked keeps {@code l = 0} and gets a zero output. Full, unmasked tiles take a fast path (4x4-vector
- * score and P.V kernels, a one-pass row step with a lazy running max); causal blocks skip the rows above each tile. Scratch is per thread: {@code O(BC D + BR BC +
- * BR Dv)} floats.
+ * <p>A task is one (batch, head) and a block of up to {@link #BR} queries (halved down to {@link #BR_SMALL} until there
+ * are enough tasks for the threads). It walks the keys in tiles of {@link #BC}: the key tile is transposed into scratch
+ * (scaled by {@code scale * log2(e)}, so scores come out in base-2 units and {@code p = 2^(s - m)}), then each group of
+ * four query rows runs scores, the online-softmax step and {@code P.V} back to back while its scores sit in L1. The
+ * running state per row is a max {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and
+ * accumulator are rescaled by {@code 2^(m_old - m_new)}.
+ *
+ * <p>Full, unmasked tiles take a fast path: a 4 x 4-vector score kernel that tests, in registers, whether any score
+ * exceeds its row's running max by more than {@link #LAZY}; if none does (nearly always after the first tile), the max
+ * is kept as it is (softmax does not depend on the offset), so there is no horizontal max, no rescale and one vector
+ * exponential per 16 scores, summed into per-row vector sums reduced once per block. Masked tiles, causal diagonal
+ * tiles and ragged edges take the general path ({@link Masks}, exact running max). Causal attention stops at the
+ * block's last query and skips rows above each tile. A row whose keys are all masked gets zeros. Scratch is per thread:
+ * {@code O(BC D + BR (Dv + VL))} floats.
+ *
+ * <p>Every row's result depends only on its own index and the tile grid, never on the block size or the thread count,
+ * so outputs are bitwise identical for any number of threads.
  */
 public final class Attention {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
@@ -32,38 +40,31 @@ public final class Attention {
      */
     static final int BR = 512, BR_SMALL = 32;
 
-    /** Keys per tile: wider tiles mean fewer per-row max/sum reductions and accumulator rescales. */
-    static final int BC = 128;
+    /**
+     * Keys per tile: a transposed key tile and a value tile ({@code 2 x BC x 64} floats at head size 64) stay in L1
+     * together with a group's scores (measured on Zen 5: 64 beats 128 by 10%, 256 by 20%).
+     */
+    static final int BC = 64;
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
     private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
 
     private Attention() {}
 
-    /** How far a score may exceed the running max before the fast path rescales (e^16 ~ 8.9e6). */
+    /** How far (in base-2 units) a score may exceed the running max before the fast path rescales (2^16). */
     private static final float LAZY = 16f;
 
-    private static final float E_LAZY = (float) Math.exp(LAZY);
+    private static final float LOG2E = 1.44269504088896341f;
 
     private static final class Scratch {
-        float[] kt = new float[0], s = new float[BR * BCP], acc = new float[0], qs = new float[0];
-        final float[] m = new float[BR], l = new float[BR], corr = new float[BR];
+        float[] kt = new float[0], acc = new float[0];
+        /** One group's scores, then probabilities: 4 rows of BCP. */
+        final float[] s = new float[4 * BCP];
 
-        private final int[] index = new int[VL];
-        private int indexD = -1;
-
-        /** {@code {0, d, 2d, ...}}: the gather map down a column of a row-major {@code (., d)} matrix. */
-        int[] gatherIndex(int d) {
-            if (indexD != d) {
-                for (int j = 0; j < VL; j++) index[j] = j * d;
-                indexD = d;
-            }
-            return index;
-        }
+        final float[] m = new float[BR], l = new float[BR], corr = new float[BR], sumv = new float[BR * VL];
 
         void ensure(int d, int dv) {
             if (kt.length < d * BCP) kt = new float[d * BCP];
             if (acc.length < BR * dv) acc = new float[BR * dv];
-            if (qs.length < BR * d) qs = new float[BR * d];
         }
     }
 
@@ -107,12 +108,13 @@ public final class Attention {
         int br = Math.min(rows, l - i0);
         int qo = (bh * l + i0) * d, ko = bh * s * d, vo = bh * s * dv;
         int b = bh / heads, h = bh % heads;
-        float[] m = sc.m, sum = sc.l, corr = sc.corr, acc = sc.acc, st = sc.s, kt = sc.kt, qs = sc.qs;
+        float[] m = sc.m, sum = sc.l, corr = sc.corr, acc = sc.acc, st = sc.s, kt = sc.kt;
         Arrays.fill(m, 0, br, Float.NEGATIVE_INFINITY);
         Arrays.fill(sum, 0, br, 0f);
-        Arrays.fill(acc, 0, br * dv, 0f);
-        // the query block, pre-scaled: scores come out scaled, and the masks see scale 1
-        for (int e = 0; e < br * d; e++) qs[e] = q[qo + e] * scale;
+        float[] sumv = sc.sumv;
+        Arrays.fill(sumv, 0, br * VL, 0f);
+        // the key tiles are scaled by scale * log2(e): scores come out in base-2 units, p = 2^(s - m)
+        float qscale = scale * LOG2E;
         boolean causal = masks.causal();
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the 4x4 score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
@@ -120,48 +122,62 @@ public final class Attention {
         for (int j0 = 0; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
             // transpose the key tile: kt[dd * BCP + c] = k[j0 + c, dd], zero columns past bc
-            if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, sc.gatherIndex(d));
+            if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, qscale);
             else
                 for (int c = 0; c < BCP; c++) {
                     if (c < bc) {
                         int src = ko + (j0 + c) * d;
-                        for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd];
+                        for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd] * qscale;
                     } else for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = 0f;
                 }
-            int fastFrom = br, fastTo = br;
-            if (fast && bc == BC) {
-                // causal: rows from i0 + fastFrom on see every key of the tile; the rows above go the general way
-                fastFrom = causal ? Math.min(br, (Math.max(0, j0 + BC - 1 - i0) + 3) / 4 * 4) : 0;
-                fastTo = fastFrom + (br - fastFrom) / 4 * 4;
-                fastRows(fastFrom, fastTo, qs, d, kt, st, m, sum, corr);
-            }
+            boolean fullTile = fast && bc == BC;
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a multiple of
             // 4
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / 4 * 4 : 0;
-            if (fastFrom > first) general(first, fastFrom, qs, d, bc, kt, st, masks, b, h, i0, j0, m, sum, corr);
-            if (fastTo < br) general(fastTo, br, qs, d, bc, kt, st, masks, b, h, i0, j0, m, sum, corr);
-            accumulate(st, corr, first, bc, br, v, vo + j0 * dv, dv, acc);
+            // a group of 4 rows at a time: scores, softmax step and P.V while its scores are in L1
+            for (int r = first; r < br; r += 4) {
+                int r1 = Math.min(br, r + 4);
+                // causal: the group's first row sees every key of the tile
+                if (fullTile && r1 == r + 4 && (!causal || i0 + r >= j0 + BC - 1)) {
+                    boolean lazy = true; // every chunk's scores within LAZY of their rows' running max
+                    for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastGroup(q, qo + r * d, d, kt, c0, st, r, m);
+                    if (lazy) expRows(st, r, m, sumv, corr);
+                    else for (int rr = 0; rr < 4; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
+                } else general(r, r1, q, qo, d, bc, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                if (j0 == 0)
+                    Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
+                accumulate(st, corr, r, bc, r1, v, vo + j0 * dv, dv, acc);
+            }
         }
         int oo = (bh * l + i0) * dv;
+        for (int r = 0; r < br; r++) sum[r] += Lanes.sum(FloatVector.fromArray(SP, sumv, r * VL));
         for (int r = 0; r < br; r++) {
             if (sum[r] == 0f) Arrays.fill(out, oo + r * dv, oo + (r + 1) * dv, 0f);
             else {
                 float inv = 1f / sum[r];
-                for (int c = 0; c < dv; c++) out[oo + r * dv + c] = acc[r * dv + c] * inv;
+                int c = 0;
+                for (int ub = SP.loopBound(dv); c < ub; c += VL)
+                    FloatVector.fromArray(SP, acc, r * dv + c).mul(inv).intoArray(out, oo + r * dv + c);
+                for (; c < dv; c++) out[oo + r * dv + c] = acc[r * dv + c] * inv;
             }
         }
     }
 
-    /** A full key tile transposed with vector gathers: {@code kt[dd * BCP + c] = k[src + c*d + dd]}. */
-    private static void transposeTile(float[] k, int src, int d, float[] kt, int[] idx) {
-        for (int c = 0; c < BCP; c += VL) {
-            int from = src + c * d;
-            for (int dd = 0; dd < d; dd++)
-                FloatVector.fromArray(SP, k, from + dd, idx, 0).intoArray(kt, dd * BCP + c);
+    /** A full key tile, transposed and scaled: {@code kt[dd * BCP + c] = k[src + c*d + dd] * scale}. */
+    private static void transposeTile(float[] k, int src, int d, float[] kt, float scale) {
+        if (Transpose.AVAILABLE && d % 16 == 0 && BCP % 16 == 0) {
+            for (int c0 = 0; c0 < BCP; c0 += 16)
+                for (int d0 = 0; d0 < d; d0 += 16)
+                    Transpose.block16(k, src + c0 * d + d0, d, kt, d0 * BCP + c0, BCP, scale);
+        } else {
+            for (int c = 0; c < BCP; c++) {
+                int from = src + c * d;
+                for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[from + dd] * scale;
+            }
         }
     }
 
-    /** {@code st[r * BCP + c] = q[qo + r*d, :] . kt[:, c]} for {@code r0 <= r < br}, every {@code c < BCP}. */
+    /** {@code st[(r - r0) * BCP + c] = q[qo + r*d, :] . kt[:, c]} for {@code r0 <= r < br}, every {@code c < BCP}. */
     private static void scores(float[] q, int qo, int d, int r0, int br, float[] kt, float[] st) {
         int r = r0;
         for (; r + 4 <= br; r += 4) {
@@ -185,7 +201,7 @@ public final class Attention {
                     a30 = x.fma(k0, a30);
                     a31 = x.fma(k1, a31);
                 }
-                int so = r * BCP + cv;
+                int so = (r - r0) * BCP + cv;
                 a00.intoArray(st, so);
                 a01.intoArray(st, so + VL);
                 a10.intoArray(st, so + BCP);
@@ -202,16 +218,19 @@ public final class Attention {
                 FloatVector a = FloatVector.zero(SP);
                 for (int dd = 0; dd < d; dd++)
                     a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * BCP + cv), a);
-                a.intoArray(st, r * BCP + cv);
+                a.intoArray(st, (r - r0) * BCP + cv);
             }
         }
     }
 
     /**
-     * Four rows of scores against {@code 4 * VL} keys (columns {@code c0..} of the tile), 16 accumulators: {@code
-     * st[so + r * BCP + c] = q[qo + r*d, :] . kt[:, c0 + c]}.
+     * The fast path's scores for rows {@code r..r+3} (queries at {@code q[qo..]}) against {@code 4 * VL} keys
+     * (columns {@code c0..} of the transposed tile), 16 accumulators, stored to {@code st[rr * BCP + c0..]}. Returns
+     * whether none of them exceeds its row's running max by more than {@link #LAZY}, tested while they are still in
+     * registers: then {@link #expRows} may use the running max as it is. A row without a max yet ({@code -inf}) fails;
+     * NaN passes and flows into the output.
      */
-    private static void scores4x4(float[] q, int qo, int d, float[] kt, int c0, float[] st, int so) {
+    private static boolean fastGroup(float[] q, int qo, int d, float[] kt, int c0, float[] st, int r, float[] m) {
         FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
@@ -243,30 +262,60 @@ public final class Attention {
             a32 = x.fma(k2, a32);
             a33 = x.fma(k3, a33);
         }
-        a00.intoArray(st, so);
-        a01.intoArray(st, so + VL);
-        a02.intoArray(st, so + 2 * VL);
-        a03.intoArray(st, so + 3 * VL);
-        a10.intoArray(st, so + BCP);
-        a11.intoArray(st, so + BCP + VL);
-        a12.intoArray(st, so + BCP + 2 * VL);
-        a13.intoArray(st, so + BCP + 3 * VL);
-        a20.intoArray(st, so + 2 * BCP);
-        a21.intoArray(st, so + 2 * BCP + VL);
-        a22.intoArray(st, so + 2 * BCP + 2 * VL);
-        a23.intoArray(st, so + 2 * BCP + 3 * VL);
-        a30.intoArray(st, so + 3 * BCP);
-        a31.intoArray(st, so + 3 * BCP + VL);
-        a32.intoArray(st, so + 3 * BCP + 2 * VL);
-        a33.intoArray(st, so + 3 * BCP + 3 * VL);
+        float m0 = m[r], m1 = m[r + 1], m2 = m[r + 2], m3 = m[r + 3];
+        FloatVector t0 = FloatVector.broadcast(SP, m0 + LAZY), t1 = FloatVector.broadcast(SP, m1 + LAZY);
+        FloatVector t2 = FloatVector.broadcast(SP, m2 + LAZY), t3 = FloatVector.broadcast(SP, m3 + LAZY);
+        var over = a00.compare(VectorOperators.GT, t0)
+                .or(a01.compare(VectorOperators.GT, t0))
+                .or(a02.compare(VectorOperators.GT, t0))
+                .or(a03.compare(VectorOperators.GT, t0))
+                .or(a10.compare(VectorOperators.GT, t1))
+                .or(a11.compare(VectorOperators.GT, t1))
+                .or(a12.compare(VectorOperators.GT, t1))
+                .or(a13.compare(VectorOperators.GT, t1))
+                .or(a20.compare(VectorOperators.GT, t2))
+                .or(a21.compare(VectorOperators.GT, t2))
+                .or(a22.compare(VectorOperators.GT, t2))
+                .or(a23.compare(VectorOperators.GT, t2))
+                .or(a30.compare(VectorOperators.GT, t3))
+                .or(a31.compare(VectorOperators.GT, t3))
+                .or(a32.compare(VectorOperators.GT, t3))
+                .or(a33.compare(VectorOperators.GT, t3));
+        a00.intoArray(st, c0);
+        a01.intoArray(st, c0 + VL);
+        a02.intoArray(st, c0 + 2 * VL);
+        a03.intoArray(st, c0 + 3 * VL);
+        a10.intoArray(st, c0 + BCP);
+        a11.intoArray(st, c0 + BCP + VL);
+        a12.intoArray(st, c0 + BCP + 2 * VL);
+        a13.intoArray(st, c0 + BCP + 3 * VL);
+        a20.intoArray(st, c0 + 2 * BCP);
+        a21.intoArray(st, c0 + 2 * BCP + VL);
+        a22.intoArray(st, c0 + 2 * BCP + 2 * VL);
+        a23.intoArray(st, c0 + 2 * BCP + 3 * VL);
+        a30.intoArray(st, c0 + 3 * BCP);
+        a31.intoArray(st, c0 + 3 * BCP + VL);
+        a32.intoArray(st, c0 + 3 * BCP + 2 * VL);
+        a33.intoArray(st, c0 + 3 * BCP + 3 * VL);
+        return !over.anyTrue();
     }
 
-    /** The fast path for rows {@code [r0, r1)} (a multiple of 4 rows) that see every key of a full, unmasked tile. */
-    private static void fastRows(
-            int r0, int r1, float[] qs, int d, float[] kt, float[] st, float[] m, float[] sum, float[] corr) {
-        for (int r = r0; r < r1; r += 4) {
-            for (int c0 = 0; c0 < BC; c0 += 4 * VL) scores4x4(qs, r * d, d, kt, c0, st, r * BCP + c0);
-            for (int rr = r; rr < r + 4; rr++) softmaxRow(st, rr * BCP, rr, m, sum, corr);
+    /**
+     * {@code p = 2^(s - m)} in place for the four rows of a group whose tile passed {@link #fastGroup}'s test, added to
+     * the rows' vector sums (reduced once, at the end of the block); no rescale ({@code corr = 1}).
+     */
+    private static void expRows(float[] st, int r, float[] m, float[] sumv, float[] corr) {
+        for (int rr = 0; rr < 4; rr++) {
+            float mr = m[r + rr];
+            int so = rr * BCP;
+            FloatVector acc = FloatVector.fromArray(SP, sumv, (r + rr) * VL);
+            for (int c = 0; c < BC; c += VL) {
+                FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mr));
+                e.intoArray(st, so + c);
+                acc = acc.add(e);
+            }
+            acc.intoArray(sumv, (r + rr) * VL);
+            corr[r + rr] = 1f;
         }
     }
 
@@ -274,7 +323,8 @@ public final class Attention {
     private static void general(
             int r0,
             int r1,
-            float[] qs,
+            float[] q,
+            int qo,
             int d,
             int bc,
             float[] kt,
@@ -286,11 +336,12 @@ public final class Attention {
             int j0,
             float[] m,
             float[] sum,
+            float[] sumv,
             float[] corr) {
-        scores(qs, 0, d, r0, r1, kt, st);
+        scores(q, qo, d, r0, r1, kt, st);
         for (int r = r0; r < r1; r++) {
-            int so = r * BCP;
-            masks.apply(st, so, bc, b, h, i0 + r, j0, 1f);
+            int so = (r - r0) * BCP;
+            masks.apply(st, so, bc, b, h, i0 + r, j0, 1f, LOG2E);
             float mt = Softmax.max(st, so, bc);
             float mNew = Math.max(m[r], mt);
             if (mNew == Float.NEGATIVE_INFINITY) { // every key so far masked: this tile adds nothing
@@ -298,24 +349,26 @@ public final class Attention {
                 corr[r] = 1f;
                 continue;
             }
-            float cr = mNew == m[r] ? 1f : (float) Math.exp(m[r] - mNew); // 0 when m was -inf
-            float rowSum = Softmax.expSub(st, so, bc, mNew);
+            float cr = mNew == m[r] ? 1f : exp2(m[r] - mNew); // 0 when m was -inf
+            float rowSum = exp2Sub(st, so, bc, mNew);
             sum[r] = sum[r] * cr + rowSum;
+            if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
             m[r] = mNew;
             corr[r] = cr;
         }
     }
 
     /**
-     * The online-softmax step for one unmasked row of {@code 4 * VL} scaled scores at {@code st[so..]}, in one pass
-     * over four registers: clamp to finite (as {@link Masks#apply} does), tile max, {@code p = exp(s - m_new)} stored
-     * back, and the running max, sum and rescale factor of row {@code r} updated.
+     * The online-softmax step for one row of a full, unmasked tile ({@code BC} scores in base-2 units at {@code
+     * st[so..]}) when the group failed {@link #fastGroup}'s test: the lazy test again for this row alone, else clamp to
+     * finite (as {@link Masks#apply} does), tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max,
+     * sum and rescale factor updated.
      */
-    private static void softmaxRow(float[] st, int so, int r, float[] m, float[] sum, float[] corr) {
+    private static void softmaxRow(float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr) {
         float mOld = m[r];
         if (mOld != Float.NEGATIVE_INFINITY) {
             // lazy max: while no score exceeds the running max by more than LAZY, keep the running max (softmax does
-            // not depend on the offset; p <= e^LAZY cannot overflow a float sum). This needs only a vector compare,
+            // not depend on the offset; p <= 2^LAZY cannot overflow a float sum). This needs only a vector compare,
             // not a horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the
             // output as it would on the general path; -inf gives p = 0 on both paths; +inf goes the slow way.
             FloatVector mx = FloatVector.fromArray(SP, st, so);
@@ -323,9 +376,8 @@ public final class Attention {
             if (!mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) {
                 FloatVector acc = FloatVector.zero(SP);
                 for (int c = 0; c < BC; c += VL) {
-                    FloatVector e = VExp.expNonPositive(
-                                    FloatVector.fromArray(SP, st, so + c).sub(mOld + LAZY))
-                            .mul(E_LAZY);
+                    FloatVector e =
+                            VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mOld));
                     e.intoArray(st, so + c);
                     acc = acc.add(e);
                 }
@@ -343,15 +395,15 @@ public final class Attention {
             mx = mx.max(x);
         }
         float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
-        float cr = mNew == mOld ? 1f : (float) Math.exp(mOld - mNew); // 0 when m was -inf
+        float cr = mNew == mOld ? 1f : exp2(mOld - mNew); // 0 when m was -inf
         FloatVector acc = FloatVector.zero(SP);
         for (int c = 0; c < BC; c += VL) {
-            FloatVector e =
-                    VExp.expNonPositive(FloatVector.fromArray(SP, st, so + c).sub(mNew));
+            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mNew));
             e.intoArray(st, so + c);
             acc = acc.add(e);
         }
         sum[r] = sum[r] * cr + Lanes.sum(acc);
+        if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
         m[r] = mNew;
         corr[r] = cr;
     }
@@ -367,7 +419,7 @@ public final class Attention {
         int ub2 = dv / (2 * VL) * (2 * VL);
         int ub4 = dv / (4 * VL) * (4 * VL);
         for (; r + 4 <= br; r += 4) {
-            int p0 = r * BCP, a0 = r * dv;
+            int p0 = (r - r0) * BCP, a0 = r * dv;
             for (int cv = 0; cv < ub4; cv += 4 * VL) accumulate4x4(p, p0, corr, r, bc, v, vo + cv, dv, acc, a0 + cv);
             for (int cv = ub4; cv < ub2; cv += 2 * VL) { // 4 rows x 2 vectors: 8 accumulators
                 int a1 = a0 + dv, a2 = a0 + 2 * dv, a3 = a0 + 3 * dv;
@@ -423,10 +475,10 @@ public final class Attention {
                 x2.intoArray(acc, a0 + 2 * dv + cv);
                 x3.intoArray(acc, a0 + 3 * dv + cv);
             }
-            for (int rr = r; rr < r + 4; rr++) tail(p, rr * BCP, corr[rr], bc, v, vo, dv, ub, acc, rr * dv);
+            for (int rr = r; rr < r + 4; rr++) tail(p, (rr - r0) * BCP, corr[rr], bc, v, vo, dv, ub, acc, rr * dv);
         }
         for (; r < br; r++) {
-            int p0 = r * BCP, a0 = r * dv;
+            int p0 = (r - r0) * BCP, a0 = r * dv;
             for (int cv = 0; cv < ub; cv += VL) {
                 FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
                 for (int c = 0; c < bc; c++)
@@ -504,6 +556,29 @@ public final class Attention {
         x31.intoArray(acc, a3 + VL);
         x32.intoArray(acc, a3 + 2 * VL);
         x33.intoArray(acc, a3 + 3 * VL);
+    }
+
+    /** {@code 2^x} in float (0 for {@code -inf}). */
+    private static float exp2(float x) {
+        return (float) Math.pow(2, x);
+    }
+
+    /** {@code row[o + c] = 2^(row[o + c] - max)} for {@code c < n}; returns their sum (fixed order). */
+    private static float exp2Sub(float[] row, int o, int n, float max) {
+        int c = 0;
+        FloatVector acc = FloatVector.zero(SP);
+        for (int ub = SP.loopBound(n); c < ub; c += VL) {
+            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, row, o + c).sub(max));
+            e.intoArray(row, o + c);
+            acc = acc.add(e);
+        }
+        float sum = Lanes.sum(acc);
+        for (; c < n; c++) {
+            float e = exp2(row[o + c] - max);
+            row[o + c] = e;
+            sum += e;
+        }
+        return sum;
     }
 
     /** Scalar part of {@link #accumulate} for columns {@code [from, dv)} of one row. */

@@ -62,36 +62,44 @@ final class Masks {
      * j0 + c} of batch {@code b}, head {@code h}, into masked scaled scores.
      */
     void apply(float[] row, int off, int n, int b, int h, int i, int j0, float scale) {
+        apply(row, off, n, b, h, i, j0, scale, 1f);
+    }
+
+    /**
+     * {@link #apply(float[], int, int, int, int, int, int, float)} with additive mask values multiplied by {@code
+     * maskScale} (attention works with scores in base-2 units: {@code log2(e)} there).
+     */
+    void apply(float[] row, int off, int n, int b, int h, int i, int j0, float scale, float maskScale) {
         int ao = attn == null ? 0 : ((((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * l + i) * s) + j0;
         int po = b * s + j0;
         int c = 0;
         for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
             FloatVector v =
                     FloatVector.fromArray(SP, row, off + c).mul(scale).max(-MAX).min(MAX);
-            v = masked(v, attn, attnKind, ao + c);
-            v = masked(v, pad, padKind, po + c);
+            v = masked(v, attn, attnKind, ao + c, maskScale);
+            v = masked(v, pad, padKind, po + c, maskScale);
             v.intoArray(row, off + c);
         }
         for (; c < n; c++) {
             float v = Math.min(MAX, Math.max(-MAX, row[off + c] * scale));
-            if (attn != null) v = masked(v, attn[ao + c], attnKind);
-            if (pad != null) v = masked(v, pad[po + c], padKind);
+            if (attn != null) v = masked(v, attn[ao + c], attnKind, maskScale);
+            if (pad != null) v = masked(v, pad[po + c], padKind, maskScale);
             row[off + c] = v;
         }
         if (causal && j0 + n > i + 1) Arrays.fill(row, off + Math.max(0, i + 1 - j0), off + n, NEG_INF);
     }
 
-    private static FloatVector masked(FloatVector v, float[] m, MaskKind kind, int mo) {
+    private static FloatVector masked(FloatVector v, float[] m, MaskKind kind, int mo, float maskScale) {
         if (m == null) return v;
         FloatVector mv = FloatVector.fromArray(SP, m, mo);
         if (kind == MaskKind.BOOL) return v.blend(NEG_INF, mv.compare(VectorOperators.NE, 0f));
         // -inf in the mask or already in v (masked by the other mask) stays -inf; the clamp applies to the rest
         var gone = mv.compare(VectorOperators.EQ, NEG_INF).or(v.compare(VectorOperators.EQ, NEG_INF));
-        return v.add(mv).max(-MAX).min(MAX).blend(NEG_INF, gone);
+        return v.add(mv.mul(maskScale)).max(-MAX).min(MAX).blend(NEG_INF, gone);
     }
 
-    private static float masked(float v, float m, MaskKind kind) {
+    private static float masked(float v, float m, MaskKind kind, float maskScale) {
         if (kind == MaskKind.BOOL) return m != 0f ? NEG_INF : v;
-        return m == NEG_INF || v == NEG_INF ? NEG_INF : Math.min(MAX, Math.max(-MAX, v + m));
+        return m == NEG_INF || v == NEG_INF ? NEG_INF : Math.min(MAX, Math.max(-MAX, v + m * maskScale));
     }
 }

@@ -36,4 +36,41 @@ class VExpTest {
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
     }
+
+    @Test
+    void exp2WithinTwoUlpFromMinus125To64() {
+        int vl = FloatVector.SPECIES_PREFERRED.length();
+        float[] x = new float[vl], y = new float[vl];
+        double worst = 0;
+        // dense sweep of [-125, 64]: the attention fast path's arguments are s - m <= 16 (base-2 units)
+        for (int i = 0; i <= 4_000_000; i += vl) {
+            for (int l = 0; l < vl; l++) x[l] = (float) (-125 + 189.0 * (i + l) / 4_000_000);
+            VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
+                    .intoArray(y, 0);
+            for (int l = 0; l < vl; l++) {
+                double want = StrictMath.pow(2, x[l]);
+                worst = Math.max(worst, Math.abs(y[l] - want) / Math.ulp((float) want));
+            }
+        }
+        // the fitted degree-6 polynomial is good to 1e-7 relative; float Horner rounding adds about 1 ulp
+        assertTrue(worst <= 2, "worst error " + worst + " ulp");
+        x[0] = Float.NEGATIVE_INFINITY;
+        x[1] = -126f;
+        x[2] = 0f;
+        x[3] = Float.NaN;
+        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        assertEquals(0f, y[0]);
+        assertEquals(0f, y[1]); // below -125 flushes to 0 (2^-126 is where normal floats end)
+        assertEquals(1f, y[2]);
+        assertTrue(Float.isNaN(y[3]));
+        x[0] = 16f;
+        x[1] = -1f;
+        x[2] = 10.5f;
+        x[3] = -124.75f;
+        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        assertEquals(65536f, y[0]);
+        assertEquals(0.5f, y[1]);
+        assertEquals((float) StrictMath.pow(2, 10.5), y[2], Math.ulp(y[2]));
+        assertEquals((float) StrictMath.pow(2, -124.75), y[3], 2 * Math.ulp(y[3]));
+    }
 }
