@@ -85,6 +85,11 @@ abstract class Workload implements AutoCloseable {
             OrtSession.SessionOptions o = new OrtSession.SessionOptions();
             o.setIntraOpNumThreads(threads);
             o.setInterOpNumThreads(1);
+            // ORT's pool threads spin after each run by default; interleaved with attn calls on a 2-core machine they
+            // take a core from attn for its whole run (measured: attn 2 threads 26.6 ms interleaved vs 13.8 ms alone).
+            // Off unless -Dort.spin=true: then each engine gets the cores while it runs.
+            if (threads > 1 && !Boolean.getBoolean("ort.spin"))
+                o.addConfigEntry("session.intra_op.allow_spinning", "0");
             o.setOptimizationLevel(OrtSession.SessionOptions.OptLevel.ALL_OPT);
             session = env.createSession(model.toBytes(), o);
         } catch (OrtException e) {

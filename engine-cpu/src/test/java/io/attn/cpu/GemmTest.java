@@ -110,6 +110,11 @@ class GemmTest {
         float[] two = matmul(2, a, b, false, true, 1f);
         assertArrayEquals(one, two);
         assertClose(two, reference(a, b, false, true, 1f), "300x700x257");
+        // a Linear over (B, L, E): one shared B, run as one tall product (1 task on 1 thread, 8 on 2)
+        Tensor x3 = Support.tensor(r, 4, 130, 96), w3 = Support.tensor(r, 80, 96);
+        float[] b1 = matmul(1, x3, w3, false, true, 1f);
+        assertArrayEquals(b1, matmul(2, x3, w3, false, true, 1f));
+        assertClose(b1, reference(x3, w3, false, true, 1f), "4x130x80x96 shared B");
         // few-row products take the unpacked path (Gemv), split over column chunks
         for (boolean tb : new boolean[] {false, true}) {
             Tensor x = Support.tensor(r, 3, 301), w = tb ? Support.tensor(r, 2500, 301) : Support.tensor(r, 301, 2500);

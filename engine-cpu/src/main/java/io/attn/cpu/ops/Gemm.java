@@ -14,9 +14,10 @@ import jdk.incubator.vector.VectorSpecies;
  * folded into packed A; the first K step stores the tile, later ones add to it. Packing buffers are per thread and
  * reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link Gemv}).
  *
- * <p>The task split depends only on the problem, and every element of C is computed by the same sequence of FMAs
- * whatever tile it falls in (edge tiles run the full kernel on zero padding), so results are bitwise identical for any
- * thread count.
+ * <p>The task split depends on the problem and the thread count, but every element of C is computed by the same
+ * sequence of FMAs whatever task or tile it falls in (edge tiles run the full kernel on zero padding; K steps are always
+ * the same), so results are bitwise identical for any thread count. A batch sharing one B over contiguous A and C runs
+ * as one tall product.
  */
 public final class Gemm {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
@@ -32,8 +33,11 @@ public final class Gemm {
     static final int MC = 16 * MR;
     /** Columns of B packed at once. */
     static final int NC = Math.max(NR, (512 / NR) * NR);
-    /** About this many tasks per call (enough to balance a few threads). */
-    private static final int TASKS = 16;
+    /**
+     * About this many tasks per thread and call (enough to balance threads; on one thread a single task, since every
+     * task packs its own B: 16 tasks on one thread made the encoder layer's GEMMs 13-25% slower).
+     */
+    private static final int TASKS_PER_THREAD = 4;
     /** Below this many multiply-adds a problem runs as a single task. */
     private static final long SERIAL_WORK = 1L << 16;
 
@@ -93,12 +97,19 @@ public final class Gemm {
             Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
             return;
         }
+        if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
+            // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
+            // once per task, not once per entry. Every element sees the same FMA sequence either way.
+            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0);
+            return;
+        }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
+        int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
-        // still giving about TASKS tasks (more tasks balance threads, longer chunks pack B less often).
+        // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often).
         int chunks =
-                (int) Math.min(mBlocks, Math.max(1, (TASKS + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
+                (int) Math.min(mBlocks, Math.max(1, (target + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
         int chunkLen = (mBlocks + chunks - 1) / chunks;
         int mChunks = (mBlocks + chunkLen - 1) / chunkLen;
         int perBatch = mChunks * nBlocks;
@@ -204,6 +215,12 @@ public final class Gemm {
                         for (int j = nr; j < NR; j++) pb[d + j] = 0f;
                     }
                 }
+            } else if (nr == NR && Transpose.AVAILABLE && NR % 16 == 0 && kc % 16 == 0) {
+                // 16 x 16 blocks transposed in registers (gathers are slow on AMD cores)
+                int src = bo + (j0 + jp) * k + p0;
+                for (int kk0 = 0; kk0 < kc; kk0 += 16)
+                    for (int h = 0; h < NR; h += 16)
+                        Transpose.block16(b, src + h * k + kk0, k, pb, dst + kk0 * NR + h, NR, 1f);
             } else if (nr == NR) {
                 // gather NR strided elements per k: two vector gathers through a (j * k) index map
                 int[] idx = s.gatherIndex(k);
