@@ -141,7 +141,7 @@ public final class Attention {
                 if (fullTile && r1 == r + 4 && (!causal || i0 + r >= j0 + BC - 1)) {
                     boolean lazy = true; // every chunk's scores within LAZY of their rows' running max
                     for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastGroup(q, qo + r * d, d, kt, c0, st, r, m);
-                    if (lazy) expRows(st, r, m, sumv, corr);
+                    if (lazy || firstMax(st, r, m)) expRows(st, r, m, sumv, corr);
                     else for (int rr = 0; rr < 4; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
                 } else general(r, r1, q, qo, d, bc, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0)
@@ -298,6 +298,34 @@ public final class Attention {
         a32.intoArray(st, c0 + 3 * BCP + 2 * VL);
         a33.intoArray(st, c0 + 3 * BCP + 3 * VL);
         return !over.anyTrue();
+    }
+
+    /**
+     * The first tile a group's rows see (no running max yet, so {@link #fastGroup}'s test failed): when the four rows'
+     * tile maxima are finite, makes them the running maxima and returns true, so the group takes {@link #expRows}
+     * like any other tile; otherwise (a row already has a max, or an infinite or NaN score) changes nothing and
+     * returns false for {@link #softmaxRow}, which clamps.
+     */
+    private static boolean firstMax(float[] st, int r, float[] m) {
+        float ninf = Float.NEGATIVE_INFINITY;
+        if (m[r] != ninf || m[r + 1] != ninf || m[r + 2] != ninf || m[r + 3] != ninf) return false;
+        float x0 = rowMax(st, 0), x1 = rowMax(st, BCP), x2 = rowMax(st, 2 * BCP), x3 = rowMax(st, 3 * BCP);
+        if (!(Float.isFinite(x0) && Float.isFinite(x1) && Float.isFinite(x2) && Float.isFinite(x3))) return false;
+        m[r] = x0;
+        m[r + 1] = x1;
+        m[r + 2] = x2;
+        m[r + 3] = x3;
+        return true;
+    }
+
+    /** The largest of the {@code BC} scores at {@code st[so..]} (compare-and-blend; see {@link Lanes#max}). */
+    private static float rowMax(float[] st, int so) {
+        FloatVector mx = FloatVector.fromArray(SP, st, so);
+        for (int c = VL; c < BC; c += VL) {
+            FloatVector x = FloatVector.fromArray(SP, st, so + c);
+            mx = mx.blend(x, mx.compare(VectorOperators.LT, x));
+        }
+        return Lanes.max(mx);
     }
 
     /**

@@ -1,6 +1,7 @@
 package io.attn.cpu.ops;
 
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -33,6 +34,20 @@ public final class Lanes {
     /** The sum of the lanes of {@code v} (a {@link FloatVector#SPECIES_PREFERRED} vector), in a fixed order. */
     public static float sum(FloatVector v) {
         for (VectorShuffle<Float> r : ROTATIONS) v = v.add(v.rearrange(r));
+        return v.lane(0);
+    }
+
+    /**
+     * The largest lane of {@code v} (a {@link FloatVector#SPECIES_PREFERRED} vector), by compare-and-blend over the
+     * same rotations: cheaper than {@code reduceLanes(MAX)} with Java's NaN rules. A NaN lane may or may not win, so a
+     * caller may rely on the result only when it is finite (then no lane was NaN-free and larger: every non-NaN lane
+     * is at most the result).
+     */
+    public static float max(FloatVector v) {
+        for (VectorShuffle<Float> r : ROTATIONS) {
+            FloatVector y = v.rearrange(r);
+            v = v.blend(y, v.compare(VectorOperators.LT, y));
+        }
         return v.lane(0);
     }
 }

@@ -29,6 +29,26 @@ class LanesTest {
         if (n > 2) org.junit.jupiter.api.Assertions.assertTrue(differsFromSequential > 0);
     }
 
+    @Test
+    void maxIsTheLargestLane() {
+        int n = FloatVector.SPECIES_PREFERRED.length();
+        SplittableRandom rnd = new SplittableRandom(6);
+        float[] a = new float[n];
+        for (int t = 0; t < 20_000; t++) {
+            float want = Float.NEGATIVE_INFINITY;
+            for (int i = 0; i < n; i++) {
+                a[i] = rnd.nextInt(10) == 0
+                        ? Float.NEGATIVE_INFINITY
+                        : (float) ((rnd.nextDouble() - 0.5) * Math.pow(10, rnd.nextInt(-6, 6)));
+                want = Math.max(want, a[i]);
+            }
+            assertEquals(want, Lanes.max(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0)), "trial " + t);
+        }
+        java.util.Arrays.fill(a, 1f);
+        a[n - 1] = Float.POSITIVE_INFINITY;
+        assertEquals(Float.POSITIVE_INFINITY, Lanes.max(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0)));
+    }
+
     /** Lane {@code lane} after rotating by n/2, n/4, ..., 1 and adding each time, in scalar float code. */
     static float tree(float[] a, int lane, int n) {
         float[] v = a.clone();
