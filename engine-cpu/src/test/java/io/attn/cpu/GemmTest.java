@@ -73,13 +73,13 @@ class GemmTest {
     @Test
     void largeAndMultiBlock() {
         Random r = new Random(2);
-        // 257 rows cross the 96-row block edge, 300 = one full and one partial K block of 256
-        check(r, 0, 257, 129, 300, false, false, 1f, true);
-        check(r, 0, 257, 129, 300, true, true, 0.5f, true);
+        // 257 rows cross the 96-row block edge, 600 = one full and one partial K block of 512
+        check(r, 0, 257, 129, 600, false, false, 1f, true);
+        check(r, 0, 257, 129, 600, true, true, 0.5f, true);
         check(r, 0, 100, 600, 70, false, true, 2f, true); // N crosses the 512-column block
         // 2000 rows = 21 row blocks: tasks take runs of two row blocks that share one packed B per K step
-        check(r, 0, 2000, 70, 300, false, true, 1f, true);
-        check(r, 0, 2000, 70, 300, true, false, 1f, true);
+        check(r, 0, 2000, 70, 600, false, true, 1f, true);
+        check(r, 0, 2000, 70, 600, true, false, 1f, true);
     }
 
     @Test
@@ -105,11 +105,11 @@ class GemmTest {
     @Test
     void threadCountDoesNotChangeBits() {
         Random r = new Random(4);
-        Tensor a = Support.tensor(r, 300, 257), b = Support.tensor(r, 700, 257);
+        Tensor a = Support.tensor(r, 300, 600), b = Support.tensor(r, 700, 600); // two K steps
         float[] one = matmul(1, a, b, false, true, 1f);
         float[] two = matmul(2, a, b, false, true, 1f);
         assertArrayEquals(one, two);
-        assertClose(two, reference(a, b, false, true, 1f), "300x700x257");
+        assertClose(two, reference(a, b, false, true, 1f), "300x700x600");
         // a Linear over (B, L, E): one shared B, run as one tall product (1 task on 1 thread, 8 on 2)
         Tensor x3 = Support.tensor(r, 4, 130, 96), w3 = Support.tensor(r, 80, 96);
         float[] b1 = matmul(1, x3, w3, false, true, 1f);

@@ -27,8 +27,12 @@ public final class Gemm {
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
 
-    /** K step: a B micro-panel ({@code KC x NR}) stays in L1 while the A panels stream past it. */
-    static final int KC = 256;
+    /**
+     * K step. 512 runs the common K = 512 (d_model) products in one step, with no partial sums stored to and reloaded
+     * from C; a B micro-panel ({@code KC x NR}, 64 KB) then comes from L2 rather than L1. Measured on Zen 5, 1 thread:
+     * +8-12% on the encoder layer's K = 512 products against 256, the same on K = 1024 and 2048.
+     */
+    static final int KC = 512;
     /** Rows of A packed at once (an L2-sized block). */
     static final int MC = 16 * MR;
     /** Columns of B packed at once. */
