@@ -12,13 +12,14 @@ __device__ __forceinline__ int next_idx(int i, int n) {
     return n - i > stride ? i + stride : n;
 }
 
-extern "C" __global__ void bias_act_f32(const float* __restrict__ x, const float* __restrict__ bias,
-                                        float* __restrict__ y, int n, int cols, int act) {
+// x may be y (MATMUL's fused epilogue runs in place): each element is read, then written, by the same thread.
+extern "C" __global__ void bias_act_f32(const float* x, const float* __restrict__ bias, float* y, int n, int cols,
+                                        int act) {
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < n; idx = next_idx(idx, n)) {
         float v = x[idx];
         if (bias) v += bias[idx % cols];
         switch (act) {
-            case 1: v = v > 0.f ? v : 0.f; break;
+            case 1: v = v < 0.f ? 0.f : v; break;  // NaN stays NaN, as in PyTorch and the CPU backend
             case 2: v = 0.5f * v * (1.f + erff(v * 0.7071067811865476f)); break;
             case 3: {
                 float u = 0.7978845608028654f * (v + 0.044715f * v * v * v);

@@ -53,6 +53,14 @@ public final class GraphBuilder {
 
     /** {@code alpha * op(a) . op(b)}; {@code b} is either batched like {@code a} or 2-D (shared by every batch). */
     public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha) {
+        return matmul(a, b, transA, transB, alpha, null, false);
+    }
+
+    /**
+     * MATMUL with a fused epilogue: {@code bias} (null, or length N: added to every row) and then, if {@code relu},
+     * {@code max(x, 0)}. Computes exactly what {@link #addBias} and {@link #relu} after {@link #matmul} compute.
+     */
+    public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu) {
         Shape sa = a.shape(), sb = b.shape();
         if (sa.rank() < 2 || sb.rank() < 2) throw shape("matmul needs rank >= 2 operands, got " + sa + " and " + sb);
         int m = transA ? sa.dim(-1) : sa.dim(-2);
@@ -68,7 +76,11 @@ public final class GraphBuilder {
                 if (sa.dim(i) != sb.dim(i)) throw shape("matmul batch dimensions differ: " + sa + " and " + sb);
         }
         Shape out = sa.with(-2, m).with(-1, n);
-        return add(Op.MATMUL, new OpParams.MatMul(transA, transB, alpha), out, a, b);
+        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu);
+        if (bias == null) return add(Op.MATMUL, params, out, a, b);
+        if (bias.shape().rank() != 1 || bias.shape().dim(0) != n)
+            throw shape("bias " + bias.shape() + " does not fit the last dimension of " + out);
+        return add(Op.MATMUL, params, out, a, b, bias);
     }
 
     public Node matmul(Node a, Node b) {
@@ -77,8 +89,12 @@ public final class GraphBuilder {
 
     /** PyTorch {@code Linear}: {@code x . W^T + b} with W {@code (out, in)}; {@code bias} may be null. */
     public Node linear(Node x, Node weight, Node bias) {
-        Node y = matmul(x, weight, false, true, 1f);
-        return bias == null ? y : addBias(y, bias);
+        return linear(x, weight, bias, false);
+    }
+
+    /** {@link #linear(Node, Node, Node)}, then ReLU if {@code relu}: one MATMUL node with the bias and ReLU fused. */
+    public Node linear(Node x, Node weight, Node bias, boolean relu) {
+        return matmul(x, weight, false, true, 1f, bias, relu);
     }
 
     public Node addBias(Node x, Node bias) {

@@ -9,7 +9,16 @@ public sealed interface OpParams {
     record Constant(String name, Tensor value) implements OpParams {}
 
     /** {@code alpha * op(A) . op(B)} where op transposes the last two dims when the flag is set. */
-    record MatMul(boolean transA, boolean transB, float alpha) implements OpParams {}
+    /**
+     * {@code alpha * op(A) . op(B)}, then, when {@code bias}, a third input of length N added to every row, then, when
+     * {@code relu}, {@code max(x, 0)} (NaN stays NaN): exactly MATMUL, ADD_BIAS and RELU in a row, in the same float
+     * order, but in one pass (a fused epilogue: a {@code torch.nn.Linear}, optionally followed by its ReLU).
+     */
+    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu) implements OpParams {
+        public MatMul(boolean transA, boolean transB, float alpha) {
+            this(transA, transB, alpha, false, false);
+        }
+    }
 
     record AddBias() implements OpParams {}
 

@@ -12,8 +12,7 @@ record FeedForward(Linear linear1, Linear linear2, boolean gelu) {
     }
 
     Node forward(Forward f, Node x) {
-        Node h = linear1.forward(f, x);
-        h = gelu ? f.g.gelu(h, false) : f.g.relu(h);
+        Node h = gelu ? f.g.gelu(linear1.forward(f, x), false) : linear1.forward(f, x, true); // ReLU fused
         return linear2.forward(f, h);
     }
 }

@@ -16,8 +16,13 @@ public record Linear(String name, Tensor weight, Tensor bias) {
     }
 
     public Node forward(Forward f, Node x) {
+        return forward(f, x, false);
+    }
+
+    /** The layer, then ReLU if {@code relu} (fused into the same MATMUL node). */
+    public Node forward(Forward f, Node x, boolean relu) {
         Node w = f.g.constant(name + ".weight", weight);
         Node b = bias == null ? null : f.g.constant(name + ".bias", bias);
-        return f.g.linear(x, w, b);
+        return f.g.linear(x, w, b, relu);
     }
 }

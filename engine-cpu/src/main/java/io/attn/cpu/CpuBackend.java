@@ -109,7 +109,7 @@ public final class CpuBackend implements Backend {
         int n = node.shape().size();
         switch (node.op()) {
             case INPUT, CONSTANT -> throw new IllegalStateException(node + " is a leaf and is never executed");
-            case MATMUL -> MatMul.run(par, node, o, in[0], in[1]);
+            case MATMUL -> MatMul.run(par, node, o, in);
             case ADD_BIAS ->
                 Elementwise.addBias(
                         par,

@@ -96,6 +96,31 @@ class GemmTest {
     }
 
     @Test
+    void fusedBiasAndReluEpilogueIsBitwiseTheSeparateOps() {
+        Random r = new Random(5);
+        // 150 rows (edge row tiles), 70 columns (two full 32-column panels and an edge), K = 600 (two K steps); and
+        // a 2-row input (the unpacked Gemv path)
+        for (int[] dims : new int[][] {{3, 50, 600}, {2, 600}}) {
+            Tensor x = Support.tensor(r, dims), w = Support.tensor(r, 70, 600), b = Support.tensor(r, 70);
+            for (boolean relu : new boolean[] {false, true}) {
+                GraphBuilder g = new GraphBuilder();
+                Node xi = g.input("x", x.shape()), wi = g.constant("w", w), bi = g.constant("b", b);
+                Node fused = g.linear(xi, wi, bi, relu);
+                Node sep = g.addBias(g.matmul(xi, wi, false, true, 1f), bi);
+                if (relu) sep = g.relu(sep);
+                var out = Support.run(2, g.build(fused, sep), Map.of("x", x));
+                assertArrayEquals(out.get(1).data(), out.get(0).data(), "relu=" + relu);
+                double[] want = reference(x, w, false, true, 1f);
+                for (int i = 0; i < want.length; i++) {
+                    want[i] += b.data()[i % 70];
+                    if (relu && want[i] < 0) want[i] = 0;
+                }
+                assertClose(out.get(0).data(), want, "linear relu=" + relu);
+            }
+        }
+    }
+
+    @Test
     void zeroInnerDimensionGivesZeros() {
         Tensor a = Tensor.zeros(4, 0), b = Tensor.zeros(0, 5);
         float[] got = matmul(1, a, b, false, false, 1f);

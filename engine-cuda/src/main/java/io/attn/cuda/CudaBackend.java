@@ -269,7 +269,7 @@ public final class CudaBackend implements Backend {
         int n = s.size();
         switch (node.op()) {
             case INPUT, CONSTANT -> throw new IllegalStateException("leaf " + node + " is not executed");
-            case MATMUL -> matmul(node, y, x[0], x[1]);
+            case MATMUL -> matmul(node, y, x);
             case ADD_BIAS ->
                 elementwise(
                         "bias_act",
@@ -383,8 +383,9 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    private void matmul(Node node, CudaBuffer y, CudaBuffer a, CudaBuffer b) {
+    private void matmul(Node node, CudaBuffer y, CudaBuffer[] x) {
         var p = node.params(OpParams.MatMul.class);
+        CudaBuffer a = x[0], b = x[1];
         Shape sa = node.input(0).shape(), sb = node.input(1).shape();
         int m = p.transA() ? sa.dim(-1) : sa.dim(-2);
         int k = p.transA() ? sa.dim(-2) : sa.dim(-1);
@@ -397,6 +398,14 @@ public final class CudaBackend implements Backend {
             batch = 1;
         }
         gemm(p.transA(), p.transB(), m, n, k, p.alpha(), a, sa.dim(-1), strideA, b, sb.dim(-1), strideB, y, batch);
+        if (p.bias() || p.relu()) { // the epilogue: bias_act in place on the product (each thread reads, then writes)
+            int size = node.shape().size();
+            elementwise(
+                    "bias_act",
+                    "bias_act_f32",
+                    size,
+                    args(y, p.bias() ? x[2] : null, y).i32(size).i32(n).i32(p.relu() ? 1 : 0));
+        }
     }
 
     /** Row-major strided batched GEMM into c (beta 0); k == 0 gives zeros. */

@@ -162,7 +162,10 @@ class LaunchArgumentsTest {
         Node table = g.constant("table", Tensor.zeros(10, 8));
         Node x = g.positionalEncoding(g.embedding(ids, table), 4);
         Node ln = g.layerNorm(x, g.constant("w", Tensor.zeros(8)), g.constant("b", Tensor.zeros(8)), 1e-5f);
-        Node h = g.gelu(g.linear(ln, g.constant("W", Tensor.zeros(8, 8)), g.constant("bb", Tensor.zeros(8))), false);
+        Node lin = g.addBias(
+                g.matmul(ln, g.constant("W", Tensor.zeros(8, 8)), false, true, 1f), g.constant("bb", Tensor.zeros(8)));
+        Node fused = g.linear(lin, g.constant("W2", Tensor.zeros(8, 8)), g.constant("bb2", Tensor.zeros(8)), true);
+        Node h = g.gelu(fused, false); // MATMUL + ADD_BIAS, then MATMUL with the bias/ReLU epilogue
         Node r = g.relu(g.gelu(g.scale(g.add(h, x), 0.5f), true));
         Node q = g.splitHeads(r, 2); // (2, 2, 3, 4)
         Node sc = g.softmax(g.matmul(q, q, false, true, 1f)); // unmasked softmax of scores

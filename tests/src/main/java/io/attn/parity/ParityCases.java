@@ -78,6 +78,36 @@ public final class ParityCases {
             Node b = m.b().length == 2 ? c.constNormal("b", m.b()) : c.normal("b", m.b());
             all.add(c.done(c.g.matmul(a, b, m.ta(), m.tb(), m.alpha()), FP32, FP32_WHY));
         }
+        // the fused epilogue: Linear (+ ReLU) shapes, a transposed and a batched B, edge tiles, K over one K step
+        record E(String name, int[] a, int[] b, boolean ta, boolean tb, boolean bias, boolean relu) {}
+        List<E> es = List.of(
+                new E(
+                        "linear+bias (2,17,64).(33,64)^T",
+                        new int[] {2, 17, 64},
+                        new int[] {33, 64},
+                        false,
+                        true,
+                        true,
+                        false),
+                new E(
+                        "linear+bias+relu (3,40,65).(70,65)^T",
+                        new int[] {3, 40, 65},
+                        new int[] {70, 65},
+                        false,
+                        true,
+                        true,
+                        true),
+                new E("relu only, batched nn", new int[] {2, 9, 17}, new int[] {2, 17, 5}, false, false, false, true),
+                new E("bias, tn, K=700", new int[] {700, 7}, new int[] {700, 40}, true, false, true, false),
+                new E("bias+relu M=1 (Gemv path)", new int[] {1, 300}, new int[] {129, 300}, false, true, true, true));
+        for (E e : es) {
+            CaseBuilder c = new CaseBuilder("matmul epilogue " + e.name());
+            Node a = c.normal("a", e.a());
+            Node b = e.b().length == 2 ? c.constNormal("b", e.b()) : c.normal("b", e.b());
+            int n = e.tb() ? e.b()[e.b().length - 2] : e.b()[e.b().length - 1];
+            Node bias = e.bias() ? c.constNormal("bias", n) : null;
+            all.add(c.done(c.g.matmul(a, b, e.ta(), e.tb(), 1f, bias, e.relu()), FP32, FP32_WHY));
+        }
     }
 
     private static void elementwise(List<ParityCase> all) {
@@ -115,9 +145,11 @@ public final class ParityCases {
             all.add(c.done(c.g.relu(c.normal("x", dims)), EXACT, "max(x, 0) rounds nothing"));
         }
         {
-            CaseBuilder c = new CaseBuilder("relu of +-inf");
+            CaseBuilder c = new CaseBuilder("relu of +-inf and NaN");
             Node x = c.in(
-                    "x", Tensor.of(new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, -0f, 1e-40f}, 4));
+                    "x",
+                    Tensor.of(
+                            new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, -0f, 1e-40f, Float.NaN}, 5));
             all.add(c.done(c.g.relu(x), EXACT, "max(x, 0) rounds nothing"));
         }
     }

@@ -47,7 +47,7 @@ public final class Reference {
         return switch (n.op()) {
             case INPUT -> input(n, inputs);
             case CONSTANT -> widen(n.params(OpParams.Constant.class).value().data());
-            case MATMUL -> matmul(n, in[0], in[1]);
+            case MATMUL -> matmulEpilogue(n, matmul(n, in[0], in[1]), in);
             case ADD_BIAS -> addBias(n, in[0], in[1]);
             case ADD -> add(in[0], in[1]);
             case SCALE -> scale(in[0], n.params(OpParams.Scale.class).factor());
@@ -80,6 +80,13 @@ public final class Reference {
             throw new IllegalArgumentException(
                     "input '" + name + "' has shape " + t.shape() + ", expected " + n.shape());
         return widen(t.data());
+    }
+
+    /** MATMUL's fused epilogue: {@code + bias} (third input) if asked, then ReLU if asked, as ADD_BIAS and RELU. */
+    private static double[] matmulEpilogue(Node n, double[] y, double[][] in) {
+        OpParams.MatMul p = n.params(OpParams.MatMul.class);
+        if (p.bias()) y = addBias(n, y, in[2]);
+        return p.relu() ? relu(y) : y;
     }
 
     /** torch.matmul(op(A), op(B)) * alpha; B either batched like A or 2-D and shared. */

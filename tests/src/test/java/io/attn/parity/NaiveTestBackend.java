@@ -93,7 +93,15 @@ final class NaiveTestBackend implements Backend {
         int size = n.shape().size();
         switch (n.op()) {
             case INPUT, CONSTANT -> throw new IllegalArgumentException("leaves are not executed");
-            case MATMUL -> matmul(n, in[0], in[1], o);
+            case MATMUL -> {
+                matmul(n, in[0], in[1], o);
+                OpParams.MatMul p = n.params(OpParams.MatMul.class);
+                int cols = n.shape().dim(-1);
+                for (int i = 0; i < size; i++) {
+                    float v = p.bias() ? o[i] + in[2][i % cols] : o[i];
+                    o[i] = p.relu() && v < 0f ? 0f : v;
+                }
+            }
             case ADD_BIAS -> {
                 int e = n.shape().dim(-1);
                 for (int i = 0; i < size; i++) o[i] = in[0][i] + in[1][i % e];

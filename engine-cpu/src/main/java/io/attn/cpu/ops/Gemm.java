@@ -2,6 +2,7 @@ package io.attn.cpu.ops;
 
 import io.attn.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -91,20 +92,56 @@ public final class Gemm {
             float[] c,
             int cOff,
             int cStride) {
+        gemm(
+                par, batch, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c, cOff, cStride, null,
+                false);
+    }
+
+    /**
+     * {@link #gemm(Parallel, int, int, int, int, float, float[], int, int, boolean, float[], int, int, boolean, float[],
+     * int, int) gemm} with an epilogue: {@code bias} (null, or {@code n} values added to every row of C) and then, if
+     * {@code relu}, {@code max(x, 0)} with NaN kept. Applied to each micro-tile right after its last K step, while it
+     * is in L1, with the same float operations as {@link Elementwise#addBias} and {@link Elementwise#relu}, so the
+     * result is bitwise what the three separate ops give.
+     */
+    public static void gemm(
+            Parallel par,
+            int batch,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            float[] a,
+            int aOff,
+            int aStride,
+            boolean transA,
+            float[] b,
+            int bOff,
+            int bStride,
+            boolean transB,
+            float[] c,
+            int cOff,
+            int cStride,
+            float[] bias,
+            boolean relu) {
         if (batch <= 0 || m <= 0 || n <= 0) return;
+        boolean epilogue = bias != null || relu;
         if (k <= 0) {
-            for (int t = 0; t < batch; t++)
+            for (int t = 0; t < batch; t++) {
                 java.util.Arrays.fill(c, cOff + t * cStride, cOff + t * cStride + m * n, 0f);
+                if (epilogue) epilogue(c, cOff + t * cStride, n, m, n, bias, 0, relu);
+            }
             return;
         }
         if (m <= Gemv.MAX_M && !transA && batch == 1) {
             Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
+            if (epilogue) epilogue(c, cOff, n, m, n, bias, 0, relu);
             return;
         }
         if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
-            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0);
+            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, bias, relu);
             return;
         }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
@@ -120,7 +157,7 @@ public final class Gemm {
         int tasks = batch * perBatch;
         java.util.function.IntConsumer body = t -> task(
                 t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
-                cOff, cStride);
+                cOff, cStride, bias, relu);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -144,7 +181,9 @@ public final class Gemm {
             boolean transB,
             float[] c,
             int cOff,
-            int cStride) {
+            int cStride,
+            float[] bias,
+            boolean relu) {
         int bt = t / perBatch, r = t % perBatch;
         int iStart = (r / nBlocks) * chunkLen * MC, j0 = (r % nBlocks) * NC;
         int iEnd = Math.min(m, iStart + chunkLen * MC);
@@ -154,7 +193,7 @@ public final class Gemm {
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
             packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
-            boolean first = p0 == 0;
+            boolean first = p0 == 0, last = p0 + kc >= k, epilogue = last && (bias != null || relu);
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
                 int mc = Math.min(MC, m - i0);
                 packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
@@ -167,8 +206,32 @@ public final class Gemm {
                         int ci = co + (i0 + ip) * n + j0 + jp;
                         if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
                         else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
+                        if (epilogue) epilogue(c, ci, n, mr, nr, bias, j0 + jp, relu);
                     }
                 }
+            }
+        }
+    }
+
+    /**
+     * {@code c[ci + r*ldc + j] = act(c[..] + bias[col + j])} for {@code r < rows, j < cols}: the bias add of {@link
+     * Elementwise#addBias} (skipped when {@code bias} is null), then the ReLU of {@link Elementwise#relu} if {@code
+     * relu}.
+     */
+    private static void epilogue(float[] c, int ci, int ldc, int rows, int cols, float[] bias, int col, boolean relu) {
+        for (int r = 0; r < rows; r++) {
+            int o = ci + r * ldc, j = 0;
+            for (int ub = SP.loopBound(cols); j < ub; j += VL) {
+                FloatVector x = FloatVector.fromArray(SP, c, o + j);
+                if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
+                if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
+                x.intoArray(c, o + j);
+            }
+            for (; j < cols; j++) {
+                float x = c[o + j];
+                if (bias != null) x = x + bias[col + j];
+                if (relu) x = x < 0f ? 0f : x;
+                c[o + j] = x;
             }
         }
     }
