@@ -73,9 +73,10 @@ class GemmTest {
     @Test
     void largeAndMultiBlock() {
         Random r = new Random(2);
-        // 257 rows cross the 96-row block edge, 600 = one full and one partial K block of 512
+        // 257 rows cross the 96-row block edge; 4500 = two full K steps of 2048 and a partial one
         check(r, 0, 257, 129, 600, false, false, 1f, true);
-        check(r, 0, 257, 129, 600, true, true, 0.5f, true);
+        check(r, 0, 57, 129, 4500, false, false, 1f, true);
+        check(r, 0, 57, 129, 4500, true, true, 0.5f, true);
         check(r, 0, 100, 600, 70, false, true, 2f, true); // N crosses the 512-column block
         // 2000 rows = 21 row blocks: tasks take runs of two row blocks that share one packed B per K step
         check(r, 0, 2000, 70, 600, false, true, 1f, true);
@@ -98,10 +99,10 @@ class GemmTest {
     @Test
     void fusedBiasAndReluEpilogueIsBitwiseTheSeparateOps() {
         Random r = new Random(5);
-        // 150 rows (edge row tiles), 70 columns (two full 32-column panels and an edge), K = 600 (two K steps); and
+        // 150 rows (edge row tiles), 70 columns (two full 32-column panels and an edge), K = 2100 (two K steps); and
         // a 2-row input (the unpacked Gemv path)
-        for (int[] dims : new int[][] {{3, 50, 600}, {2, 600}}) {
-            Tensor x = Support.tensor(r, dims), w = Support.tensor(r, 70, 600), b = Support.tensor(r, 70);
+        for (int[] dims : new int[][] {{3, 50, 2100}, {2, 2100}}) {
+            Tensor x = Support.tensor(r, dims), w = Support.tensor(r, 70, 2100), b = Support.tensor(r, 70);
             for (boolean relu : new boolean[] {false, true}) {
                 GraphBuilder g = new GraphBuilder();
                 Node xi = g.input("x", x.shape()), wi = g.constant("w", w), bi = g.constant("b", b);
@@ -130,11 +131,11 @@ class GemmTest {
     @Test
     void threadCountDoesNotChangeBits() {
         Random r = new Random(4);
-        Tensor a = Support.tensor(r, 300, 600), b = Support.tensor(r, 700, 600); // two K steps
+        Tensor a = Support.tensor(r, 150, 2500), b = Support.tensor(r, 300, 2500); // two K steps
         float[] one = matmul(1, a, b, false, true, 1f);
         float[] two = matmul(2, a, b, false, true, 1f);
         assertArrayEquals(one, two);
-        assertClose(two, reference(a, b, false, true, 1f), "300x700x600");
+        assertClose(two, reference(a, b, false, true, 1f), "150x300x2500");
         // a Linear over (B, L, E): one shared B, run as one tall product (1 task on 1 thread, 8 on 2)
         Tensor x3 = Support.tensor(r, 4, 130, 96), w3 = Support.tensor(r, 80, 96);
         float[] b1 = matmul(1, x3, w3, false, true, 1f);

@@ -29,11 +29,13 @@ public final class Gemm {
     static final int NR = 2 * VL;
 
     /**
-     * K step. 512 runs the common K = 512 (d_model) products in one step, with no partial sums stored to and reloaded
-     * from C; a B micro-panel ({@code KC x NR}, 64 KB) then comes from L2 rather than L1. Measured on Zen 5, 1 thread:
-     * +8-12% on the encoder layer's K = 512 products against 256, the same on K = 1024 and 2048.
+     * Longest K step. Transformer products (K = d_model or dim_feedforward, up to 2048) run in one step: no partial
+     * sums stored to and reloaded from C, and long micro-kernel loops; a B micro-panel ({@code K x NR}, up to 256 KB)
+     * then streams from L2 rather than L1. Measured on Zen 5 (1 MB L2), 1 thread, against a 256 step: +8-12% at K =
+     * 512, +8% at 1024 and 2048 (1024^3, FFN2), +15% on 2048^3; 2 threads +3-17%. Packing buffers grow to what a
+     * product needs: up to {@code MC x KC} + {@code KC x NC} floats (0.8 + 4 MB) per thread.
      */
-    static final int KC = 512;
+    static final int KC = 2048;
     /** Rows of A packed at once (an L2-sized block). */
     static final int MC = 16 * MR;
     /** Columns of B packed at once. */
@@ -50,8 +52,13 @@ public final class Gemm {
 
     /** Per-thread scratch: packed A, packed B and an edge tile. */
     private static final class Scratch {
-        final float[] pa = new float[MC * KC];
-        final float[] pb = new float[KC * NC];
+        float[] pa = new float[0], pb = new float[0];
+
+        void ensure(int kc) {
+            if (pa.length < MC * kc) pa = new float[MC * kc];
+            if (pb.length < kc * NC) pb = new float[kc * NC];
+        }
+
         final float[] tile = new float[MR * NR];
         private final int[] index = new int[VL];
         private int indexK = -1;
@@ -190,6 +197,7 @@ public final class Gemm {
         int nc = Math.min(NC, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
+        s.ensure(Math.min(KC, k));
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
             packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
