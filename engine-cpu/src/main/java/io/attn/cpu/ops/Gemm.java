@@ -53,15 +53,15 @@ public final class Gemm {
     /** Per-thread scratch: packed A, packed B and an edge tile. */
     private static final class Scratch {
         float[] pa = new float[0], pb = new float[0];
+        final float[] tile = new float[MR * NR];
+        private final int[] index = new int[VL];
+        private int indexK = -1;
 
+        /** Packing buffers for K steps of {@code kc}. */
         void ensure(int kc) {
             if (pa.length < MC * kc) pa = new float[MC * kc];
             if (pb.length < kc * NC) pb = new float[kc * NC];
         }
-
-        final float[] tile = new float[MR * NR];
-        private final int[] index = new int[VL];
-        private int indexK = -1;
 
         /** {@code {0, k, 2k, ...}}: the gather map for a transposed B with row length {@code k}. */
         int[] gatherIndex(int k) {
