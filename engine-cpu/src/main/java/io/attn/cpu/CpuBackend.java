@@ -129,8 +129,8 @@ public final class CpuBackend implements Backend {
                 Gelu.run(par, o, in[0], n, node.params(OpParams.Gelu.class).tanh());
             case EMBEDDING -> Embedding.run(node, o, in[0], in[1]);
             case POSITIONAL_ENCODING -> PositionalEncoding.run(par, node, o, in[0]);
-            case SPLIT_HEADS -> Layout.splitHeads(node, o, in[0]);
-            case MERGE_HEADS -> Layout.mergeHeads(node, o, in[0]);
+            case SPLIT_HEADS -> Layout.splitHeads(par, node, o, in[0]);
+            case MERGE_HEADS -> Layout.mergeHeads(par, node, o, in[0]);
             case CONCAT -> Layout.concat(node, o, in);
             case MEAN -> Mean.run(node, o, in[0]);
             case ATTENTION -> Attention.run(par, node, o, in);
