@@ -61,6 +61,12 @@ public final class GraphBuilder {
      * {@code max(x, 0)}. Computes exactly what {@link #addBias} and {@link #relu} after {@link #matmul} compute.
      */
     public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu) {
+        return matmul(a, b, transA, transB, alpha, bias, relu, null);
+    }
+
+    /** {@link #matmul(Node, Node, boolean, boolean, float, Node, boolean)}, then {@code + residual} (null: none). */
+    public Node matmul(
+            Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu, Node residual) {
         Shape sa = a.shape(), sb = b.shape();
         if (sa.rank() < 2 || sb.rank() < 2) throw shape("matmul needs rank >= 2 operands, got " + sa + " and " + sb);
         int m = transA ? sa.dim(-1) : sa.dim(-2);
@@ -76,11 +82,15 @@ public final class GraphBuilder {
                 if (sa.dim(i) != sb.dim(i)) throw shape("matmul batch dimensions differ: " + sa + " and " + sb);
         }
         Shape out = sa.with(-2, m).with(-1, n);
-        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu);
-        if (bias == null) return add(Op.MATMUL, params, out, a, b);
-        if (bias.shape().rank() != 1 || bias.shape().dim(0) != n)
+        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu, residual != null);
+        if (bias != null && (bias.shape().rank() != 1 || bias.shape().dim(0) != n))
             throw shape("bias " + bias.shape() + " does not fit the last dimension of " + out);
-        return add(Op.MATMUL, params, out, a, b, bias);
+        if (residual != null && !residual.shape().equals(out))
+            throw shape("residual " + residual.shape() + " does not match the product " + out);
+        List<Node> in = new ArrayList<>(List.of(a, b));
+        if (bias != null) in.add(bias);
+        if (residual != null) in.add(residual);
+        return add(Op.MATMUL, params, out, in.toArray(Node[]::new));
     }
 
     public Node matmul(Node a, Node b) {
@@ -101,6 +111,26 @@ public final class GraphBuilder {
         if (bias.shape().rank() != 1 || bias.shape().dim(0) != x.shape().dim(-1))
             throw shape("bias " + bias.shape() + " does not fit the last dimension of " + x.shape());
         return add(Op.ADD_BIAS, new OpParams.AddBias(), x.shape(), x, bias);
+    }
+
+    /**
+     * {@code x + y} for a residual connection. When {@code y} is the node added last and is a MATMUL without a residual
+     * of its own (an attention block's output projection, a feed-forward's second linear), it is rebuilt with {@code
+     * x} as its fused residual: one node instead of two, bitwise the values {@link #add} gives. {@code y} must not be
+     * used after this call (that is reported as a node of another graph).
+     */
+    public Node residual(Node x, Node y) {
+        if (y.op() == Op.MATMUL
+                && x != y
+                && nodes.get(nodes.size() - 1) == y
+                && x.shape().equals(y.shape())
+                && !y.params(OpParams.MatMul.class).residual()) {
+            var p = y.params(OpParams.MatMul.class);
+            nodes.remove(nodes.size() - 1);
+            Node bias = p.bias() ? y.inputs().get(2) : null;
+            return matmul(y.inputs().get(0), y.inputs().get(1), p.transA(), p.transB(), p.alpha(), bias, p.relu(), x);
+        }
+        return add(x, y);
     }
 
     public Node add(Node a, Node b) {

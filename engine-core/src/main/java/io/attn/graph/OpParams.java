@@ -10,13 +10,15 @@ public sealed interface OpParams {
 
     /** {@code alpha * op(A) . op(B)} where op transposes the last two dims when the flag is set. */
     /**
-     * {@code alpha * op(A) . op(B)}, then, when {@code bias}, a third input of length N added to every row, then, when
-     * {@code relu}, {@code max(x, 0)} (NaN stays NaN): exactly MATMUL, ADD_BIAS and RELU in a row, in the same float
-     * order, but in one pass (a fused epilogue: a {@code torch.nn.Linear}, optionally followed by its ReLU).
+     * {@code alpha * op(A) . op(B)}, then, when {@code bias}, an input of length N added to every row, then, when
+     * {@code relu}, {@code max(x, 0)} (NaN stays NaN), then, when {@code residual}, an input of the output's shape
+     * added: exactly MATMUL, ADD_BIAS, RELU and ADD in a row, in the same float order, but in one pass (a fused
+     * epilogue: a {@code torch.nn.Linear}, its ReLU, a residual connection). Inputs: A, B, then bias, then residual.
      */
-    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu) implements OpParams {
+    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu, boolean residual)
+            implements OpParams {
         public MatMul(boolean transA, boolean transB, float alpha) {
-            this(transA, transB, alpha, false, false);
+            this(transA, transB, alpha, false, false, false);
         }
     }
 

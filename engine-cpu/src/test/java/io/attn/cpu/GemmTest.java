@@ -97,7 +97,7 @@ class GemmTest {
     }
 
     @Test
-    void fusedBiasAndReluEpilogueIsBitwiseTheSeparateOps() {
+    void fusedBiasReluResidualEpilogueIsBitwiseTheSeparateOps() {
         Random r = new Random(5);
         // 150 rows (edge row tiles), 70 columns (two full 32-column panels and an edge), K = 2100 (two K steps); and
         // a 2-row input (the unpacked Gemv path)
@@ -109,8 +109,12 @@ class GemmTest {
                 Node fused = g.linear(xi, wi, bi, relu);
                 Node sep = g.addBias(g.matmul(xi, wi, false, true, 1f), bi);
                 if (relu) sep = g.relu(sep);
-                var out = Support.run(2, g.build(fused, sep), Map.of("x", x));
+                // and a residual: r + relu(x W^T + b), with r = the unfused result (any array of the output's shape)
+                Node withRes = g.matmul(xi, wi, false, true, 1f, bi, relu, sep);
+                Node sepRes = g.add(sep, sep);
+                var out = Support.run(2, g.build(fused, sep, withRes, sepRes), Map.of("x", x));
                 assertArrayEquals(out.get(1).data(), out.get(0).data(), "relu=" + relu);
+                assertArrayEquals(out.get(3).data(), out.get(2).data(), "residual, relu=" + relu);
                 double[] want = reference(x, w, false, true, 1f);
                 for (int i = 0; i < want.length; i++) {
                     want[i] += b.data()[i % 70];

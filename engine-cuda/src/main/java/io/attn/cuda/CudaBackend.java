@@ -398,14 +398,16 @@ public final class CudaBackend implements Backend {
             batch = 1;
         }
         gemm(p.transA(), p.transB(), m, n, k, p.alpha(), a, sa.dim(-1), strideA, b, sb.dim(-1), strideB, y, batch);
-        if (p.bias() || p.relu()) { // the epilogue: bias_act in place on the product (each thread reads, then writes)
-            int size = node.shape().size();
+        // the epilogue, in place on the product (each element is read, then written, by one thread)
+        int size = node.shape().size();
+        if (p.bias() || p.relu())
             elementwise(
                     "bias_act",
                     "bias_act_f32",
                     size,
                     args(y, p.bias() ? x[2] : null, y).i32(size).i32(n).i32(p.relu() ? 1 : 0));
-        }
+        if (p.residual())
+            elementwise("add", "add_f32", size, args(y, x[p.bias() ? 3 : 2], y).i32(size));
     }
 
     /** Row-major strided batched GEMM into c (beta 0); k == 0 gives zeros. */

@@ -108,6 +108,22 @@ public final class ParityCases {
             Node bias = e.bias() ? c.constNormal("bias", n) : null;
             all.add(c.done(c.g.matmul(a, b, e.ta(), e.tb(), 1f, bias, e.relu()), FP32, FP32_WHY));
         }
+        // ... with a residual (x + Linear(x), as transformer layers build it through GraphBuilder.residual)
+        for (boolean bias : new boolean[] {true, false}) {
+            CaseBuilder c = new CaseBuilder("matmul epilogue residual x + Linear(x), bias=" + bias);
+            Node x = c.normal("x", 2, 17, 64);
+            Node y = c.g.linear(x, c.constNormal("w", 64, 64), bias ? c.constNormal("bias", 64) : null);
+            all.add(c.done(c.g.residual(x, y), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("matmul epilogue bias+relu+residual (3,40,65).(70,65)^T");
+            Node a = c.normal("a", 3, 40, 65);
+            Node r = c.normal("r", 3, 40, 70);
+            all.add(c.done(
+                    c.g.matmul(a, c.constNormal("b", 70, 65), false, true, 1f, c.constNormal("bias", 70), true, r),
+                    FP32,
+                    FP32_WHY));
+        }
     }
 
     private static void elementwise(List<ParityCase> all) {

@@ -82,11 +82,15 @@ public final class Reference {
         return widen(t.data());
     }
 
-    /** MATMUL's fused epilogue: {@code + bias} (third input) if asked, then ReLU if asked, as ADD_BIAS and RELU. */
+    /**
+     * MATMUL's fused epilogue, as ADD_BIAS, RELU and ADD: {@code + bias} (third input) if asked, then ReLU if asked,
+     * then {@code + residual} (the last input) if asked.
+     */
     private static double[] matmulEpilogue(Node n, double[] y, double[][] in) {
         OpParams.MatMul p = n.params(OpParams.MatMul.class);
         if (p.bias()) y = addBias(n, y, in[2]);
-        return p.relu() ? relu(y) : y;
+        if (p.relu()) y = relu(y);
+        return p.residual() ? add(y, in[p.bias() ? 3 : 2]) : y;
     }
 
     /** torch.matmul(op(A), op(B)) * alpha; B either batched like A or 2-D and shared. */

@@ -97,9 +97,11 @@ final class NaiveTestBackend implements Backend {
                 matmul(n, in[0], in[1], o);
                 OpParams.MatMul p = n.params(OpParams.MatMul.class);
                 int cols = n.shape().dim(-1);
+                float[] res = p.residual() ? in[p.bias() ? 3 : 2] : null;
                 for (int i = 0; i < size; i++) {
                     float v = p.bias() ? o[i] + in[2][i % cols] : o[i];
-                    o[i] = p.relu() && v < 0f ? 0f : v;
+                    v = p.relu() && v < 0f ? 0f : v;
+                    o[i] = res == null ? v : v + res[i];
                 }
             }
             case ADD_BIAS -> {

@@ -101,15 +101,16 @@ public final class Gemm {
             int cStride) {
         gemm(
                 par, batch, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c, cOff, cStride, null,
-                false);
+                false, null);
     }
 
     /**
      * {@link #gemm(Parallel, int, int, int, int, float, float[], int, int, boolean, float[], int, int, boolean, float[],
-     * int, int) gemm} with an epilogue: {@code bias} (null, or {@code n} values added to every row of C) and then, if
-     * {@code relu}, {@code max(x, 0)} with NaN kept. Applied to each micro-tile right after its last K step, while it
-     * is in L1, with the same float operations as {@link Elementwise#addBias} and {@link Elementwise#relu}, so the
-     * result is bitwise what the three separate ops give.
+     * int, int) gemm} with an epilogue: {@code bias} (null, or {@code n} values added to every row of C), then, if
+     * {@code relu}, {@code max(x, 0)} with NaN kept, then {@code residual} (null, or an array laid out like C, read at
+     * C's indices) added. Applied to each micro-tile right after its last K step, while it is in L1, with the same
+     * float operations as {@link Elementwise#addBias}, {@link Elementwise#relu} and {@link Elementwise#add}, so the
+     * result is bitwise what the separate ops give.
      */
     public static void gemm(
             Parallel par,
@@ -130,25 +131,28 @@ public final class Gemm {
             int cOff,
             int cStride,
             float[] bias,
-            boolean relu) {
+            boolean relu,
+            float[] residual) {
         if (batch <= 0 || m <= 0 || n <= 0) return;
-        boolean epilogue = bias != null || relu;
+        boolean epilogue = bias != null || relu || residual != null;
         if (k <= 0) {
             for (int t = 0; t < batch; t++) {
                 java.util.Arrays.fill(c, cOff + t * cStride, cOff + t * cStride + m * n, 0f);
-                if (epilogue) epilogue(c, cOff + t * cStride, n, m, n, bias, 0, relu);
+                if (epilogue) epilogue(c, cOff + t * cStride, n, m, n, bias, 0, relu, residual);
             }
             return;
         }
         if (m <= Gemv.MAX_M && !transA && batch == 1) {
             Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
-            if (epilogue) epilogue(c, cOff, n, m, n, bias, 0, relu);
+            if (epilogue) epilogue(c, cOff, n, m, n, bias, 0, relu, residual);
             return;
         }
         if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
-            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, bias, relu);
+            gemm(
+                    par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, bias, relu,
+                    residual);
             return;
         }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
@@ -164,7 +168,7 @@ public final class Gemm {
         int tasks = batch * perBatch;
         java.util.function.IntConsumer body = t -> task(
                 t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
-                cOff, cStride, bias, relu);
+                cOff, cStride, bias, relu, residual);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -190,7 +194,8 @@ public final class Gemm {
             int cOff,
             int cStride,
             float[] bias,
-            boolean relu) {
+            boolean relu,
+            float[] residual) {
         int bt = t / perBatch, r = t % perBatch;
         int iStart = (r / nBlocks) * chunkLen * MC, j0 = (r % nBlocks) * NC;
         int iEnd = Math.min(m, iStart + chunkLen * MC);
@@ -201,7 +206,8 @@ public final class Gemm {
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
             packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
-            boolean first = p0 == 0, last = p0 + kc >= k, epilogue = last && (bias != null || relu);
+            boolean first = p0 == 0, last = p0 + kc >= k;
+            boolean epilogue = last && (bias != null || relu || residual != null);
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
                 int mc = Math.min(MC, m - i0);
                 packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
@@ -214,7 +220,7 @@ public final class Gemm {
                         int ci = co + (i0 + ip) * n + j0 + jp;
                         if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
                         else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
-                        if (epilogue) epilogue(c, ci, n, mr, nr, bias, j0 + jp, relu);
+                        if (epilogue) epilogue(c, ci, n, mr, nr, bias, j0 + jp, relu, residual);
                     }
                 }
             }
@@ -222,23 +228,26 @@ public final class Gemm {
     }
 
     /**
-     * {@code c[ci + r*ldc + j] = act(c[..] + bias[col + j])} for {@code r < rows, j < cols}: the bias add of {@link
-     * Elementwise#addBias} (skipped when {@code bias} is null), then the ReLU of {@link Elementwise#relu} if {@code
-     * relu}.
+     * {@code c[o] = act(c[o] + bias[col + j]) + residual[o]} with {@code o = ci + r*ldc + j}, for {@code r < rows, j <
+     * cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the ReLU of {@link
+     * Elementwise#relu} if {@code relu}, the add of {@link Elementwise#add} (skipped when {@code residual} is null).
      */
-    private static void epilogue(float[] c, int ci, int ldc, int rows, int cols, float[] bias, int col, boolean relu) {
+    private static void epilogue(
+            float[] c, int ci, int ldc, int rows, int cols, float[] bias, int col, boolean relu, float[] residual) {
         for (int r = 0; r < rows; r++) {
             int o = ci + r * ldc, j = 0;
             for (int ub = SP.loopBound(cols); j < ub; j += VL) {
                 FloatVector x = FloatVector.fromArray(SP, c, o + j);
                 if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
                 if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
+                if (residual != null) x = x.add(FloatVector.fromArray(SP, residual, o + j));
                 x.intoArray(c, o + j);
             }
             for (; j < cols; j++) {
                 float x = c[o + j];
                 if (bias != null) x = x + bias[col + j];
                 if (relu) x = x < 0f ? 0f : x;
+                if (residual != null) x = x + residual[o + j];
                 c[o + j] = x;
             }
         }

@@ -5,13 +5,14 @@ import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.tensor.Shape;
 
-/** MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its bias/ReLU epilogue if any. */
+/** MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its bias/ReLU/residual epilogue if any. */
 public final class MatMul {
     private MatMul() {}
 
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
         OpParams.MatMul p = node.params(OpParams.MatMul.class);
         float[] a = in[0], b = in[1], bias = p.bias() ? in[2] : null;
+        float[] residual = p.residual() ? in[p.bias() ? 3 : 2] : null;
         Shape sa = node.input(0).shape(), sb = node.input(1).shape();
         int m = p.transA() ? sa.dim(-1) : sa.dim(-2);
         int k = p.transA() ? sa.dim(-2) : sa.dim(-1);
@@ -21,7 +22,26 @@ public final class MatMul {
         if (sharedB && !p.transA()) {
             // A's batch entries are consecutive row blocks: one GEMM with batch*M rows
             Gemm.gemm(
-                    par, 1, batch * m, n, k, p.alpha(), a, 0, 0, false, b, 0, 0, p.transB(), out, 0, 0, bias, p.relu());
+                    par,
+                    1,
+                    batch * m,
+                    n,
+                    k,
+                    p.alpha(),
+                    a,
+                    0,
+                    0,
+                    false,
+                    b,
+                    0,
+                    0,
+                    p.transB(),
+                    out,
+                    0,
+                    0,
+                    bias,
+                    p.relu(),
+                    residual);
         } else {
             Gemm.gemm(
                     par,
@@ -42,7 +62,8 @@ public final class MatMul {
                     0,
                     m * n,
                     bias,
-                    p.relu());
+                    p.relu(),
+                    residual);
         }
     }
 }
