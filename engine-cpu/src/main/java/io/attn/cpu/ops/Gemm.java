@@ -159,16 +159,15 @@ public final class Gemm {
         int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
-        // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often).
+        // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often); their
+        // lengths differ by one block at most (43 blocks in 8 chunks: 5 and 6, not seven 6s and a 1).
         int chunks =
                 (int) Math.min(mBlocks, Math.max(1, (target + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
-        int chunkLen = (mBlocks + chunks - 1) / chunks;
-        int mChunks = (mBlocks + chunkLen - 1) / chunkLen;
-        int perBatch = mChunks * nBlocks;
+        int perBatch = chunks * nBlocks;
         int tasks = batch * perBatch;
         java.util.function.IntConsumer body = t -> task(
-                t, perBatch, nBlocks, chunkLen, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c,
-                cOff, cStride, bias, relu, residual);
+                t, perBatch, nBlocks, mBlocks, chunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
+                transB, c, cOff, cStride, bias, relu, residual);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -177,7 +176,8 @@ public final class Gemm {
             int t,
             int perBatch,
             int nBlocks,
-            int chunkLen,
+            int mBlocks,
+            int chunks,
             int m,
             int n,
             int k,
@@ -197,8 +197,9 @@ public final class Gemm {
             boolean relu,
             float[] residual) {
         int bt = t / perBatch, r = t % perBatch;
-        int iStart = (r / nBlocks) * chunkLen * MC, j0 = (r % nBlocks) * NC;
-        int iEnd = Math.min(m, iStart + chunkLen * MC);
+        int chunk = r / nBlocks, j0 = (r % nBlocks) * NC;
+        int iStart = (int) ((long) chunk * mBlocks / chunks) * MC;
+        int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mBlocks / chunks) * MC);
         int nc = Math.min(NC, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
