@@ -28,8 +28,7 @@ public final class Softmax {
             par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, n)), (from, to) -> {
                 for (int r = from; r < to; r++) {
                     int o = r * n;
-                    scaleRow(out, x, o, n, scale);
-                    normalise(out, o, n);
+                    normalise(out, o, n, scaleRow(out, x, o, n, scale));
                 }
             });
             return;
@@ -47,20 +46,38 @@ public final class Softmax {
         });
     }
 
-    private static void scaleRow(float[] out, float[] x, int o, int n, float scale) {
+    /**
+     * {@code out[o + c] = clamp(x[o + c] * scale)} to {@code [-MAX_VALUE, MAX_VALUE]} (NaN stays NaN), in one pass that
+     * also returns the row's max ({@link #max}'s value). Clamps and max by compare-and-blend: Java's lanewise MIN/MAX
+     * carry NaN and signed-zero rules that cost several instructions each on x86.
+     */
+    private static float scaleRow(float[] out, float[] x, int o, int n, float scale) {
+        final float big = Float.MAX_VALUE;
         int c = 0;
-        for (int ub = SP.loopBound(n); c < ub; c += SP.length())
-            FloatVector.fromArray(SP, x, o + c)
-                    .mul(scale)
-                    .max(-Float.MAX_VALUE)
-                    .min(Float.MAX_VALUE)
-                    .intoArray(out, o + c);
-        for (; c < n; c++) out[o + c] = Math.min(Float.MAX_VALUE, Math.max(-Float.MAX_VALUE, x[o + c] * scale));
+        FloatVector m = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
+            FloatVector v = FloatVector.fromArray(SP, x, o + c).mul(scale);
+            v = v.blend(-big, v.compare(VectorOperators.LT, -big)).blend(big, v.compare(VectorOperators.GT, big));
+            v.intoArray(out, o + c);
+            m = m.blend(v, m.compare(VectorOperators.LT, v));
+        }
+        float r = m.reduceLanes(VectorOperators.MAX); // exact in any order; Lanes.max here was left out of line by C2
+        for (; c < n; c++) {
+            float v = Math.min(big, Math.max(-big, x[o + c] * scale));
+            out[o + c] = v;
+            r = Math.max(r, v);
+        }
+        // the blends skip NaN; Java's max keeps it, and a NaN row must not pass for a fully masked one
+        return r == Float.NEGATIVE_INFINITY || Float.isNaN(r) ? max(out, o, n) : r;
     }
 
     /** In place: {@code row = exp(row - max) / sum}; all zeros when the max is {@code -inf}. */
     static void normalise(float[] row, int o, int n) {
-        float max = max(row, o, n);
+        normalise(row, o, n, max(row, o, n));
+    }
+
+    /** {@link #normalise(float[], int, int)} with the row's max already known. */
+    private static void normalise(float[] row, int o, int n, float max) {
         if (max == Float.NEGATIVE_INFINITY) {
             java.util.Arrays.fill(row, o, o + n, 0f);
             return;
