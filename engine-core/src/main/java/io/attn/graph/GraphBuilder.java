@@ -67,6 +67,31 @@ public final class GraphBuilder {
     /** {@link #matmul(Node, Node, boolean, boolean, float, Node, boolean)}, then {@code + residual} (null: none). */
     public Node matmul(
             Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu, Node residual) {
+        return matmul(a, b, transA, transB, alpha, bias, relu, residual, 0);
+    }
+
+    /**
+     * PyTorch {@code Linear} whose output {@code (B, L, out)} goes straight into {@code heads} heads: what {@link
+     * #splitHeads} of {@link #linear(Node, Node, Node)} gives, {@code (B, heads, L, out / heads)}, as one node.
+     */
+    public Node linearHeads(Node x, Node weight, Node bias, int heads) {
+        Shape s = x.shape();
+        if (s.rank() != 3) throw shape("split_heads needs (B, L, E), got " + s);
+        if (heads <= 0 || weight.shape().dim(0) % heads != 0)
+            throw shape("embedding dim " + weight.shape().dim(0) + " is not divisible by num_heads " + heads);
+        return matmul(x, weight, false, true, 1f, bias, false, null, heads);
+    }
+
+    private Node matmul(
+            Node a,
+            Node b,
+            boolean transA,
+            boolean transB,
+            float alpha,
+            Node bias,
+            boolean relu,
+            Node residual,
+            int heads) {
         Shape sa = a.shape(), sb = b.shape();
         if (sa.rank() < 2 || sb.rank() < 2) throw shape("matmul needs rank >= 2 operands, got " + sa + " and " + sb);
         int m = transA ? sa.dim(-1) : sa.dim(-2);
@@ -82,10 +107,16 @@ public final class GraphBuilder {
                 if (sa.dim(i) != sb.dim(i)) throw shape("matmul batch dimensions differ: " + sa + " and " + sb);
         }
         Shape out = sa.with(-2, m).with(-1, n);
-        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu, residual != null);
+        Shape plain = out;
+        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu, residual != null, heads);
+        if (heads > 0) {
+            if (sa.rank() != 3 || sb.rank() != 2 || transA || residual != null)
+                throw new IllegalArgumentException("a heads layout needs A (B, L, K), a 2-D B, no transA, no residual");
+            out = Shape.of(sa.dim(0), heads, sa.dim(1), n / heads); // (B, L, N) split into heads
+        }
         if (bias != null && (bias.shape().rank() != 1 || bias.shape().dim(0) != n))
             throw shape("bias " + bias.shape() + " does not fit the last dimension of " + out);
-        if (residual != null && !residual.shape().equals(out))
+        if (residual != null && !residual.shape().equals(plain))
             throw shape("residual " + residual.shape() + " does not match the product " + out);
         List<Node> in = new ArrayList<>(List.of(a, b));
         if (bias != null) in.add(bias);
@@ -122,13 +153,17 @@ public final class GraphBuilder {
     public Node residual(Node x, Node y) {
         if (y.op() == Op.MATMUL
                 && x != y
+                && x.id() < nodes.size()
+                && nodes.get(x.id()) == x // x is ours (checked before y goes)
                 && nodes.get(nodes.size() - 1) == y
                 && x.shape().equals(y.shape())
-                && !y.params(OpParams.MatMul.class).residual()) {
+                && !y.params(OpParams.MatMul.class).residual()
+                && y.params(OpParams.MatMul.class).heads() == 0) {
             var p = y.params(OpParams.MatMul.class);
             nodes.remove(nodes.size() - 1);
             Node bias = p.bias() ? y.inputs().get(2) : null;
-            return matmul(y.inputs().get(0), y.inputs().get(1), p.transA(), p.transB(), p.alpha(), bias, p.relu(), x);
+            return matmul(
+                    y.inputs().get(0), y.inputs().get(1), p.transA(), p.transB(), p.alpha(), bias, p.relu(), x, 0);
         }
         return add(x, y);
     }

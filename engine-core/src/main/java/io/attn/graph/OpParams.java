@@ -14,11 +14,13 @@ public sealed interface OpParams {
      * {@code relu}, {@code max(x, 0)} (NaN stays NaN), then, when {@code residual}, an input of the output's shape
      * added: exactly MATMUL, ADD_BIAS, RELU and ADD in a row, in the same float order, but in one pass (a fused
      * epilogue: a {@code torch.nn.Linear}, its ReLU, a residual connection). Inputs: A, B, then bias, then residual.
+     * With {@code heads > 0} (A {@code (B, L, K)}, B a shared 2-D operand, no transA, no residual) the result is
+     * stored as SPLIT_HEADS would leave it: {@code (B, heads, L, N / heads)}.
      */
-    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu, boolean residual)
+    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu, boolean residual, int heads)
             implements OpParams {
         public MatMul(boolean transA, boolean transB, float alpha) {
-            this(transA, transB, alpha, false, false, false);
+            this(transA, transB, alpha, false, false, false, 0);
         }
     }
 

@@ -19,6 +19,13 @@ public record Linear(String name, Tensor weight, Tensor bias) {
         return forward(f, x, false);
     }
 
+    /** The layer with its output split into {@code heads} heads, {@code (B, heads, L, out / heads)}: one MATMUL node. */
+    public Node forwardHeads(Forward f, Node x, int heads) {
+        Node w = f.g.constant(name + ".weight", weight);
+        Node b = bias == null ? null : f.g.constant(name + ".bias", bias);
+        return f.g.linearHeads(x, w, b, heads);
+    }
+
     /** The layer, then ReLU if {@code relu} (fused into the same MATMUL node). */
     public Node forward(Forward f, Node x, boolean relu) {
         Node w = f.g.constant(name + ".weight", weight);

@@ -61,9 +61,9 @@ public final class MultiheadAttention {
             if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
                 throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim
                         + " as its last dimension (expected (B, L, " + embedDim + "))");
-        Node qh = g.splitHeads(q.forward(f, query), numHeads);
-        Node kh = g.splitHeads(k.forward(f, key), numHeads);
-        Node vh = g.splitHeads(v.forward(f, value), numHeads);
+        Node qh = q.forwardHeads(f, query, numHeads);
+        Node kh = k.forwardHeads(f, key, numHeads);
+        Node vh = v.forwardHeads(f, value, numHeads);
         float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
@@ -79,9 +79,9 @@ public final class MultiheadAttention {
         GraphBuilder g = f.g;
         if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
             throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim);
-        Node qh = g.splitHeads(q.forward(f, x), numHeads);
-        Node kc = g.cacheWrite(kCache, g.splitHeads(k.forward(f, x), numHeads), pos);
-        Node vc = g.cacheWrite(vCache, g.splitHeads(v.forward(f, x), numHeads), pos);
+        Node qh = q.forwardHeads(f, x, numHeads);
+        Node kc = g.cacheWrite(kCache, k.forwardHeads(f, x, numHeads), pos);
+        Node vc = g.cacheWrite(vCache, v.forwardHeads(f, x, numHeads), pos);
         float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kc, vc, masks, scale);
         return out.forward(f, g.mergeHeads(o));

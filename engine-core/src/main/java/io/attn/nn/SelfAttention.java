@@ -22,9 +22,9 @@ public final class SelfAttention {
     /** x {@code (B, L, E)} to {@code (B, L, E)}; weights recorded under {@code "self_attn"} when asked for. */
     public Node forward(Forward f, Node x, Masks masks) {
         GraphBuilder g = f.g;
-        Node q = g.splitHeads(query.forward(f, x), 1);
-        Node k = g.splitHeads(key.forward(f, x), 1);
-        Node v = g.splitHeads(value.forward(f, x), 1);
+        Node q = query.forwardHeads(f, x, 1);
+        Node k = key.forwardHeads(f, x, 1);
+        Node v = value.forwardHeads(f, x, 1);
         float scale = (float) (1.0 / Math.sqrt(embedSize));
         Node o = ScaledDotProductAttention.forward(f, "self_attn", q, k, v, masks, scale);
         return g.mergeHeads(o);

@@ -46,6 +46,17 @@ class GraphBuilderResidualTest {
     }
 
     @Test
+    void aForeignOperandLeavesTheBuilderIntact() {
+        GraphBuilder g = new GraphBuilder(), other = new GraphBuilder();
+        Node x = g.input("x", 3, 4), foreign = other.input("x", 3, 4);
+        Node y = g.linear(x, g.constant("w", Tensor.zeros(4, 4)), null);
+        assertThrows(IllegalArgumentException.class, () -> g.residual(foreign, y));
+        assertTrue(g.build(y).nodes().contains(y), "y is still there");
+        assertEquals(Op.MATMUL, g.residual(x, y).op()); // and can still be fused
+        assertThrows(IllegalArgumentException.class, () -> new GraphBuilder().residual(x, y)); // an empty builder
+    }
+
+    @Test
     void residualOfAnotherShapeIsRefused() {
         GraphBuilder g = new GraphBuilder();
         Node a = g.input("a", 3, 4), r = g.input("r", 3, 5);

@@ -2,6 +2,7 @@ package io.attn.cpu;
 
 import static io.attn.cpu.Support.assertClose;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
@@ -108,6 +109,43 @@ class AttentionTest {
                 .get(0)
                 .data();
         assertClose(got, MaskedRef.attention(q, k, v, 0.125f, MaskSpec.NONE, null, null), what);
+    }
+
+    @Test
+    void firstTileOfMinusInfinityScoresStaysFinite() {
+        // keys 0..63 give scores of -inf in float (1e20 * -1e20 overflows), keys 64..127 huge finite ones: the group
+        // has no running max after its first tile and must not take the lazy path with it (2^(-inf - -inf) = NaN)
+        Tensor q = Support.tensor(r, 1, 1, 8, 64),
+                k = Support.tensor(r, 1, 1, 128, 64),
+                v = Support.tensor(r, 1, 1, 128, 64);
+        java.util.Arrays.fill(q.data(), 1e20f);
+        java.util.Arrays.fill(k.data(), 0, 64 * 64, -1e20f);
+        checkUnmasked(q, k, v, "first tile all -inf");
+    }
+
+    @Test
+    void causalResultsDoNotDependOnTheThreadCount() {
+        // L = S = 256 on one (batch, head): 64-query blocks on 1 thread, 32 on 2, so the diagonal tiles are cut
+        // differently. A NaN value row under the causal mask must reach the same rows either way.
+        Tensor q = Support.tensor(r, 1, 1, 256, 64),
+                k = Support.tensor(r, 1, 1, 256, 64),
+                v = Support.tensor(r, 1, 1, 256, 64);
+        java.util.Arrays.fill(v.data(), 40 * 64, 41 * 64, Float.NaN);
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                0.125f,
+                MaskSpec.CAUSAL,
+                null,
+                null);
+        var graph = g.build(out);
+        Map<String, Tensor> in = Map.of("q", q, "k", k, "v", v);
+        float[] one = Support.run(1, graph, in).get(0).data(),
+                two = Support.run(2, graph, in).get(0).data();
+        org.junit.jupiter.api.Assertions.assertArrayEquals(one, two);
+        for (int i = 0; i < 40 * 64; i++) assertTrue(Float.isFinite(one[i]), "row " + i / 64 + " sees no NaN key");
     }
 
     @Test

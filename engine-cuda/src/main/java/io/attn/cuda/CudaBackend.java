@@ -397,17 +397,32 @@ public final class CudaBackend implements Backend {
             m *= batch;
             batch = 1;
         }
-        gemm(p.transA(), p.transB(), m, n, k, p.alpha(), a, sa.dim(-1), strideA, b, sb.dim(-1), strideB, y, batch);
-        // the epilogue, in place on the product (each element is read, then written, by one thread)
         int size = node.shape().size();
-        if (p.bias() || p.relu())
-            elementwise(
-                    "bias_act",
-                    "bias_act_f32",
-                    size,
-                    args(y, p.bias() ? x[2] : null, y).i32(size).i32(n).i32(p.relu() ? 1 : 0));
-        if (p.residual())
-            elementwise("add", "add_f32", size, args(y, x[p.bias() ? 3 : 2], y).i32(size));
+        // with a heads layout the product goes to a scratch buffer first, then split into heads into y
+        CudaBuffer c = p.heads() > 0 ? (CudaBuffer) sink.allocate(DType.F32, size) : y;
+        try {
+            gemm(p.transA(), p.transB(), m, n, k, p.alpha(), a, sa.dim(-1), strideA, b, sb.dim(-1), strideB, c, batch);
+            // the epilogue, in place on the product (each element is read, then written, by one thread)
+            if (p.bias() || p.relu())
+                elementwise(
+                        "bias_act",
+                        "bias_act_f32",
+                        size,
+                        args(c, p.bias() ? x[2] : null, c).i32(size).i32(n).i32(p.relu() ? 1 : 0));
+            if (p.residual())
+                elementwise(
+                        "add", "add_f32", size, args(c, x[p.bias() ? 3 : 2], c).i32(size));
+            if (p.heads() > 0) {
+                Shape s = node.shape(); // (B, H, L, D)
+                elementwise(
+                        "heads",
+                        "split_heads_f32",
+                        size,
+                        args(c, y).i32(s.dim(0)).i32(s.dim(2)).i32(s.dim(1)).i32(s.dim(3)));
+            }
+        } finally {
+            if (c != y) c.close(); // back to the pool; later users are queued after these kernels on the same stream
+        }
     }
 
     /** Row-major strided batched GEMM into c (beta 0); k == 0 gives zeros. */

@@ -108,6 +108,16 @@ public final class ParityCases {
             Node bias = e.bias() ? c.constNormal("bias", n) : null;
             all.add(c.done(c.g.matmul(a, b, e.ta(), e.tb(), 1f, bias, e.relu()), FP32, FP32_WHY));
         }
+        // ... stored split into heads (a projection of multi-head attention: GraphBuilder.linearHeads)
+        // {B, L, heads, head dim}: tiny (the unpacked path), head dim 16 (a 32-column tile spans two heads), 64, odd
+        for (int[] bh : new int[][] {{2, 13, 4, 20}, {3, 13, 1, 20}, {2, 100, 4, 16}, {2, 50, 2, 64}, {1, 37, 5, 7}}) {
+            CaseBuilder c = new CaseBuilder(
+                    "matmul epilogue linearHeads B=" + bh[0] + " L=" + bh[1] + " heads=" + bh[2] + " D=" + bh[3]);
+            int e = bh[2] * bh[3];
+            Node x = c.normal("x", bh[0], bh[1], 33);
+            Node bias = bh[2] == 1 ? null : c.constNormal("bias", e);
+            all.add(c.done(c.g.linearHeads(x, c.constNormal("w", e, 33), bias, bh[2]), FP32, FP32_WHY));
+        }
         // ... with a residual (x + Linear(x), as transformer layers build it through GraphBuilder.residual)
         for (boolean bias : new boolean[] {true, false}) {
             CaseBuilder c = new CaseBuilder("matmul epilogue residual x + Linear(x), bias=" + bias);

@@ -88,9 +88,14 @@ public final class Reference {
      */
     private static double[] matmulEpilogue(Node n, double[] y, double[][] in) {
         OpParams.MatMul p = n.params(OpParams.MatMul.class);
-        if (p.bias()) y = addBias(n, y, in[2]);
+        if (p.bias()) { // per column of the (.., N) product (N is the bias length; n's shape may be split into heads)
+            double[] bias = in[2], out = new double[y.length];
+            for (int i = 0; i < y.length; i++) out[i] = y[i] + bias[i % bias.length];
+            y = out;
+        }
         if (p.relu()) y = relu(y);
-        return p.residual() ? add(y, in[p.bias() ? 3 : 2]) : y;
+        if (p.residual()) y = add(y, in[p.bias() ? 3 : 2]);
+        return p.heads() > 0 ? splitHeads(n, y) : y; // n's shape is the split (B, H, L, D)
     }
 
     /** torch.matmul(op(A), op(B)) * alpha; B either batched like A or 2-D and shared. */

@@ -94,15 +94,20 @@ final class NaiveTestBackend implements Backend {
         switch (n.op()) {
             case INPUT, CONSTANT -> throw new IllegalArgumentException("leaves are not executed");
             case MATMUL -> {
-                matmul(n, in[0], in[1], o);
                 OpParams.MatMul p = n.params(OpParams.MatMul.class);
-                int cols = n.shape().dim(-1);
+                float[] y = p.heads() > 0 ? new float[size] : o; // (B, L, N) first, then split into heads
+                matmul(n, in[0], in[1], y);
+                int cols = p.heads() > 0
+                        ? n.shape().dim(1) * n.shape().dim(3)
+                        : n.shape().dim(-1);
                 float[] res = p.residual() ? in[p.bias() ? 3 : 2] : null;
                 for (int i = 0; i < size; i++) {
-                    float v = p.bias() ? o[i] + in[2][i % cols] : o[i];
+                    float v = p.bias() ? y[i] + in[2][i % cols] : y[i];
                     v = p.relu() && v < 0f ? 0f : v;
-                    o[i] = res == null ? v : v + res[i];
+                    y[i] = res == null ? v : v + res[i];
                 }
+                Shape s = n.shape();
+                if (p.heads() > 0) moveHeads(y, o, s.dim(0), s.dim(1), s.dim(2), s.dim(3), true);
             }
             case ADD_BIAS -> {
                 int e = n.shape().dim(-1);

@@ -139,14 +139,21 @@ public final class Attention {
                 int r1 = Math.min(br, r + 4);
                 // causal: the group's first row sees every key of the tile
                 if (fullTile && r1 == r + 4 && (!causal || i0 + r >= j0 + BC - 1)) {
-                    boolean lazy = true; // every chunk's scores within LAZY of their rows' running max
+                    // every chunk's scores within LAZY of their rows' running max, which must exist (scores of -inf
+                    // pass the test against a max of -inf, and 2^(-inf - -inf) would be NaN)
+                    float ninf = Float.NEGATIVE_INFINITY;
+                    boolean lazy = m[r] != ninf && m[r + 1] != ninf && m[r + 2] != ninf && m[r + 3] != ninf;
                     for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastGroup(q, qo + r * d, d, kt, c0, st, r, m);
                     if (lazy || firstMax(st, r, m)) expRows(st, r, m, sumv, corr);
                     else for (int rr = 0; rr < 4; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
                 } else general(r, r1, q, qo, d, bc, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
-                accumulate(st, corr, r, bc, r1, v, vo + j0 * dv, dv, acc);
+                // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so a
+                // NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends on
+                // the block size (and so on the thread count)
+                int width = causal ? Math.min(bc, i0 + r1 - j0) : bc;
+                accumulate(st, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
             }
         }
         int oo = (bh * l + i0) * dv;

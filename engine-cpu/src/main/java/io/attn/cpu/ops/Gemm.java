@@ -100,17 +100,52 @@ public final class Gemm {
             int cOff,
             int cStride) {
         gemm(
-                par, batch, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c, cOff, cStride, null,
-                false, null);
+                par,
+                batch,
+                m,
+                n,
+                k,
+                alpha,
+                a,
+                aOff,
+                aStride,
+                transA,
+                b,
+                bOff,
+                bStride,
+                transB,
+                c,
+                cOff,
+                cStride,
+                Epilogue.NONE);
+    }
+
+    /**
+     * What a product does to C after its last K step, in this order: {@code bias} (null, or {@code n} values added to
+     * every row), ReLU if {@code relu} ({@code max(x, 0)}, NaN kept), {@code residual} (null, or an array laid out like
+     * C, read at C's indices) added; and with {@code heads > 0}, C's logical {@code (M, N)} rows, in runs of {@code
+     * rows} (one run per batch entry), are stored split into heads: element {@code (b * rows + l, h * N/heads + d)} at
+     * {@code ((b * heads + h) * rows + l) * N/heads + d}, i.e. {@code (B, L, N) -> (B, heads, L, N/heads)}, the
+     * SPLIT_HEADS layout (no residual then).
+     */
+    public record Epilogue(float[] bias, boolean relu, float[] residual, int heads, int rows) {
+        public static final Epilogue NONE = new Epilogue(null, false, null, 0, 0);
+
+        public Epilogue {
+            if (heads > 0 && residual != null) throw new IllegalArgumentException("a residual with a heads layout");
+        }
+
+        boolean values() {
+            return bias != null || relu || residual != null;
+        }
     }
 
     /**
      * {@link #gemm(Parallel, int, int, int, int, float, float[], int, int, boolean, float[], int, int, boolean, float[],
-     * int, int) gemm} with an epilogue: {@code bias} (null, or {@code n} values added to every row of C), then, if
-     * {@code relu}, {@code max(x, 0)} with NaN kept, then {@code residual} (null, or an array laid out like C, read at
-     * C's indices) added. Applied to each micro-tile right after its last K step, while it is in L1, with the same
-     * float operations as {@link Elementwise#addBias}, {@link Elementwise#relu} and {@link Elementwise#add}, so the
-     * result is bitwise what the separate ops give.
+     * int, int) gemm} with an {@link Epilogue}, applied to each micro-tile right after its last K step, while it is in
+     * L1, with the same float operations as {@link Elementwise#addBias}, {@link Elementwise#relu} and {@link
+     * Elementwise#add} (and a plain copy for the heads layout), so the result is bitwise what the separate ops give.
+     * The heads layout needs {@code batch == 1} (fold a shared-B batch into M first) and no {@code transA}.
      */
     public static void gemm(
             Parallel par,
@@ -130,29 +165,32 @@ public final class Gemm {
             float[] c,
             int cOff,
             int cStride,
-            float[] bias,
-            boolean relu,
-            float[] residual) {
+            Epilogue e) {
         if (batch <= 0 || m <= 0 || n <= 0) return;
-        boolean epilogue = bias != null || relu || residual != null;
+        if (e.heads() > 0 && (batch != 1 || transA || n % e.heads() != 0 || m % e.rows() != 0))
+            throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
+        if (e.heads() > 0 && (k <= 0 || m <= Gemv.MAX_M)) { // small or empty: the plain product, then the layout
+            float[] plain = new float[m * n];
+            gemm(par, 1, m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, plain, 0, 0, Epilogue.NONE);
+            scatter(plain, n, m, n, c, cOff, n, 0, 0, true, true, e);
+            return;
+        }
         if (k <= 0) {
             for (int t = 0; t < batch; t++) {
                 java.util.Arrays.fill(c, cOff + t * cStride, cOff + t * cStride + m * n, 0f);
-                if (epilogue) epilogue(c, cOff + t * cStride, n, m, n, bias, 0, relu, residual);
+                if (e.values()) epilogue(c, cOff + t * cStride, n, m, n, 0, e);
             }
             return;
         }
         if (m <= Gemv.MAX_M && !transA && batch == 1) {
             Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
-            if (epilogue) epilogue(c, cOff, n, m, n, bias, 0, relu, residual);
+            if (e.values()) epilogue(c, cOff, n, m, n, 0, e);
             return;
         }
         if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
-            gemm(
-                    par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, bias, relu,
-                    residual);
+            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e);
             return;
         }
         int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
@@ -167,7 +205,7 @@ public final class Gemm {
         int tasks = batch * perBatch;
         java.util.function.IntConsumer body = t -> task(
                 t, perBatch, nBlocks, mBlocks, chunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
-                transB, c, cOff, cStride, bias, relu, residual);
+                transB, c, cOff, cStride, e);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -193,9 +231,7 @@ public final class Gemm {
             float[] c,
             int cOff,
             int cStride,
-            float[] bias,
-            boolean relu,
-            float[] residual) {
+            Epilogue e) {
         int bt = t / perBatch, r = t % perBatch;
         int chunk = r / nBlocks, j0 = (r % nBlocks) * NC;
         int iStart = (int) ((long) chunk * mBlocks / chunks) * MC;
@@ -208,7 +244,7 @@ public final class Gemm {
             int kc = Math.min(KC, k - p0);
             packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
             boolean first = p0 == 0, last = p0 + kc >= k;
-            boolean epilogue = last && (bias != null || relu || residual != null);
+            boolean epilogue = last && e.values(), heads = e.heads() > 0;
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
                 int mc = Math.min(MC, m - i0);
                 packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
@@ -218,10 +254,15 @@ public final class Gemm {
                     for (int ip = 0; ip < mc; ip += MR) {
                         int mr = Math.min(MR, mc - ip);
                         int pai = (ip / MR) * kc * MR;
+                        if (heads) { // the tile in scratch, then stored in the heads layout
+                            kernel(kc, s.pa, pai, s.pb, pbi, s.tile, 0, NR, true);
+                            scatter(s.tile, NR, mr, nr, c, co, n, i0 + ip, j0 + jp, first, last, e);
+                            continue;
+                        }
                         int ci = co + (i0 + ip) * n + j0 + jp;
                         if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
                         else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
-                        if (epilogue) epilogue(c, ci, n, mr, nr, bias, j0 + jp, relu, residual);
+                        if (epilogue) epilogue(c, ci, n, mr, nr, j0 + jp, e);
                     }
                 }
             }
@@ -233,8 +274,9 @@ public final class Gemm {
      * cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the ReLU of {@link
      * Elementwise#relu} if {@code relu}, the add of {@link Elementwise#add} (skipped when {@code residual} is null).
      */
-    private static void epilogue(
-            float[] c, int ci, int ldc, int rows, int cols, float[] bias, int col, boolean relu, float[] residual) {
+    private static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
+        float[] bias = e.bias(), residual = e.residual();
+        boolean relu = e.relu();
         for (int r = 0; r < rows; r++) {
             int o = ci + r * ldc, j = 0;
             for (int ub = SP.loopBound(cols); j < ub; j += VL) {
@@ -250,6 +292,50 @@ public final class Gemm {
                 if (relu) x = x < 0f ? 0f : x;
                 if (residual != null) x = x + residual[o + j];
                 c[o + j] = x;
+            }
+        }
+    }
+
+    /**
+     * Stores a tile ({@code rows x cols} at {@code tile[r * ldt + j]}, the product's rows {@code row0..} and columns
+     * {@code col0..}) into C in the heads layout of {@code e}: stored on the first K step, added to what is there
+     * (as {@link #edge} does) on later ones, with bias and ReLU on the last, as {@link #epilogue} applies them.
+     */
+    private static void scatter(
+            float[] tile,
+            int ldt,
+            int rows,
+            int cols,
+            float[] c,
+            int co,
+            int n,
+            int row0,
+            int col0,
+            boolean first,
+            boolean last,
+            Epilogue e) {
+        int heads = e.heads(), len = e.rows(), d = n / heads;
+        float[] bias = last ? e.bias() : null;
+        boolean relu = last && e.relu();
+        for (int r = 0; r < rows; r++) {
+            int row = row0 + r, bb = row / len, l = row % len;
+            for (int j = 0; j < cols; ) {
+                int col = col0 + j, h = col / d, dd = col % d, run = Math.min(cols - j, d - dd);
+                int dst = co + ((bb * heads + h) * len + l) * d + dd, src = r * ldt + j, t = 0;
+                for (int ub = SP.loopBound(run); t < ub; t += VL) {
+                    FloatVector x = FloatVector.fromArray(SP, tile, src + t);
+                    if (!first) x = x.add(FloatVector.fromArray(SP, c, dst + t));
+                    if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + t));
+                    if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
+                    x.intoArray(c, dst + t);
+                }
+                for (; t < run; t++) {
+                    float x = first ? tile[src + t] : tile[src + t] + c[dst + t];
+                    if (bias != null) x = x + bias[col + t];
+                    if (relu) x = x < 0f ? 0f : x;
+                    c[dst + t] = x;
+                }
+                j += run;
             }
         }
     }

@@ -19,29 +19,10 @@ public final class MatMul {
         int n = p.transB() ? sb.dim(-2) : sb.dim(-1);
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
+        var e = new Gemm.Epilogue(bias, p.relu(), residual, p.heads(), m);
         if (sharedB && !p.transA()) {
             // A's batch entries are consecutive row blocks: one GEMM with batch*M rows
-            Gemm.gemm(
-                    par,
-                    1,
-                    batch * m,
-                    n,
-                    k,
-                    p.alpha(),
-                    a,
-                    0,
-                    0,
-                    false,
-                    b,
-                    0,
-                    0,
-                    p.transB(),
-                    out,
-                    0,
-                    0,
-                    bias,
-                    p.relu(),
-                    residual);
+            Gemm.gemm(par, 1, batch * m, n, k, p.alpha(), a, 0, 0, false, b, 0, 0, p.transB(), out, 0, 0, e);
         } else {
             Gemm.gemm(
                     par,
@@ -61,9 +42,7 @@ public final class MatMul {
                     out,
                     0,
                     m * n,
-                    bias,
-                    p.relu(),
-                    residual);
+                    e);
         }
     }
 }

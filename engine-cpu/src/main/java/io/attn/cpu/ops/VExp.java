@@ -66,8 +66,12 @@ final class VExp {
         p = p.fma(f, FloatVector.broadcast(SP, Q2));
         p = p.fma(f, FloatVector.broadcast(SP, Q1));
         p = p.fma(f, FloatVector.broadcast(SP, 1f));
-        // bits(t) << 23 is n << 23 (the constant's own bits shift out): adding it to p's exponent multiplies by 2^n
-        IntVector e = ((IntVector) t.reinterpretAsInts()).lanewise(VectorOperators.LSHL, 23);
-        return ((IntVector) p.reinterpretAsInts()).add(e).reinterpretAsFloats().blend(0f, under);
+        // bits(t) << 23 is n << 23 (the constant's own bits shift out); + 127 << 23 makes it the float 2^n. A multiply
+        // (exact: a power of two, results stay normal for n >= -125), not an add to p's exponent bits, so that a NaN
+        // stays NaN whatever its payload (shifted into the exponent, a payload would turn it into a number)
+        IntVector e = ((IntVector) t.reinterpretAsInts())
+                .lanewise(VectorOperators.LSHL, 23)
+                .add(127 << 23);
+        return p.mul(e.reinterpretAsFloats()).blend(0f, under);
     }
 }

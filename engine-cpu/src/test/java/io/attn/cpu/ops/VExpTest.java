@@ -63,6 +63,14 @@ class VExpTest {
         assertEquals(0f, y[1]); // below -125 flushes to 0 (2^-126 is where normal floats end)
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
+        // NaNs with payloads (the payload must not leak into the exponent and make a number)
+        x[0] = Float.intBitsToFloat(0x7fc00001);
+        x[1] = Float.intBitsToFloat(0xffc000ff);
+        x[2] = Float.intBitsToFloat(0x7f800001);
+        x[3] = Float.intBitsToFloat(0x7fffffff);
+        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        for (int l = 0; l < 4; l++)
+            assertTrue(Float.isNaN(y[l]), "NaN payload " + Integer.toHexString(Float.floatToRawIntBits(x[l])));
         x[0] = 16f;
         x[1] = -1f;
         x[2] = 10.5f;
