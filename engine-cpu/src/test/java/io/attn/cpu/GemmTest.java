@@ -140,7 +140,7 @@ class GemmTest {
         float[] two = matmul(2, a, b, false, true, 1f);
         assertArrayEquals(one, two);
         assertClose(two, reference(a, b, false, true, 1f), "150x300x2500");
-        // a Linear over (B, L, E): one shared B, run as one tall product (1 task on 1 thread, 8 on 2)
+        // a Linear over (B, L, E): one shared B, run as one tall product (1 task on 1 thread, 4 on 2)
         Tensor x3 = Support.tensor(r, 4, 130, 96), w3 = Support.tensor(r, 80, 96);
         float[] b1 = matmul(1, x3, w3, false, true, 1f);
         assertArrayEquals(b1, matmul(2, x3, w3, false, true, 1f));

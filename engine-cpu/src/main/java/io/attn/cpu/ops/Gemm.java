@@ -41,10 +41,11 @@ public final class Gemm {
     /** Columns of B packed at once. */
     static final int NC = Math.max(NR, (512 / NR) * NR);
     /**
-     * About this many tasks per thread and call (enough to balance threads; on one thread a single task, since every
-     * task packs its own B: 16 tasks on one thread made the encoder layer's GEMMs 13-25% slower).
+     * About this many tasks per thread and call: enough to balance threads; few, since every task packs its own B (on
+     * one thread a single task: 16 made the encoder layer's products 13-25% slower; at 2 threads 2 per thread beat 4
+     * by 2-8% on every shape measured).
      */
-    private static final int TASKS_PER_THREAD = 4;
+    private static final int TASKS_PER_THREAD = 2;
     /** Below this many multiply-adds a problem runs as a single task. */
     private static final long SERIAL_WORK = 1L << 16;
 
