@@ -112,7 +112,11 @@ class GemmTest {
                 // and a residual: r + relu(x W^T + b), with r = the unfused result (any array of the output's shape)
                 Node withRes = g.matmul(xi, wi, false, true, 1f, bi, relu, sep);
                 Node sepRes = g.add(sep, sep);
-                var out = Support.run(2, g.build(fused, sep, withRes, sepRes), Map.of("x", x));
+                Graph graph = g.build(fused, sep, withRes, sepRes);
+                var out = Support.run(2, graph, Map.of("x", x));
+                var one = Support.run(1, graph, Map.of("x", x)); // 1 task instead of 4: the same bits
+                for (int i = 0; i < 4; i++)
+                    assertArrayEquals(out.get(i).data(), one.get(i).data(), "1 vs 2 threads");
                 assertArrayEquals(out.get(1).data(), out.get(0).data(), "relu=" + relu);
                 assertArrayEquals(out.get(3).data(), out.get(2).data(), "residual, relu=" + relu);
                 double[] want = reference(x, w, false, true, 1f);
