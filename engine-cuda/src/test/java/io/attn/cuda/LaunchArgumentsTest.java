@@ -167,7 +167,11 @@ class LaunchArgumentsTest {
         Node fused = g.linear(lin, g.constant("W2", Tensor.zeros(8, 8)), g.constant("bb2", Tensor.zeros(8)), true);
         Node h = g.gelu(fused, false); // MATMUL + ADD_BIAS, then MATMUL with the bias/ReLU epilogue
         Node r = g.relu(g.gelu(g.scale(g.add(h, x), 0.5f), true));
+        // the residual and heads-layout epilogues (add_f32 in place; split_heads from a scratch product)
+        r = g.residual(r, g.linear(r, g.constant("W3", Tensor.zeros(8, 8)), g.constant("bb3", Tensor.zeros(8))));
+        Node qp = g.linearHeads(r, g.constant("W4", Tensor.zeros(8, 8)), g.constant("bb4", Tensor.zeros(8)), 2);
         Node q = g.splitHeads(r, 2); // (2, 2, 3, 4)
+        g.add(r, g.mergeHeads(qp)); // not read: run() executes every node
         Node sc = g.softmax(g.matmul(q, q, false, true, 1f)); // unmasked softmax of scores
         Node att = g.attention(q, q, q, Float.NaN, MaskSpec.CAUSAL, null, null);
         Node m = g.mergeHeads(g.add(att, g.matmul(sc, q)));
