@@ -10,12 +10,12 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Structure (after BLIS): the output is cut into tasks of {@link #NC} columns by a run of {@link #MC}-row blocks
  * (per batch entry); a task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels once
- * per step and, for each of its row blocks, either packs the A block into {@link #MR}-tall row panels (when A is
- * transposed or alpha is not 1; packing absorbs the transposes and alpha and pads edges with zeros) or reads A's rows in
- * place, then runs an {@code MR x NR}
- * register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) over the panels. {@code alpha} is
- * folded into packed A; the first K step stores the tile, later ones add to it. Packing buffers are per thread and
- * reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link Gemv}).
+ * per step (zero-padded) and, for each of its row blocks, reads A's rows in place or, when A is transposed or alpha is
+ * not 1, packs them first (rows of the K step, alpha folded in, zero rows up to a multiple of {@link #MR}); then an
+ * {@code MR x NR} register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) runs over the tiles.
+ * Edge tiles run the same kernel on zero padding into a scratch tile. The first K step stores a tile, later ones add to
+ * it. Packing buffers are per thread and reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link
+ * Gemv}).
  *
  * <p>The task split depends on the problem and the thread count, but every element of C is computed by the same
  * sequence of FMAs whatever task or tile it falls in (edge tiles run the full kernel on zero padding; K steps are always
@@ -245,7 +245,7 @@ public final class Gemm {
         s.ensure(Math.min(KC, k));
         // A is packed only when it must be transposed or scaled; otherwise the kernel reads its rows in place, which
         // measured 8-10% faster on the encoder's products and 50% on few-column ones (64 x 512 . 512 x 64), where a
-        // packed A panel served only two column panels. The FMA sequence per element is the same either way.
+        // packed A block served only two column panels. The FMA sequence per element is the same either way.
         boolean direct = !transA && alpha == 1f;
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
@@ -260,26 +260,29 @@ public final class Gemm {
                     int pbi = (jp / NR) * kc * NR;
                     for (int ip = 0; ip < mc; ip += MR) {
                         int mr = Math.min(MR, mc - ip);
-                        int pai = (ip / MR) * kc * MR;
-                        boolean inPlace = direct && mr == MR; // A's MR rows read where they are
-                        int ar = ao + (i0 + ip) * k + p0;
-                        if (direct && !inPlace) { // the last, short row tile: packed (zero-padded) after all
+                        // the tile's MR rows of A: packed rows of kc, or A's own rows, or (the last, short row tile
+                        // of an unpacked A) packed after all, zero-padded
+                        float[] at = s.pa;
+                        int ar = ip * kc, lda = kc;
+                        if (direct && mr == MR) {
+                            at = a;
+                            ar = ao + (i0 + ip) * k + p0;
+                            lda = k;
+                        } else if (direct) {
                             packA(a, ao, false, m, k, i0 + ip, mr, p0, kc, alpha, s.pa);
-                            pai = 0;
+                            ar = 0;
                         }
                         if (heads) { // the tile in scratch, then stored in the heads layout
-                            if (inPlace) kernelDirect(kc, a, ar, k, s.pb, pbi, s.tile, 0, NR, true);
-                            else kernel(kc, s.pa, pai, s.pb, pbi, s.tile, 0, NR, true);
+                            kernel(kc, at, ar, lda, s.pb, pbi, s.tile, 0, NR, true);
                             scatter(s.tile, NR, mr, nr, c, co, n, i0 + ip, j0 + jp, first, last, e);
                             continue;
                         }
                         int ci = co + (i0 + ip) * n + j0 + jp;
-                        if (inPlace && nr == NR) kernelDirect(kc, a, ar, k, s.pb, pbi, c, ci, n, first);
-                        else if (inPlace) {
-                            kernelDirect(kc, a, ar, k, s.pb, pbi, s.tile, 0, NR, true);
+                        if (mr == MR && nr == NR) kernel(kc, at, ar, lda, s.pb, pbi, c, ci, n, first);
+                        else { // an edge tile: the full kernel on zero padding into scratch, then the valid part
+                            kernel(kc, at, ar, lda, s.pb, pbi, s.tile, 0, NR, true);
                             storeTile(s.tile, c, ci, n, first, mr, nr);
-                        } else if (mr == MR && nr == NR) kernel(kc, s.pa, pai, s.pb, pbi, c, ci, n, first);
-                        else edge(kc, s.pa, pai, s.pb, pbi, c, ci, n, first, mr, nr, s.tile);
+                        }
                         if (epilogue) epilogue(c, ci, n, mr, nr, j0 + jp, e);
                     }
                 }
@@ -317,7 +320,7 @@ public final class Gemm {
     /**
      * Stores a tile ({@code rows x cols} at {@code tile[r * ldt + j]}, the product's rows {@code row0..} and columns
      * {@code col0..}) into C in the heads layout of {@code e}: stored on the first K step, added to what is there
-     * (as {@link #edge} does) on later ones, with bias and ReLU on the last, as {@link #epilogue} applies them.
+     * (as {@link #storeTile} does) on later ones, with bias and ReLU on the last, as {@link #epilogue} applies them.
      */
     private static void scatter(
             float[] tile,
@@ -358,30 +361,23 @@ public final class Gemm {
         }
     }
 
-    /** Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A) into MR-tall panels, {@code k}-major inside. */
+    /**
+     * Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A), times alpha, as rows of {@code kc}: row {@code r}
+     * at {@code pa[r * kc + kk]}, rows up to the next multiple of {@link #MR} zero (packing absorbs the transpose).
+     */
     private static void packA(
             float[] a, int ao, boolean transA, int m, int k, int i0, int mc, int p0, int kc, float alpha, float[] pa) {
-        int dst = 0;
-        for (int ip = 0; ip < mc; ip += MR) {
-            int mr = Math.min(MR, mc - ip);
-            if (!transA) {
-                for (int r = 0; r < MR; r++) {
-                    if (r < mr) {
-                        int src = ao + (i0 + ip + r) * k + p0;
-                        for (int kk = 0; kk < kc; kk++) pa[dst + kk * MR + r] = alpha * a[src + kk];
-                    } else {
-                        for (int kk = 0; kk < kc; kk++) pa[dst + kk * MR + r] = 0f;
-                    }
-                }
+        int rows = (mc + MR - 1) / MR * MR;
+        for (int r = 0; r < rows; r++) {
+            int d = r * kc, row = i0 + r;
+            if (r >= mc) java.util.Arrays.fill(pa, d, d + kc, 0f);
+            else if (!transA) {
+                int src = ao + row * k + p0;
+                for (int kk = 0; kk < kc; kk++) pa[d + kk] = alpha * a[src + kk];
             } else {
-                for (int kk = 0; kk < kc; kk++) {
-                    int src = ao + (p0 + kk) * m + i0 + ip;
-                    int d = dst + kk * MR;
-                    for (int r = 0; r < mr; r++) pa[d + r] = alpha * a[src + r];
-                    for (int r = mr; r < MR; r++) pa[d + r] = 0f;
-                }
+                int src = ao + p0 * m + row;
+                for (int kk = 0; kk < kc; kk++) pa[d + kk] = alpha * a[src + kk * m];
             }
-            dst += kc * MR;
         }
     }
 
@@ -433,86 +429,6 @@ public final class Gemm {
         }
     }
 
-    /** The MR x NR micro-kernel on a full tile of C (row stride {@code ldc}). */
-    private static void kernel(
-            int kc, float[] pa, int pai, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
-        FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-        for (int kk = 0; kk < kc; kk++) {
-            FloatVector b0 = FloatVector.fromArray(SP, pb, pbi);
-            FloatVector b1 = FloatVector.fromArray(SP, pb, pbi + VL);
-            FloatVector x = FloatVector.broadcast(SP, pa[pai]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(SP, pa[pai + 1]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(SP, pa[pai + 2]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(SP, pa[pai + 3]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(SP, pa[pai + 4]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(SP, pa[pai + 5]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
-            pai += MR;
-            pbi += NR;
-        }
-        // stores written out in place: passing vectors to a helper that C2 declines to inline would box them
-        if (first) {
-            c00.intoArray(c, ci);
-            c01.intoArray(c, ci + VL);
-            c10.intoArray(c, ci + ldc);
-            c11.intoArray(c, ci + ldc + VL);
-            c20.intoArray(c, ci + 2 * ldc);
-            c21.intoArray(c, ci + 2 * ldc + VL);
-            c30.intoArray(c, ci + 3 * ldc);
-            c31.intoArray(c, ci + 3 * ldc + VL);
-            c40.intoArray(c, ci + 4 * ldc);
-            c41.intoArray(c, ci + 4 * ldc + VL);
-            c50.intoArray(c, ci + 5 * ldc);
-            c51.intoArray(c, ci + 5 * ldc + VL);
-        } else {
-            c00.add(FloatVector.fromArray(SP, c, ci)).intoArray(c, ci);
-            c01.add(FloatVector.fromArray(SP, c, ci + VL)).intoArray(c, ci + VL);
-            c10.add(FloatVector.fromArray(SP, c, ci + ldc)).intoArray(c, ci + ldc);
-            c11.add(FloatVector.fromArray(SP, c, ci + ldc + VL)).intoArray(c, ci + ldc + VL);
-            c20.add(FloatVector.fromArray(SP, c, ci + 2 * ldc)).intoArray(c, ci + 2 * ldc);
-            c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
-            c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
-            c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
-            c40.add(FloatVector.fromArray(SP, c, ci + 4 * ldc)).intoArray(c, ci + 4 * ldc);
-            c41.add(FloatVector.fromArray(SP, c, ci + 4 * ldc + VL)).intoArray(c, ci + 4 * ldc + VL);
-            c50.add(FloatVector.fromArray(SP, c, ci + 5 * ldc)).intoArray(c, ci + 5 * ldc);
-            c51.add(FloatVector.fromArray(SP, c, ci + 5 * ldc + VL)).intoArray(c, ci + 5 * ldc + VL);
-        }
-    }
-
-    /**
-     * An edge tile ({@code mr <= MR} rows, {@code nr <= NR} columns): the same kernel arithmetic on the zero-padded
-     * panels into a scratch tile, then the valid part is stored or added to C exactly as {@link #kernel} does.
-     */
-    private static void edge(
-            int kc,
-            float[] pa,
-            int pai,
-            float[] pb,
-            int pbi,
-            float[] c,
-            int ci,
-            int ldc,
-            boolean first,
-            int mr,
-            int nr,
-            float[] tile) {
-        kernel(kc, pa, pai, pb, pbi, tile, 0, NR, true);
-        storeTile(tile, c, ci, ldc, first, mr, nr);
-    }
-
     /** The valid {@code mr x nr} part of a scratch tile stored to C ({@code first}), or added to it, as the kernel does. */
     private static void storeTile(float[] tile, float[] c, int ci, int ldc, boolean first, int mr, int nr) {
         for (int r = 0; r < mr; r++)
@@ -524,10 +440,10 @@ public final class Gemm {
     }
 
     /**
-     * {@link #kernel} with A read in place: row {@code r} of the tile at {@code a[ar + r * lda + kk]} (alpha 1), the
-     * same FMA sequence as on a packed panel.
+     * The MR x NR micro-kernel on a full tile of C (row stride {@code ldc}): row {@code r} of A at {@code a[ar + r * lda
+     * + kk]} (A's own rows, or packed ones), B from a packed panel; the first K step stores the tile, later ones add.
      */
-    private static void kernelDirect(
+    private static void kernel(
             int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
         FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
         FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
