@@ -94,20 +94,19 @@ class AttentionTest {
         checkUnmasked(q, k, v, "mixed lazy groups");
     }
 
-    /** Unmasked attention with scale 1/8 on 2 threads against the double reference. */
-    private static void checkUnmasked(Tensor q, Tensor k, Tensor v, String what) {
+    /** Fused attention of q, k, v (no mask inputs) computed on {@code threads} threads. */
+    private static float[] attention(int threads, Tensor q, Tensor k, Tensor v, float scale, MaskSpec spec) {
         GraphBuilder g = new GraphBuilder();
         Node out = g.attention(
-                g.input("q", q.shape()),
-                g.input("k", k.shape()),
-                g.input("v", v.shape()),
-                0.125f,
-                MaskSpec.NONE,
-                null,
-                null);
-        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
+                g.input("q", q.shape()), g.input("k", k.shape()), g.input("v", v.shape()), scale, spec, null, null);
+        return Support.run(threads, g.build(out), Map.of("q", q, "k", k, "v", v))
                 .get(0)
                 .data();
+    }
+
+    /** Unmasked attention with scale 1/8 on 2 threads against the double reference. */
+    private static void checkUnmasked(Tensor q, Tensor k, Tensor v, String what) {
+        float[] got = attention(2, q, k, v, 0.125f, MaskSpec.NONE);
         assertClose(got, MaskedRef.attention(q, k, v, 0.125f, MaskSpec.NONE, null, null), what);
     }
 
@@ -131,19 +130,8 @@ class AttentionTest {
                 k = Support.tensor(r, 1, 1, 256, 64),
                 v = Support.tensor(r, 1, 1, 256, 64);
         java.util.Arrays.fill(v.data(), 40 * 64, 41 * 64, Float.NaN);
-        GraphBuilder g = new GraphBuilder();
-        Node out = g.attention(
-                g.input("q", q.shape()),
-                g.input("k", k.shape()),
-                g.input("v", v.shape()),
-                0.125f,
-                MaskSpec.CAUSAL,
-                null,
-                null);
-        var graph = g.build(out);
-        Map<String, Tensor> in = Map.of("q", q, "k", k, "v", v);
-        float[] one = Support.run(1, graph, in).get(0).data(),
-                two = Support.run(2, graph, in).get(0).data();
+        float[] one = attention(1, q, k, v, 0.125f, MaskSpec.CAUSAL),
+                two = attention(2, q, k, v, 0.125f, MaskSpec.CAUSAL);
         org.junit.jupiter.api.Assertions.assertArrayEquals(one, two);
         for (int i = 0; i < 40 * 64; i++) assertTrue(Float.isFinite(one[i]), "row " + i / 64 + " sees no NaN key");
     }
@@ -251,18 +239,7 @@ class AttentionTest {
                 k = Support.tensor(r, 1, 2, 150, 8),
                 v = Support.tensor(r, 1, 2, 150, 8);
         for (int i = 0; i < q.size(); i++) q.data()[i] *= 1e30f; // scores ~1e30: softmax is one-hot
-        GraphBuilder g = new GraphBuilder();
-        Node out = g.attention(
-                g.input("q", q.shape()),
-                g.input("k", k.shape()),
-                g.input("v", v.shape()),
-                1f,
-                MaskSpec.CAUSAL,
-                null,
-                null);
-        float[] got = Support.run(2, g.build(out), Map.of("q", q, "k", k, "v", v))
-                .get(0)
-                .data();
+        float[] got = attention(2, q, k, v, 1f, MaskSpec.CAUSAL);
         assertClose(got, MaskedRef.attention(q, k, v, 1f, MaskSpec.CAUSAL, null, null), "huge scores");
     }
 
