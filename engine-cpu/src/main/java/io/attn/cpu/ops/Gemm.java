@@ -60,6 +60,14 @@ public final class Gemm {
         private final int[] index = new int[VL];
         private int indexK = -1;
 
+        private float[] plain = new float[0];
+
+        /** At least {@code size} floats for a small product before it is stored in a heads layout. */
+        float[] plain(int size) {
+            if (plain.length < size) plain = new float[size];
+            return plain;
+        }
+
         /** Packing buffers for K steps of {@code kc}. */
         void ensure(int kc) {
             if (pa.length < MC * kc) pa = new float[MC * kc];
@@ -173,7 +181,7 @@ public final class Gemm {
         if (e.heads() > 0 && (batch != 1 || transA || n % e.heads() != 0 || m % e.rows() != 0))
             throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
         if (e.heads() > 0 && (k <= 0 || m <= Gemv.MAX_M)) { // small or empty: the plain product, then the layout
-            float[] plain = new float[m * n];
+            float[] plain = SCRATCH.get().plain(m * n); // the calling thread's: a decoding step comes here per token
             gemm(par, 1, m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, plain, 0, 0, Epilogue.NONE);
             scatter(plain, n, m, n, c, cOff, n, 0, 0, true, true, e);
             return;
