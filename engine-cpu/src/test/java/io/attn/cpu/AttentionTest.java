@@ -62,8 +62,8 @@ class AttentionTest {
             check(1, 2, 70, 130, d, d, MaskSpec.NONE, null, null); // several query blocks and key tiles, partial ones
         }
         check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
-        check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for 128-query blocks
-        check(3, 3, 300, 40, 8, 8, MaskSpec.NONE, null, null); // and for 256-query blocks
+        check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for one block per (batch, head)
+        check(1, 1, 300, 40, 8, 8, MaskSpec.NONE, null, null); // 24-query blocks
     }
 
     @Test
@@ -80,9 +80,9 @@ class AttentionTest {
 
     @Test
     void lazyTestFailsForSomeRowsOfAGroup() {
-        // In each group of four query rows, rows 1 and 3 get 40x larger queries, rows 0 and 2 zero queries (all
-        // scores 0). The key tile 2 is 40x larger too: rows 1 and 3 jump past the lazy margin there and force the
-        // whole group off the fast path, while rows 0 and 2 must still be right when they take the per-row way.
+        // In each group of six query rows, the odd rows get 40x larger queries, the even rows zero queries (all
+        // scores 0). The key tile 2 is 40x larger too: the odd rows jump past the lazy margin there and force the
+        // whole group off the fast path, while the even rows must still be right when they take the per-row way.
         Tensor q = Support.tensor(r, 1, 2, 64, 64),
                 k = Support.tensor(r, 1, 2, 256, 64),
                 v = Support.tensor(r, 1, 2, 256, 64);
@@ -124,16 +124,30 @@ class AttentionTest {
 
     @Test
     void causalResultsDoNotDependOnTheThreadCount() {
-        // L = S = 256 on one (batch, head): 64-query blocks on 1 thread, 32 on 2, so the diagonal tiles are cut
-        // differently. A NaN value row under the causal mask must reach the same rows either way.
+        // L = S = 256 on one (batch, head): 48-query blocks on 1 thread, 24 on 2, so the diagonal tiles are cut
+        // differently. A NaN value row under the causal mask must reach the same rows either way, and none of the
+        // groups of 6 rows before it (PyTorch's 0 * NaN would reach every row; ours keeps a group's keys to its rows)
         Tensor q = Support.tensor(r, 1, 1, 256, 64),
                 k = Support.tensor(r, 1, 1, 256, 64),
                 v = Support.tensor(r, 1, 1, 256, 64);
-        java.util.Arrays.fill(v.data(), 40 * 64, 41 * 64, Float.NaN);
+        java.util.Arrays.fill(v.data(), 42 * 64, 43 * 64, Float.NaN);
         float[] one = attention(1, q, k, v, 0.125f, MaskSpec.CAUSAL),
                 two = attention(2, q, k, v, 0.125f, MaskSpec.CAUSAL);
         org.junit.jupiter.api.Assertions.assertArrayEquals(one, two);
-        for (int i = 0; i < 40 * 64; i++) assertTrue(Float.isFinite(one[i]), "row " + i / 64 + " sees no NaN key");
+        for (int i = 0; i < 42 * 64; i++) assertTrue(Float.isFinite(one[i]), "row " + i / 64 + " sees no NaN key");
+        assertTrue(Float.isNaN(one[42 * 64]), "row 42 sees its NaN key");
+    }
+
+    @Test
+    void paddedLastGroupDoesNotDependOnTheThreadCount() {
+        // L = 262 is not a multiple of the 6-row group: the last 4 rows run the fast kernels padded with zero query
+        // rows. One (batch, head): 48-query blocks on 1 thread, 24 on 2; the padded group is the same either way.
+        Tensor q = Support.tensor(r, 1, 1, 262, 64),
+                k = Support.tensor(r, 1, 1, 200, 64),
+                v = Support.tensor(r, 1, 1, 200, 64);
+        float[] one = attention(1, q, k, v, 0.125f, MaskSpec.NONE), two = attention(2, q, k, v, 0.125f, MaskSpec.NONE);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(one, two);
+        assertClose(one, MaskedRef.attention(q, k, v, 0.125f, MaskSpec.NONE, null, null), "padded last group");
     }
 
     @Test
@@ -142,7 +156,7 @@ class AttentionTest {
             check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
             check(2, 2, 130, 70, d, d, MaskSpec.CAUSAL, null, null); // L > S: late rows see every key
         }
-        // 512-query blocks over 64-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
+        // 768-query blocks over 64-key tiles: the rows above a tile's first key are skipped, diagonal rows take the
         // general path, the rows below it the fast one
         check(1, 4, 520, 520, 64, 64, MaskSpec.CAUSAL, null, null);
     }

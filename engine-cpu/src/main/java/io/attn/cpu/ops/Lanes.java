@@ -16,24 +16,26 @@ import jdk.incubator.vector.VectorSpecies;
  */
 public final class Lanes {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
-    private static final VectorShuffle<Float>[] ROTATIONS = rotations();
+    /** log2 of the lane count (lane counts are powers of two, at most 16 floats in 512 bits). */
+    private static final int STEPS = Integer.numberOfTrailingZeros(SP.length());
+    // rotations by half the lanes, a quarter, an eighth, a sixteenth: constants each (static final), which C2 folds
+    // into the permutes; an array of them, looped over, compiled poorly where the loop was inlined into a large method
+    private static final VectorShuffle<Float> R1 = rotation(1), R2 = rotation(2), R3 = rotation(3), R4 = rotation(4);
 
     private Lanes() {}
 
-    @SuppressWarnings("unchecked")
-    private static VectorShuffle<Float>[] rotations() {
-        int n = SP.length(), steps = Integer.numberOfTrailingZeros(n); // lane counts are powers of two
-        VectorShuffle<Float>[] r = (VectorShuffle<Float>[]) new VectorShuffle<?>[steps];
-        for (int s = 0, k = n / 2; s < steps; s++, k /= 2) {
-            int shift = k;
-            r[s] = VectorShuffle.fromOp(SP, i -> (i + shift) % n);
-        }
-        return r;
+    /** The rotation by {@code n / 2^s} lanes (by 1 where that is less than a lane; then it is not used). */
+    private static VectorShuffle<Float> rotation(int s) {
+        int n = SP.length(), shift = Math.max(1, n >> s);
+        return VectorShuffle.fromOp(SP, i -> (i + shift) % n);
     }
 
     /** The sum of the lanes of {@code v} (a {@link FloatVector#SPECIES_PREFERRED} vector), in a fixed order. */
     public static float sum(FloatVector v) {
-        for (VectorShuffle<Float> r : ROTATIONS) v = v.add(v.rearrange(r));
+        if (STEPS >= 1) v = v.add(v.rearrange(R1));
+        if (STEPS >= 2) v = v.add(v.rearrange(R2));
+        if (STEPS >= 3) v = v.add(v.rearrange(R3));
+        if (STEPS >= 4) v = v.add(v.rearrange(R4));
         return v.lane(0);
     }
 
@@ -44,10 +46,15 @@ public final class Lanes {
      * is at most the result).
      */
     public static float max(FloatVector v) {
-        for (VectorShuffle<Float> r : ROTATIONS) {
-            FloatVector y = v.rearrange(r);
-            v = v.blend(y, v.compare(VectorOperators.LT, y));
-        }
+        if (STEPS >= 1) v = maxStep(v, R1);
+        if (STEPS >= 2) v = maxStep(v, R2);
+        if (STEPS >= 3) v = maxStep(v, R3);
+        if (STEPS >= 4) v = maxStep(v, R4);
         return v.lane(0);
+    }
+
+    private static FloatVector maxStep(FloatVector v, VectorShuffle<Float> r) {
+        FloatVector y = v.rearrange(r);
+        return v.blend(y, v.compare(VectorOperators.LT, y));
     }
 }
