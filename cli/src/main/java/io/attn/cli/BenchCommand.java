@@ -236,7 +236,7 @@ final class BenchCommand {
             Node out;
             Node w = null;
             if (weights) {
-                w = g.softmax(g.matmul(q, k, false, true, 1f), scale, mask, null, null); // as ScaledDotProductAttention
+                w = g.attentionWeights(q, k, scale, mask, null, null); // as ScaledDotProductAttention
                 out = g.matmul(w, v);
             } else out = g.attention(q, k, v, scale, mask, null, null);
             Map<String, Tensor> feeds = Map.of(

@@ -195,6 +195,28 @@ public final class GraphBuilder {
         return softmax(x, 1f, MaskSpec.NONE, null, null);
     }
 
+    /**
+     * The attention weights {@code softmax(scale * (q k^T) + masks)} over the keys, q {@code (..., L, D)}, k {@code
+     * (..., S, D)} with the same leading dims: what {@link #softmax(Node, float, MaskSpec, Node, Node)} of {@code
+     * matmul(q, k, false, true, 1)} computes (the product unscaled, then scaled: PyTorch's order), as one node. With
+     * masks, q and k are {@code (B, H, ., D)}.
+     */
+    public Node attentionWeights(Node q, Node k, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
+        Shape sq = q.shape(), sk = k.shape();
+        if (sq.rank() < 2 || sq.rank() != sk.rank())
+            throw shape("attention weights need q (..., L, D) and k (..., S, D) of one rank, got " + sq + " and " + sk);
+        for (int i = 0; i < sq.rank() - 2; i++)
+            if (sq.dim(i) != sk.dim(i)) throw shape("q " + sq + " and k " + sk + " differ in their leading dims");
+        if (sq.dim(-1) != sk.dim(-1)) throw shape("q " + sq + " and k " + sk + " differ in their last dim");
+        Shape out = sq.with(-1, sk.dim(-2));
+        List<Node> in = new ArrayList<>(List.of(q, k));
+        if (mask.any()) {
+            if (out.rank() != 4) throw shape("masked attention weights need q and k (B, H, ., D), got " + sq);
+            addMasks(in, mask, attnMask, keyPadding, out.dim(0), out.dim(1), out.dim(2), out.dim(3));
+        }
+        return add(Op.SOFTMAX, new OpParams.Softmax(scale, mask, true), out, in.toArray(Node[]::new));
+    }
+
     private static void addMasks(
             List<Node> in, MaskSpec mask, Node attnMask, Node keyPadding, int b, int h, int l, int s) {
         if (mask.attnMask() != MaskKind.NONE) {

@@ -20,7 +20,10 @@ public enum Op {
     ADD,
     /** {@code x * factor}. */
     SCALE,
-    /** Softmax over the last dimension of {@code scale * x}, with masks (see {@link MaskSpec}). */
+    /**
+     * Softmax over the last dimension of {@code scale * x}, with masks (see {@link MaskSpec}); or of {@code scale * q
+     * k^T} (the attention weights) when its params say {@code product}.
+     */
     SOFTMAX,
     /** LayerNorm over the last dimension, optional weight and bias. */
     LAYER_NORM,

@@ -30,8 +30,21 @@ public sealed interface OpParams {
 
     record Scale(float factor) implements OpParams {}
 
-    /** Softmax of {@code scale * x + masks} over the last dim. */
-    record Softmax(float scale, MaskSpec mask) implements OpParams {}
+    /**
+     * Softmax of {@code scale * x + masks} over the last dim. With {@code product}, {@code x} is not an input but
+     * {@code q k^T} of the first two inputs, q {@code (..., L, D)} and k {@code (..., S, D)} (masks follow them): the
+     * attention weights in one op, so a backend can normalise each block of score rows while it is still in cache.
+     */
+    record Softmax(float scale, MaskSpec mask, boolean product) implements OpParams {
+        public Softmax(float scale, MaskSpec mask) {
+            this(scale, mask, false);
+        }
+
+        /** Index of the first mask input. */
+        public int firstMask() {
+            return product ? 2 : 1;
+        }
+    }
 
     /** Inputs: x, then weight if {@code hasWeight}, then bias if {@code hasBias}. */
     record LayerNorm(float eps, boolean hasWeight, boolean hasBias) implements OpParams {}

@@ -12,8 +12,8 @@ import io.attn.tensor.Tensor;
  *
  * <p>Forward: q, k, v projections, split into H heads of D = E/H, softmax(Q K^T / sqrt(D) + masks) V per head, merge,
  * output projection. When no attention weights are requested the heads run as one fused {@code ATTENTION} op;
- * otherwise the scores are materialised (MATMUL, SOFTMAX, MATMUL) and the weights returned averaged over heads or per
- * head.
+ * otherwise the weights are materialised (SOFTMAX of the product {@code q k^T}, see {@link
+ * io.attn.graph.GraphBuilder#attentionWeights}, then MATMUL) and returned averaged over heads or per head.
  */
 public final class MultiheadAttention {
     private final String name;

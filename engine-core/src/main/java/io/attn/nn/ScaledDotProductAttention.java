@@ -21,8 +21,8 @@ public final class ScaledDotProductAttention {
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.shape().dim(3))) : scale;
         if (f.weights == Forward.Weights.NONE)
             return g.attention(q, k, v, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
-        // PyTorch order: (q k^T) * scale, then the masks, then softmax (SOFTMAX scales before it masks)
-        Node p = g.softmax(g.matmul(q, k, false, true, 1f), sc, masks.spec(), masks.attnMask(), masks.keyPadding());
+        // PyTorch order: (q k^T) * scale, then the masks, then softmax: one node (the weights)
+        Node p = g.attentionWeights(q, k, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
         f.weightNodes.put(name, f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
         return g.matmul(p, v);
     }

@@ -287,9 +287,41 @@ public final class CudaBackend implements Backend {
                                 .f32(node.params(OpParams.Scale.class).factor()));
             case SOFTMAX -> {
                 var p = node.params(OpParams.Softmax.class);
+                CudaBuffer scores = x[0];
+                if (p.product()) { // the weights: q k^T into y, then the softmax in place on it
+                    Shape sq = node.input(0).shape();
+                    int l = sq.dim(-2), d = sq.dim(-1), keys = s.dim(-1);
+                    gemm(
+                            false,
+                            true,
+                            l,
+                            keys,
+                            d,
+                            1f,
+                            x[0],
+                            d,
+                            (long) l * d,
+                            x[1],
+                            d,
+                            (long) keys * d,
+                            y,
+                            sq.leading(2));
+                    scores = y;
+                }
                 if (p.mask().any())
-                    softmax(x[0], y, s.dim(0), s.dim(1), s.dim(2), s.dim(3), p.scale(), p.mask(), node, x, 1);
-                else softmax(x[0], y, 1, 1, s.leading(1), s.dim(-1), p.scale(), p.mask(), node, x, 1);
+                    softmax(
+                            scores,
+                            y,
+                            s.dim(0),
+                            s.dim(1),
+                            s.dim(2),
+                            s.dim(3),
+                            p.scale(),
+                            p.mask(),
+                            node,
+                            x,
+                            p.firstMask());
+                else softmax(scores, y, 1, 1, s.leading(1), s.dim(-1), p.scale(), p.mask(), node, x, p.firstMask());
             }
             case LAYER_NORM -> {
                 var p = node.params(OpParams.LayerNorm.class);

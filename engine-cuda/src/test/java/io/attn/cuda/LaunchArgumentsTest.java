@@ -209,6 +209,24 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void attentionWeightsAreGemmIntoTheOutputThenSoftmaxInPlace() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 2, 3, 4, 8), k = g.input("k", 2, 3, 5, 8);
+        Node kpm = g.input("p", 2, 5);
+        Node w = g.attentionWeights(q, k, 0.5f, new MaskSpec(true, MaskKind.NONE, MaskKind.BOOL), null, kpm);
+        run(g, w, false);
+        assertEquals(1, rec.gemms.size());
+        // scores (L x S) = Q (L x D) . K^T, K stored (S x D); B*H batches, straight into the output
+        assertEquals(
+                new Gemm(false, true, 4, 5, 8, 1f, addr(q), 8, 32, addr(k), 8, 40, addr(w), 5, 20, 6),
+                rec.gemms.getFirst());
+        Launch sm = rec.launches.getFirst();
+        assertEquals("softmax_f32", sm.entry());
+        // in place; masks are the node's third input on: x, y, H, L, S, scale, causal, mask, kind, strides, kpm, kind
+        assertEquals(List.<Number>of(addr(w), addr(w), 3, 4, 5, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1), sm.values());
+    }
+
+    @Test
     void unfusedAttentionIsGemmSoftmaxGemmOnScratch() {
         GraphBuilder g = new GraphBuilder();
         Node q = g.input("q", 2, 3, 4, 8), k = g.input("k", 2, 3, 5, 8), v = g.input("v", 2, 3, 5, 6);

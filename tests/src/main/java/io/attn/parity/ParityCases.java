@@ -209,6 +209,27 @@ public final class ParityCases {
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 1, 2, 7, 4)); // causal, L > S
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 2, 1, 6, 6)); // causal, L == S
         all.add(maskedSoftmax(MaskCases.ALL.get(10), 1, 1, 1, 65)); // combined masks, one query
+        // the product form (attention weights softmax(scale q k^T + masks)): every mask set-up, L != S; more query
+        // rows than one CPU block (128) with a ragged last block; rank 3 without masks
+        for (MaskCases.Masking m : MaskCases.ALL) all.add(attentionWeights(m, 2, 3, 5, 7, 16));
+        all.add(attentionWeights(MaskCases.ALL.get(1), 1, 2, 150, 70, 64)); // causal
+        all.add(attentionWeights(MaskCases.ALL.get(0), 1, 1, 150, 600, 8)); // no mask: S beyond one GEMM column block
+        {
+            CaseBuilder c = new CaseBuilder("attention weights rank 3 (2,9,16).(2,11,16)^T");
+            all.add(c.done(
+                    c.g.attentionWeights(
+                            c.normal("q", 2, 9, 16), c.normal("k", 2, 11, 16), 0.25f, MaskSpec.NONE, null, null),
+                    FP32,
+                    FP32_WHY));
+        }
+    }
+
+    private static ParityCase attentionWeights(MaskCases.Masking m, int b, int h, int l, int s, int d) {
+        CaseBuilder c =
+                new CaseBuilder("attention weights " + m.label() + " (" + b + "," + h + "," + l + "," + s + ") D=" + d);
+        Node q = c.normal("q", b, h, l, d), k = c.normal("k", b, h, s, d);
+        Node am = m.attnNode(c, b, h, l, s), kp = m.padNode(c, b, h, l, s);
+        return c.done(c.g.attentionWeights(q, k, (float) (1 / Math.sqrt(d)), m.spec(), am, kp), FP32, FP32_WHY);
     }
 
     private static ParityCase maskedSoftmax(MaskCases.Masking m, int b, int h, int l, int s) {

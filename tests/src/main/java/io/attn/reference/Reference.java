@@ -98,6 +98,21 @@ public final class Reference {
         return p.heads() > 0 ? splitHeads(n, y) : y; // n's shape is the split (B, H, L, D)
     }
 
+    /** {@code q k^T} for SOFTMAX's product form: q (..., L, D), k (..., S, D) with the same leading dims. */
+    private static double[] product(Node n, double[] q, double[] k) {
+        Shape sq = n.input(0).shape();
+        int l = sq.dim(-2), d = sq.dim(-1), s = n.shape().dim(-1), batch = sq.leading(2);
+        double[] out = new double[batch * l * s];
+        for (int t = 0; t < batch; t++)
+            for (int i = 0; i < l; i++)
+                for (int j = 0; j < s; j++) {
+                    double acc = 0;
+                    for (int x = 0; x < d; x++) acc += q[(t * l + i) * d + x] * k[(t * s + j) * d + x];
+                    out[(t * l + i) * s + j] = acc;
+                }
+        return out;
+    }
+
     /** torch.matmul(op(A), op(B)) * alpha; B either batched like A or 2-D and shared. */
     private static double[] matmul(Node n, double[] a, double[] b) {
         OpParams.MatMul p = n.params(OpParams.MatMul.class);
@@ -148,8 +163,8 @@ public final class Reference {
         OpParams.Softmax p = n.params(OpParams.Softmax.class);
         Shape s = n.shape();
         int cols = s.dim(-1), rows = s.size() / Math.max(1, cols);
-        double[] x = in[0], out = new double[x.length];
-        Masks masks = p.mask().any() ? new Masks(n, p.mask(), in, 1) : null;
+        double[] x = p.product() ? product(n, in[0], in[1]) : in[0], out = new double[x.length];
+        Masks masks = p.mask().any() ? new Masks(n, p.mask(), in, p.firstMask()) : null;
         double[] row = new double[cols];
         for (int r = 0; r < rows; r++) {
             for (int j = 0; j < cols; j++) row[j] = (double) p.scale() * x[r * cols + j];
@@ -194,7 +209,7 @@ public final class Reference {
 
         Masks(Node n, MaskSpec spec, double[][] in, int first) {
             this.spec = spec;
-            Shape sc = n.input(0).shape(); // (B,H,L,S) for SOFTMAX; q (B,H,L,D) for ATTENTION
+            Shape sc = n.shape(); // (B,H,L,S) for SOFTMAX; (B,H,L,Dv) for ATTENTION
             this.h = sc.dim(1);
             this.l = sc.dim(2);
             this.s = n.op() == io.attn.graph.Op.ATTENTION ? n.input(1).shape().dim(2) : sc.dim(3);

@@ -180,6 +180,7 @@ final class NaiveTestBackend implements Backend {
 
     private void softmax(Node n, float[][] in, float[] o) {
         OpParams.Softmax p = n.params(OpParams.Softmax.class);
+        float[] x = p.product() ? product(n, in[0], in[1]) : in[0];
         Shape s = n.shape();
         int cols = s.dim(-1), rows = s.size() / cols;
         float[] row = new float[cols];
@@ -188,19 +189,42 @@ final class NaiveTestBackend implements Backend {
             float[] col = new float[r2];
             for (int t = 0; t < outer; t++)
                 for (int j = 0; j < cols; j++) {
-                    for (int i = 0; i < r2; i++) col[i] = p.scale() * in[0][(t * r2 + i) * cols + j];
+                    for (int i = 0; i < r2; i++) col[i] = p.scale() * x[(t * r2 + i) * cols + j];
                     softmaxRow(col);
                     for (int i = 0; i < r2; i++) o[(t * r2 + i) * cols + j] = col[i];
                 }
             return;
         }
         for (int r = 0; r < rows; r++) {
-            for (int j = 0; j < cols; j++) row[j] = p.scale() * in[0][r * cols + j];
+            for (int j = 0; j < cols; j++) row[j] = p.scale() * x[r * cols + j];
             if (p.mask().any())
-                mask(n, p.mask(), in, 1, row, r / (s.dim(1) * s.dim(2)), (r / s.dim(2)) % s.dim(1), r % s.dim(2));
+                mask(
+                        n,
+                        p.mask(),
+                        in,
+                        p.firstMask(),
+                        row,
+                        r / (s.dim(1) * s.dim(2)),
+                        (r / s.dim(2)) % s.dim(1),
+                        r % s.dim(2));
             softmaxRow(row);
             System.arraycopy(row, 0, o, r * cols, cols);
         }
+    }
+
+    /** {@code q k^T} for SOFTMAX's product form. */
+    private static float[] product(Node n, float[] q, float[] k) {
+        Shape sq = n.input(0).shape();
+        int l = sq.dim(-2), d = sq.dim(-1), s = n.shape().dim(-1), batch = sq.leading(2);
+        float[] out = new float[batch * l * s];
+        for (int t = 0; t < batch; t++)
+            for (int i = 0; i < l; i++)
+                for (int j = 0; j < s; j++) {
+                    float acc = 0f;
+                    for (int x = 0; x < d; x++) acc += q[(t * l + i) * d + x] * k[(t * s + j) * d + x];
+                    out[(t * l + i) * s + j] = acc;
+                }
+        return out;
     }
 
     private void mask(Node n, MaskSpec spec, float[][] in, int first, float[] row, int b, int h, int i) {

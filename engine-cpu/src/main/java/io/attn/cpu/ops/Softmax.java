@@ -18,8 +18,17 @@ public final class Softmax {
 
     private Softmax() {}
 
+    /** Query rows per block of the product form: their scores (rows x S) stay in L2 between product and softmax. */
+    static final int PRODUCT_ROWS = 128;
+
+    private static final Parallel SERIAL = new Parallel(1);
+
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
         OpParams.Softmax p = node.params(OpParams.Softmax.class);
+        if (p.product()) {
+            runProduct(par, node, p, out, in);
+            return;
+        }
         Shape sh = node.shape();
         int n = sh.dim(-1), rows = sh.leading(1);
         float[] x = in[0];
@@ -42,6 +51,37 @@ public final class Softmax {
                 System.arraycopy(x, o, out, o, n);
                 masks.apply(out, o, n, b, h, i, 0, scale);
                 normalise(out, o, n);
+            }
+        });
+    }
+
+    /**
+     * The product form (the attention weights): for each (batch entry, block of {@link #PRODUCT_ROWS} query rows), the
+     * block's scores {@code q k^T} are computed straight into {@code out} on one thread ({@link Gemm}: each element is
+     * the same FMA sequence as the MATMUL op gives it, whatever the block) and normalised right away, while they are
+     * still in cache; a separate MATMUL and SOFTMAX would write the whole score tensor to memory, read it back and
+     * write it again. Blocks are fixed by the shape, not the thread count.
+     */
+    private static void runProduct(Parallel par, Node node, OpParams.Softmax p, float[] out, float[][] in) {
+        Shape sq = node.input(0).shape(), sh = node.shape();
+        int l = sq.dim(-2), d = sq.dim(-1), n = sh.dim(-1), batch = sq.leading(2);
+        if ((long) batch * l * n == 0) return;
+        float[] q = in[0], k = in[1];
+        float scale = p.scale();
+        Masks masks = p.mask().any() ? new Masks(p.mask(), node, in, p.firstMask(), l, n) : null;
+        int hh = sh.rank() == 4 ? sh.dim(1) : 1;
+        int blocks = (l + PRODUCT_ROWS - 1) / PRODUCT_ROWS;
+        par.forEach(batch * blocks, t -> {
+            int e = t / blocks, i0 = (t % blocks) * PRODUCT_ROWS, rows = Math.min(PRODUCT_ROWS, l - i0);
+            int o0 = (e * l + i0) * n;
+            Gemm.gemm(SERIAL, 1, rows, n, d, 1f, q, (e * l + i0) * d, 0, false, k, e * n * d, 0, true, out, o0, 0);
+            for (int r = 0; r < rows; r++) {
+                int o = o0 + r * n;
+                if (masks == null) normalise(out, o, n, scaleRow(out, out, o, n, scale));
+                else {
+                    masks.apply(out, o, n, e / hh, e % hh, i0 + r, 0, scale);
+                    normalise(out, o, n);
+                }
             }
         });
     }
