@@ -62,6 +62,10 @@ class AttentionTest {
             check(1, 2, 70, 130, d, d, MaskSpec.NONE, null, null); // several query blocks and key tiles, partial ones
         }
         check(2, 2, 33, 17, 16, 5, MaskSpec.NONE, null, null); // Dv != D
+        // one row past the last group of 6 takes the general path (a decoding step: L = 1); two or more run padded
+        check(2, 2, 1, 130, 64, 64, MaskSpec.NONE, null, null);
+        check(1, 2, 13, 130, 64, 64, MaskSpec.NONE, null, null);
+        check(1, 2, 14, 130, 64, 64, MaskSpec.NONE, null, null);
         check(3, 3, 150, 40, 8, 8, MaskSpec.NONE, null, null); // enough tasks for one block per (batch, head)
         check(1, 1, 300, 40, 8, 8, MaskSpec.NONE, null, null); // 24-query blocks
     }
