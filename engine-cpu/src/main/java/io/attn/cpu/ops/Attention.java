@@ -24,8 +24,8 @@ import jdk.incubator.vector.VectorSpecies;
  * exceeds its row's running max by more than {@link #LAZY}; if none does (nearly always after the first tile), the max
  * is kept as it is (softmax does not depend on the offset), so there is no horizontal max, no rescale and one vector
  * exponential per 16 scores, summed into per-row vector sums reduced once per block, and a 6 x 4-vector {@code P.V}
- * kernel. Masked tiles, causal diagonal
- * tiles and ragged edges take the general path ({@link Masks}, exact running max). Causal attention stops at the
+ * kernel. Masked tiles, causal diagonal tiles and ragged edges take the general path ({@link Masks}, exact running
+ * max). Causal attention stops at the
  * block's last query and skips rows above each tile. A row whose keys are all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
  *
@@ -37,7 +37,8 @@ public final class Attention {
     private static final int VL = SP.length();
     /**
      * Query rows per group: the fast path's score and {@code P.V} kernels hold a 6 x 4-vector tile of accumulators
-     * (24 of the 32 AVX-512 registers; measured on Zen 5: 5% faster scores and 10% faster {@code P.V} than 4 rows).
+     * (24 of the 32 AVX-512 registers; measured on Zen 5 on cached data: scores 5% and {@code P.V} 10% faster than with
+     * 4 rows, about 2% for the whole op). With AVX2's 16 registers the tile spills (so did the 4-row one).
      */
     static final int GR = 6;
 
@@ -77,7 +78,8 @@ public final class Attention {
     private static final float LOG2E = 1.44269504088896341f;
 
     private static final class Scratch {
-        /** The last group of a length that is not a multiple of GR, padded with zero rows: GR rows of d. */
+        // the transposed key tile; the block's output accumulators; the last group of a length that is not a
+        // multiple of GR, padded with zero query rows (GR rows of d)
         float[] kt = new float[0], acc = new float[0], qpad = new float[0];
         /** One group's scores, then probabilities: GR rows of BCP. */
         final float[] s = new float[GR * BCP];
