@@ -35,24 +35,29 @@ public final class Softmax {
         float scale = p.scale();
         if (!p.mask().any()) {
             par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, n)), (from, to) -> {
-                for (int r = from; r < to; r++) {
-                    int o = r * n;
-                    normalise(out, o, n, scaleRow(out, x, o, n, scale));
-                }
+                for (int r = from; r < to; r++) row(out, x, r * n, n, scale, null, 0, 0, 0);
             });
             return;
         }
         int hh = sh.dim(1), l = sh.dim(2);
-        Masks masks = new Masks(p.mask(), node, in, 1, l, n);
+        Masks masks = new Masks(p.mask(), node, in, p.firstMask(), l, n);
         par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, n)), (from, to) -> {
-            for (int r = from; r < to; r++) {
-                int o = r * n;
-                int i = r % l, h = (r / l) % hh, b = r / (l * hh);
-                System.arraycopy(x, o, out, o, n);
-                masks.apply(out, o, n, b, h, i, 0, scale);
-                normalise(out, o, n);
-            }
+            for (int r = from; r < to; r++) row(out, x, r * n, n, scale, masks, r / (l * hh), (r / l) % hh, r % l);
         });
+    }
+
+    /**
+     * One row: {@code out[o..o+n) = softmax(scale * x[o..o+n) + masks)} for query {@code i} of head {@code (b, h)};
+     * {@code masks} null for none. {@code x} may be {@code out} (in place).
+     */
+    private static void row(float[] out, float[] x, int o, int n, float scale, Masks masks, int b, int h, int i) {
+        if (masks == null) {
+            normalise(out, o, n, scaleRow(out, x, o, n, scale));
+            return;
+        }
+        if (x != out) System.arraycopy(x, o, out, o, n);
+        masks.apply(out, o, n, b, h, i, 0, scale);
+        normalise(out, o, n);
     }
 
     /**
@@ -75,14 +80,7 @@ public final class Softmax {
             int e = t / blocks, i0 = (t % blocks) * PRODUCT_ROWS, rows = Math.min(PRODUCT_ROWS, l - i0);
             int o0 = (e * l + i0) * n;
             Gemm.gemm(SERIAL, 1, rows, n, d, 1f, q, (e * l + i0) * d, 0, false, k, e * n * d, 0, true, out, o0, 0);
-            for (int r = 0; r < rows; r++) {
-                int o = o0 + r * n;
-                if (masks == null) normalise(out, o, n, scaleRow(out, out, o, n, scale));
-                else {
-                    masks.apply(out, o, n, e / hh, e % hh, i0 + r, 0, scale);
-                    normalise(out, o, n);
-                }
-            }
+            for (int r = 0; r < rows; r++) row(out, out, o0 + r * n, n, scale, masks, e / hh, e % hh, i0 + r);
         });
     }
 
