@@ -127,6 +127,20 @@ class AttentionTest {
     }
 
     @Test
+    void laterTileOfMinusInfinityScoresGetsZeroWeight() {
+        // 120 query rows: the block reads its keys in one pass first, and its unmasked tiles may then take the
+        // exponential that has no -inf case (VExp.exp2Finite) when the pass's max |k| bounds every score. Here keys
+        // 64..127 make scores of -inf (1e20 * -1e20 overflows) in a tile where every row already has a finite max
+        // from tile 0: that bound is infinite, so the tile must take the exact exponential (2^-inf = 0, not NaN)
+        Tensor q = Support.tensor(r, 1, 1, 120, 64),
+                k = Support.tensor(r, 1, 1, 128, 64),
+                v = Support.tensor(r, 1, 1, 128, 64);
+        for (int i = 0; i < 120; i++) q.data()[i * 64] = 1e20f;
+        for (int j = 64; j < 128; j++) k.data()[j * 64] = -1e20f;
+        checkUnmasked(q, k, v, "later tile all -inf");
+    }
+
+    @Test
     void causalResultsDoNotDependOnTheThreadCount() {
         // L = S = 256 on one (batch, head): 48-query blocks on 1 thread, 24 on 2, so the diagonal tiles are cut
         // differently. A NaN value row under the causal mask must reach the same rows either way, and none of the
