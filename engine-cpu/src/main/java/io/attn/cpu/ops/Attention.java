@@ -40,7 +40,8 @@ public final class Attention {
     /**
      * Query rows per group: the fast path's score and {@code P.V} kernels hold a 6 x 4-vector tile of accumulators
      * (24 of the 32 AVX-512 registers; measured on Zen 5 on cached data: scores 5% and {@code P.V} 10% faster than with
-     * 4 rows, about 2% for the whole op). With AVX2's 16 registers the tile spills (so did the 4-row one).
+     * 4 rows, about 2% for the whole op). With AVX2's 16 registers ({@link Registers#FEW}) that tile spills, and the
+     * kernels run the group as three 2 x 4-vector tiles instead (8 accumulators, 14 registers with the loads).
      */
     static final int GR = 6;
 
@@ -322,6 +323,11 @@ public final class Attention {
      * NaN passes and flows into the output.
      */
     private static boolean fastScores(float[] q, int qo, int d, float[] kt, int c0, float[] st, int r, float[] m) {
+        if (Registers.FEW) {
+            boolean lazy = true;
+            for (int i = 0; i < GR; i += 2) lazy &= fastScores2(q, qo + i * d, d, kt, c0, st, i * BCP, m, r + i);
+            return lazy;
+        }
         FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
         FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
         FloatVector a20 = a00, a21 = a00, a22 = a00, a23 = a00;
@@ -743,6 +749,10 @@ public final class Attention {
      * {@code acc[a0 + i*dv ..] = corr[r+i] acc[..] + sum}, so the accumulator is read only once the sums are done.
      */
     private static void accumulate6x4(float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0) {
+        if (Registers.FEW) {
+            for (int i = 0; i < GR; i += 2) accumulate2x4(p, i * BCP, corr, r + i, v, vo, dv, acc, a0 + i * dv);
+            return;
+        }
         FloatVector x00 = FloatVector.zero(SP), x01 = x00, x02 = x00, x03 = x00;
         FloatVector x10 = x00, x11 = x00, x12 = x00, x13 = x00;
         FloatVector x20 = x00, x21 = x00, x22 = x00, x23 = x00;
@@ -821,6 +831,92 @@ public final class Attention {
         FloatVector.fromArray(SP, acc, o5 + VL).fma(c5, x51).intoArray(acc, o5 + VL);
         FloatVector.fromArray(SP, acc, o5 + 2 * VL).fma(c5, x52).intoArray(acc, o5 + 2 * VL);
         FloatVector.fromArray(SP, acc, o5 + 3 * VL).fma(c5, x53).intoArray(acc, o5 + 3 * VL);
+    }
+
+    /**
+     * {@link #fastScores} for two rows ({@code q[qo..]}, {@code q[qo + d..]}; running maxima {@code m[mr]},
+     * {@code m[mr + 1]}; scores to {@code st[so + c0..]} and {@code st[so + BCP + c0..]}): the tile for 16 vector
+     * registers.
+     */
+    private static boolean fastScores2(
+            float[] q, int qo, int d, float[] kt, int c0, float[] st, int so, float[] m, int mr) {
+        FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
+        FloatVector a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        for (int dd = 0; dd < d; dd++) {
+            int ko = dd * BCP + c0;
+            FloatVector k0 = FloatVector.fromArray(SP, kt, ko);
+            FloatVector k1 = FloatVector.fromArray(SP, kt, ko + VL);
+            FloatVector k2 = FloatVector.fromArray(SP, kt, ko + 2 * VL);
+            FloatVector k3 = FloatVector.fromArray(SP, kt, ko + 3 * VL);
+            FloatVector x = FloatVector.broadcast(SP, q[qo + dd]);
+            a00 = x.fma(k0, a00);
+            a01 = x.fma(k1, a01);
+            a02 = x.fma(k2, a02);
+            a03 = x.fma(k3, a03);
+            x = FloatVector.broadcast(SP, q[qo + d + dd]);
+            a10 = x.fma(k0, a10);
+            a11 = x.fma(k1, a11);
+            a12 = x.fma(k2, a12);
+            a13 = x.fma(k3, a13);
+        }
+        FloatVector t0 = FloatVector.broadcast(SP, m[mr] + LAZY);
+        FloatVector t1 = FloatVector.broadcast(SP, m[mr + 1] + LAZY);
+        long over = a00.compare(VectorOperators.GT, t0)
+                .or(a01.compare(VectorOperators.GT, t0))
+                .or(a02.compare(VectorOperators.GT, t0))
+                .or(a03.compare(VectorOperators.GT, t0))
+                .or(a10.compare(VectorOperators.GT, t1))
+                .or(a11.compare(VectorOperators.GT, t1))
+                .or(a12.compare(VectorOperators.GT, t1))
+                .or(a13.compare(VectorOperators.GT, t1))
+                .toLong();
+        int o = so + c0;
+        a00.intoArray(st, o);
+        a01.intoArray(st, o + VL);
+        a02.intoArray(st, o + 2 * VL);
+        a03.intoArray(st, o + 3 * VL);
+        a10.intoArray(st, o + BCP);
+        a11.intoArray(st, o + BCP + VL);
+        a12.intoArray(st, o + BCP + 2 * VL);
+        a13.intoArray(st, o + BCP + 3 * VL);
+        return over == 0;
+    }
+
+    /**
+     * {@link #accumulate6x4} for two rows (probabilities at {@code p[po..]} and {@code p[po + BCP..]}): the tile for
+     * 16 vector registers.
+     */
+    private static void accumulate2x4(
+            float[] p, int po, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0) {
+        FloatVector x00 = FloatVector.zero(SP), x01 = x00, x02 = x00, x03 = x00;
+        FloatVector x10 = x00, x11 = x00, x12 = x00, x13 = x00;
+        for (int c = 0, vc = vo; c < BC; c++, vc += dv) {
+            FloatVector v0 = FloatVector.fromArray(SP, v, vc);
+            FloatVector v1 = FloatVector.fromArray(SP, v, vc + VL);
+            FloatVector v2 = FloatVector.fromArray(SP, v, vc + 2 * VL);
+            FloatVector v3 = FloatVector.fromArray(SP, v, vc + 3 * VL);
+            FloatVector w = FloatVector.broadcast(SP, p[po + c]);
+            x00 = w.fma(v0, x00);
+            x01 = w.fma(v1, x01);
+            x02 = w.fma(v2, x02);
+            x03 = w.fma(v3, x03);
+            w = FloatVector.broadcast(SP, p[po + BCP + c]);
+            x10 = w.fma(v0, x10);
+            x11 = w.fma(v1, x11);
+            x12 = w.fma(v2, x12);
+            x13 = w.fma(v3, x13);
+        }
+        FloatVector c0 = FloatVector.broadcast(SP, corr[r]);
+        FloatVector.fromArray(SP, acc, a0).fma(c0, x00).intoArray(acc, a0);
+        FloatVector.fromArray(SP, acc, a0 + VL).fma(c0, x01).intoArray(acc, a0 + VL);
+        FloatVector.fromArray(SP, acc, a0 + 2 * VL).fma(c0, x02).intoArray(acc, a0 + 2 * VL);
+        FloatVector.fromArray(SP, acc, a0 + 3 * VL).fma(c0, x03).intoArray(acc, a0 + 3 * VL);
+        FloatVector c1 = FloatVector.broadcast(SP, corr[r + 1]);
+        int a1 = a0 + dv;
+        FloatVector.fromArray(SP, acc, a1).fma(c1, x10).intoArray(acc, a1);
+        FloatVector.fromArray(SP, acc, a1 + VL).fma(c1, x11).intoArray(acc, a1 + VL);
+        FloatVector.fromArray(SP, acc, a1 + 2 * VL).fma(c1, x12).intoArray(acc, a1 + 2 * VL);
+        FloatVector.fromArray(SP, acc, a1 + 3 * VL).fma(c1, x13).intoArray(acc, a1 + 3 * VL);
     }
 
     /** {@code 2^x} in float (0 for {@code -inf}). */

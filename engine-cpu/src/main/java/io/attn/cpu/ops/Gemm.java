@@ -12,7 +12,8 @@ import jdk.incubator.vector.VectorSpecies;
  * (per batch entry); a task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels once
  * per step (zero-padded) and, for each of its row blocks, reads A's rows in place or, when A is transposed or alpha is
  * not 1, packs them first (rows of the K step, alpha folded in, zero rows up to a multiple of {@link #MR}); then an
- * {@code MR x NR} register-blocked micro-kernel ({@code NR = 2} vectors, 12 FMA accumulators) runs over the tiles.
+ * {@code MR x NR} register-blocked micro-kernel ({@code NR = 2} vectors; 6 rows and 12 FMA accumulators, or 4 rows and 8
+ * where there are only 16 vector registers, see {@link Registers}) runs over the tiles.
  * Edge tiles run the same kernel on zero padding into a scratch tile. The first K step stores a tile, later ones add to
  * it. Packing buffers are per thread and reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link
  * Gemv}).
@@ -25,8 +26,12 @@ import jdk.incubator.vector.VectorSpecies;
 public final class Gemm {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     private static final int VL = SP.length();
-    /** Micro-tile rows. */
-    static final int MR = 6;
+    /**
+     * Micro-tile rows: 6 (12 accumulators, 2 vectors of B and 6 broadcasts of A: 20 registers), 4 with AVX2's 16
+     * (measured on Zen 5 with {@code -XX:UseAVX=2}, 1024^3, 1 thread: 53 GFLOP/s with 6 rows, whose accumulators
+     * spilled, 103 with 4).
+     */
+    static final int MR = Registers.FEW ? 4 : 6;
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
 
@@ -453,6 +458,10 @@ public final class Gemm {
      */
     private static void kernel(
             int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+        if (MR == 4) {
+            kernel4(kc, a, ar, lda, pb, pbi, c, ci, ldc, first);
+            return;
+        }
         FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
         FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
         int a0 = ar, a1 = ar + lda, a2 = ar + 2 * lda, a3 = ar + 3 * lda, a4 = ar + 4 * lda, a5 = ar + 5 * lda;
@@ -506,6 +515,50 @@ public final class Gemm {
             c41.add(FloatVector.fromArray(SP, c, ci + 4 * ldc + VL)).intoArray(c, ci + 4 * ldc + VL);
             c50.add(FloatVector.fromArray(SP, c, ci + 5 * ldc)).intoArray(c, ci + 5 * ldc);
             c51.add(FloatVector.fromArray(SP, c, ci + 5 * ldc + VL)).intoArray(c, ci + 5 * ldc + VL);
+        }
+    }
+
+    /** {@link #kernel} with 4 rows (8 accumulators): the tile for 16 vector registers ({@link Registers#FEW}). */
+    private static void kernel4(
+            int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+        FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00;
+        FloatVector c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        int a0 = ar, a1 = ar + lda, a2 = ar + 2 * lda, a3 = ar + 3 * lda;
+        for (int kk = 0; kk < kc; kk++) {
+            FloatVector b0 = FloatVector.fromArray(SP, pb, pbi);
+            FloatVector b1 = FloatVector.fromArray(SP, pb, pbi + VL);
+            FloatVector x = FloatVector.broadcast(SP, a[a0 + kk]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SP, a[a1 + kk]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SP, a[a2 + kk]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SP, a[a3 + kk]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            pbi += NR;
+        }
+        if (first) {
+            c00.intoArray(c, ci);
+            c01.intoArray(c, ci + VL);
+            c10.intoArray(c, ci + ldc);
+            c11.intoArray(c, ci + ldc + VL);
+            c20.intoArray(c, ci + 2 * ldc);
+            c21.intoArray(c, ci + 2 * ldc + VL);
+            c30.intoArray(c, ci + 3 * ldc);
+            c31.intoArray(c, ci + 3 * ldc + VL);
+        } else {
+            c00.add(FloatVector.fromArray(SP, c, ci)).intoArray(c, ci);
+            c01.add(FloatVector.fromArray(SP, c, ci + VL)).intoArray(c, ci + VL);
+            c10.add(FloatVector.fromArray(SP, c, ci + ldc)).intoArray(c, ci + ldc);
+            c11.add(FloatVector.fromArray(SP, c, ci + ldc + VL)).intoArray(c, ci + ldc + VL);
+            c20.add(FloatVector.fromArray(SP, c, ci + 2 * ldc)).intoArray(c, ci + 2 * ldc);
+            c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
+            c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
+            c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
         }
     }
 }
