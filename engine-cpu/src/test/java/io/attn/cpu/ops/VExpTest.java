@@ -3,34 +3,57 @@ package io.attn.cpu.ops;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.function.DoubleUnaryOperator;
+import java.util.function.UnaryOperator;
 import jdk.incubator.vector.FloatVector;
 import org.junit.jupiter.api.Test;
 
-/** The inline softmax exp against {@link StrictMath#exp} in double. */
+/** The inline softmax exponentials against {@link StrictMath#exp} and {@link StrictMath#pow} in double. */
 class VExpTest {
-    @Test
-    void withinTwoUlpOnTheWholeNonPositiveRange() {
-        int vl = FloatVector.SPECIES_PREFERRED.length();
-        float[] x = new float[vl], y = new float[vl];
+    private static final int VL = FloatVector.SPECIES_PREFERRED.length();
+
+    /**
+     * The largest error in ulp of {@code f} against {@code want} over {@code n + 1} evenly spaced arguments in {@code
+     * [from, to]}, skipping results under {@code minResult} (denormals, where a flush to 0 is intended).
+     */
+    private static double worstUlp(
+            UnaryOperator<FloatVector> f, DoubleUnaryOperator want, double from, double to, int n, double minResult) {
+        float[] x = new float[VL], y = new float[VL];
         double worst = 0;
-        // dense sweep of [-87.3, 0] plus the exact edges
-        for (int i = 0; i <= 2_000_000; i += vl) {
-            for (int l = 0; l < vl; l++) x[l] = (float) (-87.3 * (i + l) / 2_000_000);
-            VExp.expNonPositive(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                    .intoArray(y, 0);
-            for (int l = 0; l < vl; l++) {
-                double want = StrictMath.exp(x[l]);
-                worst = Math.max(worst, Math.abs(y[l] - want) / Math.ulp((float) want));
+        for (int i = 0; i <= n; i += VL) {
+            for (int l = 0; l < VL; l++) x[l] = (float) (from + (to - from) * (i + l) / n);
+            f.apply(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+            for (int l = 0; l < VL; l++) {
+                double w = want.applyAsDouble(x[l]);
+                if (w >= minResult) worst = Math.max(worst, Math.abs(y[l] - w) / Math.ulp((float) w));
             }
         }
+        return worst;
+    }
+
+    /** {@code f} of the given arguments (at most one vector's worth). */
+    private static float[] apply(UnaryOperator<FloatVector> f, float... args) {
+        float[] x = new float[VL], y = new float[VL];
+        System.arraycopy(args, 0, x, 0, args.length);
+        f.apply(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        return java.util.Arrays.copyOf(y, args.length);
+    }
+
+    /** NaNs with payloads: the payload must not leak into the exponent and make a number. */
+    private static void nanPayloadsStayNaN(UnaryOperator<FloatVector> f) {
+        int[] bits = {0x7fc00001, 0xffc000ff, 0x7f800001, 0x7fffffff, 0xffffffff};
+        for (int b : bits) {
+            float y = apply(f, Float.intBitsToFloat(b))[0];
+            assertTrue(Float.isNaN(y), "NaN payload " + Integer.toHexString(b));
+        }
+    }
+
+    @Test
+    void withinTwoUlpOnTheWholeNonPositiveRange() {
+        double worst = worstUlp(VExp::expNonPositive, StrictMath::exp, -87.3, 0, 2_000_000, 0);
         // 2 ulp is ~2.4e-7 relative: far inside the softmax's 1e-5 budget
         assertTrue(worst <= 2, "worst error " + worst + " ulp");
-        x[0] = Float.NEGATIVE_INFINITY;
-        x[1] = -100f;
-        x[2] = 0f;
-        x[3] = Float.NaN;
-        VExp.expNonPositive(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                .intoArray(y, 0);
+        float[] y = apply(VExp::expNonPositive, Float.NEGATIVE_INFINITY, -100f, 0f, Float.NaN);
         assertEquals(0f, y[0]);
         assertEquals(0f, y[1]);
         assertEquals(1f, y[2]);
@@ -39,43 +62,17 @@ class VExpTest {
 
     @Test
     void exp2WithinTwoUlpFromMinus125To64() {
-        int vl = FloatVector.SPECIES_PREFERRED.length();
-        float[] x = new float[vl], y = new float[vl];
-        double worst = 0;
         // dense sweep of [-125, 64]: the attention fast path's arguments are s - m <= 16 (base-2 units)
-        for (int i = 0; i <= 4_000_000; i += vl) {
-            for (int l = 0; l < vl; l++) x[l] = (float) (-125 + 189.0 * (i + l) / 4_000_000);
-            VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                    .intoArray(y, 0);
-            for (int l = 0; l < vl; l++) {
-                double want = StrictMath.pow(2, x[l]);
-                worst = Math.max(worst, Math.abs(y[l] - want) / Math.ulp((float) want));
-            }
-        }
+        double worst = worstUlp(VExp::exp2, x -> StrictMath.pow(2, x), -125, 64, 4_000_000, 0);
         // the fitted degree-6 polynomial is good to 1e-7 relative; float Horner rounding adds about 1 ulp
         assertTrue(worst <= 2, "worst error " + worst + " ulp");
-        x[0] = Float.NEGATIVE_INFINITY;
-        x[1] = -126f;
-        x[2] = 0f;
-        x[3] = Float.NaN;
-        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        float[] y = apply(VExp::exp2, Float.NEGATIVE_INFINITY, -126f, 0f, Float.NaN);
         assertEquals(0f, y[0]);
         assertEquals(0f, y[1]); // below -125 flushes to 0 (2^-126 is where normal floats end)
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
-        // NaNs with payloads (the payload must not leak into the exponent and make a number)
-        x[0] = Float.intBitsToFloat(0x7fc00001);
-        x[1] = Float.intBitsToFloat(0xffc000ff);
-        x[2] = Float.intBitsToFloat(0x7f800001);
-        x[3] = Float.intBitsToFloat(0x7fffffff);
-        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
-        for (int l = 0; l < 4; l++)
-            assertTrue(Float.isNaN(y[l]), "NaN payload " + Integer.toHexString(Float.floatToRawIntBits(x[l])));
-        x[0] = 16f;
-        x[1] = -1f;
-        x[2] = 10.5f;
-        x[3] = -124.75f;
-        VExp.exp2(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0)).intoArray(y, 0);
+        nanPayloadsStayNaN(VExp::exp2);
+        y = apply(VExp::exp2, 16f, -1f, 10.5f, -124.75f);
         assertEquals(65536f, y[0]);
         assertEquals(0.5f, y[1]);
         assertEquals((float) StrictMath.pow(2, 10.5), y[2], Math.ulp(y[2]));
@@ -84,51 +81,26 @@ class VExpTest {
 
     @Test
     void exp2FiniteWithinThreeUlpFromMinus126To64() {
-        int vl = FloatVector.SPECIES_PREFERRED.length();
-        float[] x = new float[vl], y = new float[vl];
-        double worst = 0;
-        // dense sweep of [-126, 64] (normal results); the fast path's arguments are s - m <= 16
-        for (int i = 0; i <= 4_000_000; i += vl) {
-            for (int l = 0; l < vl; l++) x[l] = (float) (-126 + 190.0 * (i + l) / 4_000_000);
-            VExp.exp2Finite(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                    .intoArray(y, 0);
-            for (int l = 0; l < vl; l++) {
-                double want = StrictMath.pow(2, x[l]);
-                if (want < 0x1p-126) continue; // a denormal result: 2^f times 2^-126 rounds to fewer bits
-                worst = Math.max(worst, Math.abs(y[l] - want) / Math.ulp((float) want));
-            }
-        }
+        // dense sweep of [-126, 64] (normal results; a denormal result, 2^f times 2^-126 rounded to fewer bits, is
+        // skipped: they flush to 0); the fast path's arguments are s - m <= 16
+        double worst = worstUlp(VExp::exp2Finite, x -> StrictMath.pow(2, x), -126, 64, 4_000_000, 0x1p-126);
         // the degree-5 fit is good to 9.1e-8 relative (0.8-1.5 ulp, depending on where in its binade the result
         // falls); Horner's float rounding adds about 1 ulp: measured 2.02. 3 ulp (3.6e-7 relative at worst) is far
         // inside the attention's error budget, and a wrong coefficient or a lost ulp of range reduction exceeds it
         assertTrue(worst <= 3, "worst error " + worst + " ulp");
         assertTrue(worst > 0.5, "the degree-5 polynomial is not exact: " + worst + " ulp");
-        // flush below 2^-126, any finite argument however negative; NaN stays NaN, payloads included
-        float[] xs = {-127.5f, -1000f, -1e30f, -Float.MAX_VALUE, -0x1p22f, -0x1p23f - 3f, Float.NaN, 0f};
-        for (int i = 0; i < xs.length; i++) x[i % vl] = xs[i];
-        for (int from = 0; from < xs.length; from += vl) {
-            for (int l = 0; l < vl; l++) x[l] = xs[(from + l) % xs.length];
-            VExp.exp2Finite(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                    .intoArray(y, 0);
-            for (int l = 0; l < vl && from + l < xs.length; l++) {
-                float want = Float.isNaN(x[l]) ? Float.NaN : x[l] == 0f ? 1f : 0f;
-                assertEquals(want, y[l], "2^" + x[l]);
+        // flush below 2^-126 for any finite argument however negative; NaN stays NaN
+        float[] args = {-127.5f, -1000f, -1e30f, -Float.MAX_VALUE, -0x1p22f, -0x1p23f - 3f, Float.NaN, 0f};
+        for (int from = 0; from < args.length; from += VL) {
+            float[] part = java.util.Arrays.copyOfRange(args, from, Math.min(args.length, from + VL));
+            float[] y = apply(VExp::exp2Finite, part);
+            for (int l = 0; l < part.length; l++) {
+                float want = Float.isNaN(part[l]) ? Float.NaN : part[l] == 0f ? 1f : 0f;
+                assertEquals(want, y[l], "2^" + part[l]);
             }
         }
-        x[0] = Float.intBitsToFloat(0x7fc00001);
-        x[1] = Float.intBitsToFloat(0xffc000ff);
-        x[2] = Float.intBitsToFloat(0x7f800001);
-        x[3] = Float.intBitsToFloat(0xffffffff);
-        VExp.exp2Finite(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                .intoArray(y, 0);
-        for (int l = 0; l < 4; l++)
-            assertTrue(Float.isNaN(y[l]), "NaN payload " + Integer.toHexString(Float.floatToRawIntBits(x[l])));
-        x[0] = 16f;
-        x[1] = -1f;
-        x[2] = 64f;
-        x[3] = -126f;
-        VExp.exp2Finite(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, x, 0))
-                .intoArray(y, 0);
+        nanPayloadsStayNaN(VExp::exp2Finite);
+        float[] y = apply(VExp::exp2Finite, 16f, -1f, 64f, -126f);
         assertEquals(65536f, y[0]);
         assertEquals(0.5f, y[1]);
         assertEquals(0x1p64f, y[2]);
