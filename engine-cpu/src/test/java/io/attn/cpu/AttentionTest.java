@@ -128,10 +128,9 @@ class AttentionTest {
 
     @Test
     void laterTileOfMinusInfinityScoresGetsZeroWeight() {
-        // 120 query rows: the block reads its keys in one pass first, and its unmasked tiles may then take the
-        // exponential that has no -inf case (VExp.exp2Finite) when the pass's max |k| bounds every score. Here keys
-        // 64..127 make scores of -inf (1e20 * -1e20 overflows) in a tile where every row already has a finite max
-        // from tile 0: that bound is infinite, so the tile must take the exact exponential (2^-inf = 0, not NaN)
+        // keys 64..127 make scores of -inf (1e20 * -1e20 overflows) in a tile where every row already has a finite
+        // running max from tile 0, so the tile takes the lazy fast path: those keys must get weight 0 (2^-inf = 0,
+        // not NaN; a mask-free exponential tried in session 4 has no -inf case and had to be kept away from them)
         Tensor q = Support.tensor(r, 1, 1, 120, 64),
                 k = Support.tensor(r, 1, 1, 128, 64),
                 v = Support.tensor(r, 1, 1, 128, 64);
@@ -154,6 +153,18 @@ class AttentionTest {
         org.junit.jupiter.api.Assertions.assertArrayEquals(one, two);
         for (int i = 0; i < 42 * 64; i++) assertTrue(Float.isFinite(one[i]), "row " + i / 64 + " sees no NaN key");
         assertTrue(Float.isNaN(one[42 * 64]), "row 42 sees its NaN key");
+    }
+
+    @Test
+    void largeBlocksDoNotDependOnTheThreadCount() {
+        // L = S = 512 on one (batch, head): 96-query blocks on 1 thread, which make the sequential key pass, and 48 on
+        // 2, which do not. Nothing a row computes may depend on that (a per-block choice of exponential did once)
+        Tensor q = Support.tensor(r, 1, 1, 512, 64),
+                k = Support.tensor(r, 1, 1, 512, 64),
+                v = Support.tensor(r, 1, 1, 512, 64);
+        for (MaskSpec spec : new MaskSpec[] {MaskSpec.NONE, MaskSpec.CAUSAL})
+            org.junit.jupiter.api.Assertions.assertArrayEquals(
+                    attention(1, q, k, v, 0.125f, spec), attention(2, q, k, v, 0.125f, spec), spec.toString());
     }
 
     @Test

@@ -74,33 +74,4 @@ final class VExp {
                 .add(127 << 23);
         return p.mul(e.reinterpretAsFloats()).blend(0f, under);
     }
-
-    private static final int ROUND_BITS_127 = ROUND_BITS - 127;
-    // degree 5, fitted for relative error on [-1/2, 1/2] (9.1e-8; with float rounding about 2 ulp)
-    private static final float F1 = 0.693147f, F2 = 0.24022242f, F3 = 0.05550734f;
-    private static final float F4 = 0.00967151f, F5 = 0.00132647f;
-
-    /**
-     * {@code 2^x} for finite {@code x <= 64} or NaN, <b>not {@code -inf}</b> (that gives NaN): the attention's fast path,
-     * whose callers have checked that no score can be infinite. A degree-5 polynomial for {@code 2^f} (about 2 ulp) and
-     * no mask registers: results below {@code 2^-126} flush to 0 through an integer max on the exponent instead of the
-     * compare-and-blend clamps of {@link #exp2} (measured on Zen 5: 1.5 vs 2.4 ns per 16 values, of which the degree
-     * accounts for a fifth). NaN stays NaN: the polynomial of a NaN is NaN whatever the exponent bits become.
-     */
-    static FloatVector exp2Finite(FloatVector x) {
-        FloatVector t = x.add(ROUND); // n + 1.5 * 2^23 (for |x| < 2^22; beyond, the exponent below clamps to 0)
-        FloatVector f = x.sub(t.sub(ROUND));
-        FloatVector p = f.fma(F5, F4);
-        p = p.fma(f, FloatVector.broadcast(SP, F3));
-        p = p.fma(f, FloatVector.broadcast(SP, F2));
-        p = p.fma(f, FloatVector.broadcast(SP, F1));
-        p = p.fma(f, FloatVector.broadcast(SP, 1f));
-        // n + 127 = bits(t) - bits(ROUND) + 127, clamped at 0 (2^n = 0 below -126; a very negative or negative t has
-        // bits far below bits(ROUND)), shifted into the exponent field
-        IntVector e = ((IntVector) t.reinterpretAsInts())
-                .sub(ROUND_BITS_127)
-                .lanewise(VectorOperators.MAX, 0)
-                .lanewise(VectorOperators.LSHL, 23);
-        return p.mul(e.reinterpretAsFloats());
-    }
 }
