@@ -28,8 +28,8 @@ public final class Gemm {
     private static final int VL = SP.length();
     /**
      * Micro-tile rows: 6 (12 accumulators, 2 vectors of B and 6 broadcasts of A: 20 registers), 4 with AVX2's 16
-     * (measured on Zen 5 with {@code -XX:UseAVX=2}, 1024^3, 1 thread: 53 GFLOP/s with 6 rows, whose accumulators
-     * spilled, 103 with 4).
+     * (measured on Zen 5 with {@code -XX:UseAVX=2}, 1024^3, 1 thread: 53-58 GFLOP/s with 6 rows, whose accumulators
+     * spilled, 103-115 with 4).
      */
     static final int MR = Registers.FEW ? 4 : 6;
     /** Micro-tile columns: two vectors. */
