@@ -22,6 +22,7 @@ for t in "${THREADS[@]}"; do
     for sh in "--m 1024 --n 1024 --k 1024" "--m 2048 --n 2048 --k 2048" \
               "--batch 64 --m 512 --n 512 --k 64 --trans-b" "--batch 64 --m 512 --n 64 --k 512"; do
       bench gemm $sh --threads "$t" --warmup-ms 500 --min-ms 2000
+      bench gemm $sh --threads "$t" --warmup-ms 500 --min-ms 2000 --into   # output allocated once, as NumPy's out=
     done
   done
   echo "# $(date -u +%FT%TZ) $(uptime)"

@@ -116,13 +116,23 @@ final class BenchCommand {
             double flops,
             String shape,
             Graph graph,
-            Map<String, Tensor> feeds) {
+            Map<String, Tensor> feeds,
+            boolean into) {
         Backends.Selection sel = device.open();
         try (Backend b = sel.backend();
                 Executor ex = new Executor(b, graph)) {
-            return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(feeds));
+            if (!into) return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(feeds));
+            // outputs into arrays allocated once, as NumPy's matmul(..., out=) does
+            float[][] outs = new float[graph.outputs().size()][];
+            for (int i = 0; i < outs.length; i++)
+                outs[i] = new float[(int) graph.outputs().get(i).shape().size()];
+            return measure(bench, sel, threadsOf(device), t, flops, shape + " into", () -> ex.runInto(feeds, outs));
         }
     }
+
+    /** Option of the benches that run one graph: outputs into arrays allocated once. */
+    static final String INTO_HELP = "Write the outputs into arrays allocated once (Executor.runInto, like NumPy's"
+            + " out=) instead of a fresh array per call.";
 
     /** As {@link #runGraph}, with every input uploaded once into a backend buffer bound for all runs. */
     static int runResident(
@@ -168,6 +178,9 @@ final class BenchCommand {
         @Option(names = "--trans-b", description = "Use B^T (B stored (N, K)).")
         boolean transB;
 
+        @Option(names = "--into", description = INTO_HELP)
+        boolean into;
+
         @Mixin
         Timing timing;
 
@@ -184,7 +197,7 @@ final class BenchCommand {
             Map<String, Tensor> feeds =
                     Map.of("a", random(r, batch, m, k), "b", transB ? random(r, batch, n, k) : random(r, batch, k, n));
             String shape = String.format("batch=%d m=%d n=%d k=%d%s", batch, m, n, k, transB ? " B^T" : "");
-            return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds);
+            return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds, into);
         }
     }
 
@@ -216,6 +229,12 @@ final class BenchCommand {
                 description = "Upload q, k, v once and keep them on the backend; each run downloads only the mean"
                         + " over the head dim (times the kernels, not the transfers).")
         boolean resident;
+
+        @Option(names = "--into", description = INTO_HELP)
+        boolean into;
+
+        @picocli.CommandLine.Spec
+        picocli.CommandLine.Model.CommandSpec spec;
 
         @Mixin
         Timing timing;
@@ -250,12 +269,16 @@ final class BenchCommand {
             String shape = String.format(
                     "B=%d H=%d L=%d S=%d D=%d%s%s",
                     batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
+            if (into && resident)
+                throw new picocli.CommandLine.ParameterException(
+                        spec.commandLine(), "--into and --resident exclude each other");
             if (resident) {
                 Node o = g.mean(out, 3);
                 Graph graph = weights ? g.build(o, g.mean(w, 3)) : g.build(o);
                 return runResident("attention", device, timing, flops, shape + " resident", graph, feeds);
             }
-            return runGraph("attention", device, timing, flops, shape, weights ? g.build(out, w) : g.build(out), feeds);
+            return runGraph(
+                    "attention", device, timing, flops, shape, weights ? g.build(out, w) : g.build(out), feeds, into);
         }
     }
 
