@@ -64,6 +64,26 @@ abstract class CudaOpsChecks extends FlashChecks {
     }
 
     @Test
+    void runIntoDownloadsIntoTheCallersArrays() {
+        // a backend whose buffers are not host arrays: Executor.runInto downloads each output into the given array
+        int batch = 2, m = 9, n = 12, k = 16;
+        float[] a = rand(batch * m * k), b = rand(batch * n * k);
+        GraphBuilder g = new GraphBuilder();
+        Node na = g.input("a", batch, m, k), nb = g.input("b", batch, n, k);
+        Node y = g.matmul(na, nb, false, true, 1f);
+        try (Backend be = open("gemm", gemmPaths().getFirst());
+                Executor ex = new Executor(be, g.build(y, na))) {
+            float[] c = new float[batch * m * n], leaf = new float[batch * m * k];
+            java.util.Arrays.fill(c, Float.NaN);
+            List<Tensor> got =
+                    ex.runInto(Map.of("a", Tensor.of(na.shape(), a), "b", Tensor.of(nb.shape(), b)), c, leaf);
+            org.junit.jupiter.api.Assertions.assertSame(c, got.get(0).data());
+            close("runInto product", Ref.matmul(a, b, batch, m, n, k, false, true, 1f, false), c, 1e-4, 0);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(a, leaf, "runInto leaf output");
+        }
+    }
+
+    @Test
     void matmulEveryLayoutOnEveryGemmPath() {
         List<String> paths = gemmPaths();
         int batch = 3, m = 37, n = 70, k = 65;
