@@ -11,7 +11,7 @@ import io.attn.exec.Executor;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
-import io.attn.nn.Inputs;
+import io.attn.engine.Request;
 import io.attn.nn.LayerConfig;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
@@ -263,7 +263,7 @@ abstract class Workload implements AutoCloseable {
      */
     static final class EncoderLayer extends Workload {
         private final Model model;
-        private final Inputs in;
+        private final Request in;
 
         EncoderLayer(int batch, int seq, int e, int heads, int ffn, int threads) {
             super(
@@ -302,7 +302,7 @@ abstract class Workload implements AutoCloseable {
             LayerConfig lc = new LayerConfig(e, heads, ffn, "relu", 1e-5f, false, true);
             ModelConfig mc = new ModelConfig(ModelConfig.Kind.TransformerEncoderLayer, lc, 0, 0, true, 0, false, 0, 0);
             model = Model.load(mc, new StateDict(sd, "bench"));
-            in = Inputs.of(Tensor.of(x, batch, seq, e));
+            in = Request.of(Tensor.of(x, batch, seq, e));
 
             Onnx o = new Onnx().input("x", batch, seq, e).output("y", batch, seq, e);
             String[] qkv = {"q", "k", "v"};

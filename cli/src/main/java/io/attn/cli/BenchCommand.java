@@ -3,12 +3,12 @@ package io.attn.cli;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.backend.Buffer;
+import io.attn.engine.Request;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
-import io.attn.nn.Inputs;
 import io.attn.nn.LayerConfig;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
@@ -339,7 +339,7 @@ final class BenchCommand {
             Backends.Selection sel = device.open();
             try (Backend b = sel.backend();
                     Model model = Model.load(mc, new StateDict(sd, "bench"))) {
-                Inputs in = Inputs.of(x);
+                Request in = Request.of(x);
                 return measure("encoder-layer", sel, threadsOf(device), timing, flops, shape, () -> model.run(b, in));
             }
         }

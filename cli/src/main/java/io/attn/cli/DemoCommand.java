@@ -2,6 +2,7 @@ package io.attn.cli;
 
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
+import io.attn.engine.AttentionWeights;
 import io.attn.exec.Executor;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
@@ -87,7 +88,7 @@ final class DemoCommand implements Callable<Integer> {
                 vocab.size(), dModel, dModel, heads, seed);
         for (boolean causal : new boolean[] {false, true}) {
             GraphBuilder g = new GraphBuilder();
-            Forward f = new Forward(g, perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED);
+            Forward f = new Forward(g, perHead ? AttentionWeights.PER_HEAD : AttentionWeights.AVERAGED);
             Node x = PositionalEncoding.forward(f, embed.forward(f, g.input("ids", 1, ids.length)), 0);
             Node out = mha.forward(f, x, x, x, Masks.causal(causal));
             Node w = f.weightNodes().get("attn");

@@ -3,12 +3,13 @@ package io.attn.cli;
 import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
+import io.attn.engine.AttentionWeights;
+import io.attn.engine.Request;
+import io.attn.engine.Result;
 import io.attn.io.AtomicFiles;
 import io.attn.io.Npy;
 import io.attn.io.Npz;
 import io.attn.io.SafeTensors;
-import io.attn.nn.Forward;
-import io.attn.nn.Inputs;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
@@ -152,7 +153,7 @@ final class RunCommand implements Callable<Integer> {
      * Runs the model; with {@code --device auto}, a device failure (out of memory, device lost) on a non-CPU backend
      * is reported as a warning and the run is repeated on the CPU, which then takes every later run too.
      */
-    private Model.Result compute(Model m, Inputs inputs) {
+    private Result compute(Model m, Request inputs) {
         try {
             return m.run(backend, inputs);
         } catch (AttnException e) {
@@ -242,10 +243,15 @@ final class RunCommand implements Callable<Integer> {
         if (mem != null) checkFinite(mem, memory.toString());
         if (tgt != null) checkFinite(tgt, target.toString());
         boolean wantWeights = weightsOut != null || heatmapOut != null;
-        Forward.Weights w =
-                !wantWeights ? Forward.Weights.NONE : perHead ? Forward.Weights.PER_HEAD : Forward.Weights.AVERAGED;
-        Inputs inputs = new Inputs(x, mem, tgt, kp, null, false, causal, w);
-        Model.Result r;
+        AttentionWeights w =
+                !wantWeights ? AttentionWeights.NONE : perHead ? AttentionWeights.PER_HEAD : AttentionWeights.AVERAGED;
+        Request inputs = Request.of(x)
+                .withMemory(mem)
+                .withTarget(tgt)
+                .withKeyPaddingMask(kp)
+                .withCausal(causal)
+                .withAttentionWeights(w);
+        Result r;
         try {
             r = compute(m, inputs);
         } catch (AttnException e) {

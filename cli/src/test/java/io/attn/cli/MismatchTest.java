@@ -9,9 +9,10 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.cpu.CpuBackend;
+import io.attn.engine.AttentionWeights;
+import io.attn.engine.Request;
+import io.attn.engine.Result;
 import io.attn.io.Json;
-import io.attn.nn.Forward;
-import io.attn.nn.Inputs;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
@@ -113,37 +114,37 @@ class MismatchTest {
         try (Backend b = new CpuBackend(BackendOptions.defaults());
                 Model m = mha()) {
             Tensor x = HostileFilesTest.random(21, 2, 3, E);
-            Tensor want = m.run(b, Inputs.of(x)).output();
+            Tensor want = m.run(b, Request.of(x)).output();
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> m.run(b, Inputs.of(HostileFilesTest.random(22, 2, 3, E + 1))),
+                    () -> m.run(b, Request.of(HostileFilesTest.random(22, 2, 3, E + 1))),
                     "(2, 3, 9)",
                     "width is 8");
-            oneLine(AttnException.Code.SHAPE_MISMATCH, () -> m.run(b, Inputs.of(Tensor.zeros(3))), "(3)");
+            oneLine(AttnException.Code.SHAPE_MISMATCH, () -> m.run(b, Request.of(Tensor.zeros(3))), "(3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> m.run(b, Inputs.of(x).withAttnMask(Tensor.zeros(3, 4), true)),
+                    () -> m.run(b, Request.of(x).withAttnMask(Tensor.zeros(3, 4), true)),
                     "(3, 4)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> m.run(b, Inputs.of(x).withAttnMask(Tensor.zeros(5, 3, 3), true)),
+                    () -> m.run(b, Request.of(x).withAttnMask(Tensor.zeros(5, 3, 3), true)),
                     "(5, 3, 3)",
                     "(4, L, S)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> m.run(b, Inputs.of(x).withKeyPaddingMask(Tensor.zeros(2, 4))),
+                    () -> m.run(b, Request.of(x).withKeyPaddingMask(Tensor.zeros(2, 4))),
                     "(2, 4)",
                     "(2, 3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> m.run(b, Inputs.of(x).withMemory(HostileFilesTest.random(23, 3, 4, E))),
+                    () -> m.run(b, Request.of(x).withMemory(HostileFilesTest.random(23, 3, 4, E))),
                     "(3, 4, 8)");
             // after all that, the same model gives the same answer
             assertEquals(
                     List.of(want.data().length),
-                    List.of(m.run(b, Inputs.of(x)).output().data().length));
+                    List.of(m.run(b, Request.of(x)).output().data().length));
             assertTrue(java.util.Arrays.equals(
-                    want.data(), m.run(b, Inputs.of(x)).output().data()));
+                    want.data(), m.run(b, Request.of(x)).output().data()));
         }
     }
 
@@ -155,7 +156,7 @@ class MismatchTest {
             for (int i = 0; i < x.size(); i++) x.data()[i] *= 1e17f; // q.k ~ 1e33: exp overflows unless max-shifted
             Tensor pad = Tensor.zeros(2, 5);
             for (int j = 0; j < 5; j++) pad.set(1f, 1, j); // batch item 1: every key is padding
-            Model.Result r = m.run(b, Inputs.of(x).withKeyPaddingMask(pad).withWeights(Forward.Weights.AVERAGED));
+            Result r = m.run(b, Request.of(x).withKeyPaddingMask(pad).withAttentionWeights(AttentionWeights.AVERAGED));
             assertTrue(r.output().allFinite(), "output has NaN/Inf");
             assertEquals(1, r.attentionWeights().size(), "one attention block");
             Tensor w = r.attentionWeights().values().iterator().next();

@@ -2,8 +2,6 @@ package io.attn.engine;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
-import io.attn.nn.Forward;
-import io.attn.nn.Inputs;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.tensor.Tensor;
@@ -52,8 +50,7 @@ public final class AttnModel implements AutoCloseable {
         if (r == null) throw AttnException.badInput("request is null");
         gate.enter();
         try {
-            Model.Result out = model.run(backend, toInputs(r));
-            return new Result(out.output(), out.attentionWeights());
+            return model.run(backend, r);
         } catch (AttnException e) {
             throw e;
         } catch (OutOfMemoryError e) {
@@ -160,15 +157,5 @@ public final class AttnModel implements AutoCloseable {
         for (ModelConfig.Kind ok : kinds) if (ok == k) return;
         throw AttnException.badInput(
                 what + "() is for " + List.of(kinds) + ", this model is a " + k + ": use run(Request)");
-    }
-
-    private static Inputs toInputs(Request r) {
-        Forward.Weights w =
-                switch (r.weights) {
-                    case NONE -> Forward.Weights.NONE;
-                    case AVERAGED -> Forward.Weights.AVERAGED;
-                    case PER_HEAD -> Forward.Weights.PER_HEAD;
-                };
-        return new Inputs(r.input, r.memory, r.target, r.keyPaddingMask, r.attnMask, r.attnMaskBool, r.causal, w);
     }
 }

@@ -22,6 +22,9 @@ import java.nio.FloatBuffer;
  *   <li>{@code attentionWeights}: which weights to return (default none).
  * </ul>
  *
+ * <p>A model whose input is token ids ({@code BertModel}) takes {@code input} ids {@code (B, L)} or {@code (L)}
+ * (integral values stored as float) and an optional {@code keyPaddingMask} of the same shape, non-zero = padding.
+ *
  * <p>Immutable and thread-safe; the tensors are not copied, so do not mutate their arrays while a call reads them.
  */
 public final class Request {

@@ -12,12 +12,12 @@ import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
- * Runs one {@link Graph} on one {@link Backend}. Constants are uploaded once, when the executor is made. Intermediate
- * values live in backend buffers planned by {@link BufferPlan}; the set of buffers for one run (an arena) is pooled
- * and reused, so steady-state calls allocate only their outputs. Values stay on the backend from the inputs' upload
+ * Runs one {@link Graph} on one {@link Backend}. Constants are uploaded once, when the executor is made (or once per
+ * model, when its executors share {@link Resources}). Intermediate values live in backend buffers planned by {@link
+ * BufferPlan}; the set of buffers for one run (an arena) is pooled and reused, so steady-state calls allocate only
+ * their outputs. Values stay on the backend from the inputs' upload
  * to the outputs' download.
  *
  * <p>A {@link Op#CACHE_WRITE} runs in place: its output is its cache input's buffer. Such a cache input may be bound
@@ -34,12 +34,30 @@ public final class Executor implements AutoCloseable {
     private final BufferPlan plan;
     private final Buffer[] constants; // by node id; null for non-constants
     private final boolean[] mutated; // by node id: inputs that a cache write modifies
-    private final ConcurrentLinkedDeque<Buffer[]> arenas = new ConcurrentLinkedDeque<>();
+    private final Resources resources;
+    private final boolean ownsResources;
     private volatile boolean closed;
 
+    /** An executor with resources of its own, released when it is closed. */
     public Executor(Backend backend, Graph graph) {
+        this(graph, new Resources(backend), true);
+    }
+
+    /**
+     * An executor whose weights and working memory come from {@code shared} (see {@link Resources}): the executors of
+     * one model built for many input shapes upload each weight once and share their arenas. Closing this executor does
+     * not release them; the owner of {@code shared} does.
+     */
+    public Executor(Graph graph, Resources shared) {
+        this(graph, shared, false);
+    }
+
+    private Executor(Graph graph, Resources resources, boolean owns) {
+        Backend backend = resources.backend();
         this.graph = graph;
         this.backend = backend;
+        this.resources = resources;
+        this.ownsResources = owns;
         for (Node n : graph.nodes())
             if (!n.isLeaf() && !backend.supports(n))
                 throw new AttnException(
@@ -63,10 +81,10 @@ public final class Executor implements AutoCloseable {
         try {
             for (Node n : graph.nodes())
                 if (n.op() == Op.CONSTANT)
-                    constants[n.id()] = backend.hostView(
+                    constants[n.id()] = resources.constant(
                             n.params(OpParams.Constant.class).value().data());
         } catch (RuntimeException | Error e) { // out of device memory part-way: give back what was uploaded
-            for (Buffer b : constants) if (b != null) backend.release(b);
+            if (owns) resources.close();
             throw e;
         }
     }
@@ -165,8 +183,7 @@ public final class Executor implements AutoCloseable {
 
     /** Runs the nodes; outputs go to fresh arrays, or to {@code into} (one per graph output) when it is not null. */
     private List<Tensor> execute(Buffer[] values, float[][] into) {
-        Buffer[] arena = arenas.pollFirst();
-        if (arena == null) arena = newArena();
+        Buffer[] arena = resources.takeArena(plan.slotSizes());
         // a backend whose host views share the array computes outputs straight into the returned arrays
         float[][] direct = new float[graph.nodes().size()][];
         List<Node> outputs = graph.outputs();
@@ -209,29 +226,15 @@ public final class Executor implements AutoCloseable {
             }
             return outs;
         } finally {
-            arenas.addFirst(arena);
+            resources.giveBack(arena);
         }
     }
 
-    private Buffer[] newArena() {
-        long[] sizes = plan.slotSizes();
-        Buffer[] a = new Buffer[sizes.length];
-        try {
-            for (int i = 0; i < sizes.length; i++) a[i] = backend.allocate(DType.F32, Math.max(1, sizes[i]));
-        } catch (RuntimeException | Error e) { // out of device memory part-way: the executor stays usable
-            for (Buffer b : a) if (b != null) backend.release(b);
-            throw e;
-        }
-        return a;
-    }
-
-    /** Releases pooled buffers and constants. Callers must not run after closing. */
+    /** Releases pooled buffers and constants when they are this executor's own. Callers must not run after closing. */
     @Override
     public void close() {
         if (closed) return;
         closed = true;
-        Buffer[] a;
-        while ((a = arenas.pollFirst()) != null) for (Buffer b : a) backend.release(b);
-        for (Buffer b : constants) if (b != null) backend.release(b);
+        if (ownsResources) resources.close();
     }
 }

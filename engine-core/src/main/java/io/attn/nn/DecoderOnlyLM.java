@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.engine.AttentionWeights;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
@@ -127,7 +128,7 @@ public final class DecoderOnlyLM {
     public Graph graph(int batch, int len, int capacity) {
         if (len > capacity) throw AttnException.shape(len + " tokens do not fit a cache of " + capacity + " rows");
         GraphBuilder g = new GraphBuilder();
-        Forward f = new Forward(g, Forward.Weights.NONE);
+        Forward f = new Forward(g, AttentionWeights.NONE);
         int h = numHeads(), d = headDim();
         Node ids = g.input("ids", batch, len);
         Node positions = g.input("positions", batch, len);

@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.engine.AttentionWeights;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
 import java.util.LinkedHashMap;
@@ -11,21 +12,11 @@ import java.util.Map;
  * layers.0.self_attn}).
  */
 public final class Forward {
-    /** Which attention weights a run returns. */
-    public enum Weights {
-        /** None: attention runs fused, no L x S matrix is kept. */
-        NONE,
-        /** Averaged over heads, {@code (B, L, S)}, as {@code nn.MultiheadAttention} returns by default. */
-        AVERAGED,
-        /** One matrix per head, {@code (B, H, L, S)}. */
-        PER_HEAD
-    }
-
     final GraphBuilder g;
-    final Weights weights;
+    final AttentionWeights weights;
     final Map<String, Node> weightNodes = new LinkedHashMap<>();
 
-    public Forward(GraphBuilder g, Weights weights) {
+    public Forward(GraphBuilder g, AttentionWeights weights) {
         this.g = g;
         this.weights = weights;
     }

@@ -2,7 +2,11 @@ package io.attn.nn;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
+import io.attn.engine.AttentionWeights;
+import io.attn.engine.Request;
+import io.attn.engine.Result;
 import io.attn.exec.Executor;
+import io.attn.exec.Resources;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
@@ -13,29 +17,29 @@ import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A loaded model: a {@link ModelConfig} and its weights, ready to run on a backend. The forward graph is built per
- * input signature (shapes, masks, weights wanted) and its {@link Executor} cached, so repeated calls with the same
- * shapes reuse planned buffers and uploaded weights.
+ * input signature (shapes, masks, weights wanted) and kept in a small cache (least recently used out). All graphs of
+ * the model on one backend share its {@link Resources}: the weights are uploaded once and the working memory is pooled
+ * across shapes, so a model called with many shapes (token batches of every length) holds one copy of its weights and
+ * working memory for its largest batch per concurrent call.
  *
- * <p>Thread-safe: {@link #run} may be called from many threads at once. Close the model to release cached executors
- * (device buffers on GPU backends); the backend itself belongs to the caller.
+ * <p>Thread-safe: {@link #run} may be called from many threads at once. Close the model to release its resources (device
+ * buffers on GPU backends); the backend itself belongs to the caller.
  */
 public final class Model implements AutoCloseable {
     private static final int MAX_CACHED = 64;
 
     private final ModelConfig config;
     private final Object root; // one of the module classes, per config.kind()
-    private final Map<Key, Compiled> compiled = new ConcurrentHashMap<>();
+    private final Map<Key, Compiled> compiled = new LinkedHashMap<>(16, 0.75f, true); // access order: LRU
+    private final Map<Backend, Resources> resources = new IdentityHashMap<>();
     private volatile boolean closed;
-
-    /** The outputs of one run: the module's output and the attention weights asked for, by block name. */
-    public record Result(Tensor output, Map<String, Tensor> attentionWeights) {}
 
     /** A built graph's executor and the block names of its attention-weight outputs (outputs 1..n). */
     private record Compiled(Executor executor, List<String> weightNames) {}
@@ -49,7 +53,7 @@ public final class Model implements AutoCloseable {
             Shape attnMask,
             boolean attnMaskBool,
             boolean causal,
-            Forward.Weights weights) {}
+            AttentionWeights weights) {}
 
     private Model(ModelConfig config, Object root) {
         this.config = config;
@@ -71,6 +75,7 @@ public final class Model implements AutoCloseable {
                             new TransformerEncoder(sd, "encoder.", c.layer(), c.numEncoderLayers(), true),
                             new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true)
                         };
+                    case BertModel -> new BertModel(sd, c.bert());
                 };
         sd.checkAllUsed();
         return new Model(c, root);
@@ -118,8 +123,9 @@ public final class Model implements AutoCloseable {
     }
 
     /** Runs the model on {@code backend}. */
-    public Result run(Backend backend, Inputs in) {
+    public Result run(Backend backend, Request in) {
         if (closed) throw new IllegalStateException("model is closed");
+        if (config.takesTokenIds()) return runTokens(backend, in);
         boolean unbatched = in.input().rank() == 2;
         Tensor x = batched(in.input(), unbatched, "input");
         Tensor mem = in.memory() == null ? null : batched(in.memory(), unbatched, "memory");
@@ -147,35 +153,100 @@ public final class Model implements AutoCloseable {
                 am == null ? null : am.shape(),
                 in.attnMaskBool(),
                 in.causal(),
-                in.weights());
-        Compiled c = compiled.get(key);
-        boolean cached = c != null;
-        if (!cached) {
-            c = compile(key, backend);
-            if (compiled.size() < MAX_CACHED) {
-                Compiled prev = compiled.putIfAbsent(key, c);
-                if (prev != null) {
-                    c.executor().close();
-                    c = prev;
-                }
-                cached = true;
-            }
-        }
+                in.attentionWeights());
         Map<String, Tensor> feeds = new HashMap<>();
         feeds.put("input", x);
         if (mem != null) feeds.put("memory", mem);
         if (tgt != null) feeds.put("target", tgt);
         if (kp != null) feeds.put("key_padding_mask", kp);
         if (am != null) feeds.put("attn_mask", am);
-        List<Tensor> outs;
-        try {
-            outs = c.executor().run(feeds);
-        } finally {
-            if (!cached) c.executor().close(); // too many shapes seen: run uncached rather than grow without bound
+        return execute(key, backend, feeds, unbatched);
+    }
+
+    /** A model whose input is token ids: ids {@code (B, L)} or {@code (L)}, an optional key-padding mask of that shape. */
+    private Result runTokens(Backend backend, Request in) {
+        if (in.memory() != null || in.target() != null || in.attnMask() != null || in.causal())
+            throw AttnException.badInput(config.kind()
+                    + " takes token ids and a key-padding mask only (no memory, target, attention mask or causal)");
+        Tensor ids = in.input();
+        boolean unbatched = ids.rank() == 1;
+        if (unbatched) ids = ids.reshape(1, ids.dim(0));
+        if (ids.rank() != 2)
+            throw AttnException.shape("token ids have shape " + in.input().shape() + ": expected (B, L) or (L)");
+        int b = ids.dim(0), len = ids.dim(1);
+        if (b == 0 || len == 0)
+            throw AttnException.shape("token ids have shape " + in.input().shape() + ": empty");
+        int vocab = config.bert().vocabSize();
+        float[] d = ids.data();
+        for (int i = 0; i < d.length; i++)
+            if (!(d[i] >= 0 && d[i] < vocab && d[i] == Math.rint(d[i])))
+                throw AttnException.badInput("token id " + d[i] + " at [" + i / len + ", " + i % len
+                        + "] is not in the vocabulary [0, " + vocab + ")");
+        Tensor kp = in.keyPaddingMask();
+        if (kp != null) {
+            if (unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
+            if (!kp.shape().equals(ids.shape()))
+                throw AttnException.shape(
+                        "key-padding mask " + in.keyPaddingMask().shape() + " does not fit token ids "
+                                + in.input().shape() + ": expected the same shape");
         }
+        float[] positions = new float[b * len];
+        for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = l;
+        Key key = new Key(
+                backend,
+                ids.shape(),
+                null,
+                null,
+                kp == null ? null : kp.shape(),
+                null,
+                false,
+                false,
+                in.attentionWeights());
+        Map<String, Tensor> feeds = new HashMap<>();
+        feeds.put("input", ids);
+        feeds.put(BertModel.POSITIONS, Tensor.of(positions, b, len));
+        feeds.put(BertModel.TOKEN_TYPES, Tensor.zeros(b, len));
+        if (kp != null) feeds.put("key_padding_mask", kp);
+        return execute(key, backend, feeds, unbatched);
+    }
+
+    private Result execute(Key key, Backend backend, Map<String, Tensor> feeds, boolean unbatched) {
+        Compiled c = compiled(key, backend);
+        List<Tensor> outs = c.executor().run(feeds);
         Map<String, Tensor> weights = new LinkedHashMap<>();
         for (int i = 1; i < outs.size(); i++) weights.put(c.weightNames().get(i - 1), unbatch(outs.get(i), unbatched));
         return new Result(unbatch(outs.get(0), unbatched), weights);
+    }
+
+    /**
+     * The executor for {@code key}: from the cache, or built (outside the lock) and cached, the least recently used
+     * entry going when the cache is full. Executors share the model's {@link Resources} and hold nothing of their own,
+     * so an evicted one needs no closing and may finish the calls that still use it.
+     */
+    private Compiled compiled(Key key, Backend backend) {
+        synchronized (compiled) {
+            if (closed) throw new IllegalStateException("model is closed");
+            Compiled c = compiled.get(key);
+            if (c != null) return c;
+        }
+        Compiled c = compile(key, backend);
+        synchronized (compiled) {
+            Compiled prev = compiled.putIfAbsent(key, c);
+            if (prev != null) return prev;
+            if (compiled.size() > MAX_CACHED) {
+                var it = compiled.entrySet().iterator();
+                it.next();
+                it.remove();
+            }
+            return c;
+        }
+    }
+
+    private Resources resources(Backend backend) {
+        synchronized (resources) {
+            if (closed) throw new IllegalStateException("model is closed");
+            return resources.computeIfAbsent(backend, Resources::new);
+        }
     }
 
     private void requireInputs(Tensor mem, Tensor tgt) {
@@ -199,6 +270,11 @@ public final class Model implements AutoCloseable {
         Node tgt = k.target() == null ? null : g.input("target", k.target());
         Node kp = k.keyPadding() == null ? null : g.input("key_padding_mask", k.keyPadding());
         Node am = k.attnMask() == null ? null : g.input("attn_mask", k.attnMask());
+        if (root instanceof BertModel bert) {
+            Node out = bert.forward(
+                    f, x, g.input(BertModel.POSITIONS, k.input()), g.input(BertModel.TOKEN_TYPES, k.input()), kp);
+            return compiled(g, f, out, backend);
+        }
         MaskKind amKind = am == null ? MaskKind.NONE : k.attnMaskBool() ? MaskKind.BOOL : MaskKind.ADDITIVE;
         Masks selfMasks = new Masks(am, amKind, kp, kp == null ? MaskKind.NONE : MaskKind.BOOL, k.causal());
         Masks memMasks = Masks.keyPadding(kp, false);
@@ -220,14 +296,19 @@ public final class Model implements AutoCloseable {
                         yield ((TransformerDecoder) t[1])
                                 .forward(f, tgt, memory, decoderSelf(am, amKind, k.causal()), memMasks);
                     }
-                    default -> throw new IllegalStateException("unknown root " + root);
+                    default -> throw new IllegalStateException("unexpected root " + root);
                 };
+        return compiled(g, f, out, backend);
+    }
+
+    private Compiled compiled(GraphBuilder g, Forward f, Node out, Backend backend) {
         List<Node> outputs = new ArrayList<>();
         outputs.add(out);
         outputs.addAll(f.weightNodes().values());
         Graph graph = g.build(outputs.toArray(Node[]::new));
         return new Compiled(
-                new Executor(backend, graph), List.copyOf(f.weightNodes().keySet()));
+                new Executor(graph, resources(backend)),
+                List.copyOf(f.weightNodes().keySet()));
     }
 
     private static Masks decoderSelf(Node am, MaskKind amKind, boolean causal) {
@@ -265,8 +346,13 @@ public final class Model implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        for (Compiled c : compiled.values()) c.executor().close();
-        compiled.clear();
+        synchronized (compiled) {
+            closed = true;
+            compiled.clear();
+        }
+        synchronized (resources) {
+            for (Resources r : resources.values()) r.close();
+            resources.clear();
+        }
     }
 }

@@ -18,6 +18,9 @@ import java.util.Set;
  * Transformer: d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, activation, layer_norm_eps,
  *              norm_first (both final norms, as torch.nn.Transformer has them).
  * SelfAttention (the tutorials' single-head module): embed_size.
+ * BertModel (Hugging Face transformers' BertModel, see {@link BertConfig}): vocab_size, hidden_size,
+ *            num_hidden_layers, num_attention_heads, intermediate_size, hidden_act, layer_norm_eps,
+ *            max_position_embeddings, type_vocab_size.
  * </pre>
  *
  * Missing keys take PyTorch's defaults; unknown keys are an error (they usually mean a typo).
@@ -31,7 +34,33 @@ public record ModelConfig(
         int numLayers,
         boolean finalNorm,
         int numEncoderLayers,
-        int numDecoderLayers) {
+        int numDecoderLayers,
+        BertConfig bert) {
+
+    /** A config of any kind but {@code BertModel}. */
+    public ModelConfig(
+            Kind kind,
+            LayerConfig layer,
+            int embedDim,
+            int numHeads,
+            boolean bias,
+            int numLayers,
+            boolean finalNorm,
+            int numEncoderLayers,
+            int numDecoderLayers) {
+        this(kind, layer, embedDim, numHeads, bias, numLayers, finalNorm, numEncoderLayers, numDecoderLayers, null);
+    }
+
+    /** A {@code BertModel} config. */
+    public static ModelConfig bert(BertConfig c) {
+        return new ModelConfig(
+                Kind.BertModel, null, c.hiddenSize(), c.numAttentionHeads(), true, c.numHiddenLayers(), false, 0, 0, c);
+    }
+
+    /** Whether the model's input is token ids {@code (B, L)} rather than embeddings {@code (B, L, E)}. */
+    public boolean takesTokenIds() {
+        return kind == Kind.BertModel;
+    }
 
     /** The module kinds the engine runs. */
     public enum Kind {
@@ -41,7 +70,8 @@ public record ModelConfig(
         TransformerDecoderLayer,
         TransformerEncoder,
         TransformerDecoder,
-        Transformer
+        Transformer,
+        BertModel
     }
 
     private static final Set<String> LAYER_KEYS = Set.of(
@@ -118,6 +148,32 @@ public record ModelConfig(
                                 true,
                                 r.integer("num_encoder_layers", 6),
                                 r.integer("num_decoder_layers", 6));
+                    }
+                    case BertModel -> {
+                        r.allow(
+                                "vocab_size",
+                                "hidden_size",
+                                "num_hidden_layers",
+                                "num_attention_heads",
+                                "intermediate_size",
+                                "hidden_act",
+                                "layer_norm_eps",
+                                "max_position_embeddings",
+                                "type_vocab_size");
+                        try {
+                            yield bert(new BertConfig(
+                                    r.integer("vocab_size", 30522),
+                                    r.integer("hidden_size", 768),
+                                    r.integer("num_hidden_layers", 12),
+                                    r.integer("num_attention_heads", 12),
+                                    r.integer("intermediate_size", 3072),
+                                    r.string("hidden_act", "gelu"),
+                                    (float) r.number("layer_norm_eps", 1e-12),
+                                    r.integer("max_position_embeddings", 512),
+                                    r.integer("type_vocab_size", 2)));
+                        } catch (AttnException e) {
+                            throw new AttnException(e.code(), source + ": " + e.getMessage());
+                        }
                     }
                 };
         r.checkNoUnknown();

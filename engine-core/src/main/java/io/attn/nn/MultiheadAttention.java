@@ -38,6 +38,23 @@ public final class MultiheadAttention {
         out = Linear.load(sd, prefix + "out_proj.", e, e, bias);
     }
 
+    /**
+     * Built from separate projections (Hugging Face's {@code query}, {@code key}, {@code value} and output {@code dense}
+     * layers), each {@code (E, E)}; {@code name} keys this block's attention weights.
+     */
+    MultiheadAttention(String name, int embedDim, int numHeads, Linear q, Linear k, Linear v, Linear out) {
+        if (embedDim <= 0 || numHeads <= 0 || embedDim % numHeads != 0)
+            throw AttnException.shape("hidden size " + embedDim + " is not divisible by the number of heads " + numHeads
+                    + " (" + name + ")");
+        this.name = name;
+        this.embedDim = embedDim;
+        this.numHeads = numHeads;
+        this.q = q;
+        this.k = k;
+        this.v = v;
+        this.out = out;
+    }
+
     public int embedDim() {
         return embedDim;
     }

@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.engine.AttentionWeights;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
 
@@ -19,11 +20,11 @@ public final class ScaledDotProductAttention {
     public static Node forward(Forward f, String name, Node q, Node k, Node v, Masks masks, float scale) {
         GraphBuilder g = f.g;
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.shape().dim(3))) : scale;
-        if (f.weights == Forward.Weights.NONE)
+        if (f.weights == AttentionWeights.NONE)
             return g.attention(q, k, v, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
         // PyTorch order: (q k^T) * scale, then the masks, then softmax: one node (the weights)
         Node p = g.attentionWeights(q, k, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
-        f.weightNodes.put(name, f.weights == Forward.Weights.AVERAGED ? g.mean(p, 1) : p);
+        f.weightNodes.put(name, f.weights == AttentionWeights.AVERAGED ? g.mean(p, 1) : p);
         return g.matmul(p, v);
     }
 }

@@ -27,6 +27,16 @@ public final class TransformerEncoderLayer {
         norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
     }
 
+    /** Built from parts (a model whose checkpoint names its pieces otherwise, such as {@link BertModel}). */
+    TransformerEncoderLayer(
+            LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, LayerNorm norm1, LayerNorm norm2) {
+        this.config = c;
+        this.selfAttn = selfAttn;
+        this.ff = ff;
+        this.norm1 = norm1;
+        this.norm2 = norm2;
+    }
+
     public LayerConfig config() {
         return config;
     }

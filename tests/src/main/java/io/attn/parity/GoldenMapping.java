@@ -1,6 +1,7 @@
 package io.attn.parity;
 
 import io.attn.AttnException;
+import io.attn.engine.AttentionWeights;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
 import io.attn.graph.Node;
@@ -124,9 +125,9 @@ final class GoldenMapping {
             if (cfg.get(k) != null && integer(cfg, k) != e) throw bad(k + " != embed_dim is not supported");
         for (String k : new String[] {"add_bias_kv", "add_zero_attn"})
             if (bool(cfg, k, false)) throw bad(k + "=True is not supported");
-        Forward.Weights w = !bool(fwd, "need_weights", true)
-                ? Forward.Weights.NONE
-                : bool(fwd, "average_attn_weights", true) ? Forward.Weights.AVERAGED : Forward.Weights.PER_HEAD;
+        AttentionWeights w = !bool(fwd, "need_weights", true)
+                ? AttentionWeights.NONE
+                : bool(fwd, "average_attn_weights", true) ? AttentionWeights.AVERAGED : AttentionWeights.PER_HEAD;
         Forward f = new Forward(out.g, w);
         Node q = input("query"), k = input("key"), v = input("value");
         int b = q.shape().dim(0), l = q.shape().dim(1), s = k.shape().dim(1);
@@ -150,7 +151,7 @@ final class GoldenMapping {
                 s = k.shape().dim(2);
         Masks masks = masks(-1, "attn_mask", List.of("attn_mask"), null, "is_causal", b, h, l, s);
         float scale = fwd.get("scale") == null ? Float.NaN : (float) number(fwd, "scale");
-        Forward f = new Forward(out.g, Forward.Weights.NONE); // PyTorch's SDPA returns no weights
+        Forward f = new Forward(out.g, AttentionWeights.NONE); // PyTorch's SDPA returns no weights
         out.outputs.put("output", ScaledDotProductAttention.forward(f, "sdpa", q, k, v, masks, scale));
     }
 
@@ -160,7 +161,7 @@ final class GoldenMapping {
         LayerConfig c = layerConfig(cfg);
         Node x = input("src");
         Masks m = selfMasks(x, c, "src_mask", List.of("src_mask"), "src_key_padding_mask", "is_causal");
-        Forward f = new Forward(out.g, Forward.Weights.NONE); // the layers call MHA with need_weights=False
+        Forward f = new Forward(out.g, AttentionWeights.NONE); // the layers call MHA with need_weights=False
         out.outputs.put("output", new TransformerEncoderLayer(sd, "", c).forward(f, x, m));
     }
 
@@ -169,7 +170,7 @@ final class GoldenMapping {
         checkKeys(fwd, "forward", DECODER_FWD.toArray(String[]::new));
         LayerConfig c = layerConfig(cfg);
         Node x = input("tgt"), mem = input("memory");
-        Forward f = new Forward(out.g, Forward.Weights.NONE);
+        Forward f = new Forward(out.g, AttentionWeights.NONE);
         var layer = new TransformerDecoderLayer(sd, "", c);
         out.outputs.put("output", layer.forward(f, x, mem, decoderSelf(x, c), decoderCross(x, mem, c)));
     }
@@ -182,7 +183,7 @@ final class GoldenMapping {
         LayerConfig c = layerConfig(lc);
         Node x = input("src");
         Masks m = selfMasks(x, c, "mask", List.of("mask", "src_mask"), "src_key_padding_mask", "is_causal");
-        Forward f = new Forward(out.g, Forward.Weights.NONE);
+        Forward f = new Forward(out.g, AttentionWeights.NONE);
         var enc = new TransformerEncoder(sd, "", c, integer(cfg, "num_layers"), bool(cfg, "norm", false));
         out.outputs.put("output", enc.forward(f, x, m));
     }
@@ -194,7 +195,7 @@ final class GoldenMapping {
         checkKeys(lc, "decoder_layer", LAYER_ARGS.toArray(String[]::new));
         LayerConfig c = layerConfig(lc);
         Node x = input("tgt"), mem = input("memory");
-        Forward f = new Forward(out.g, Forward.Weights.NONE);
+        Forward f = new Forward(out.g, AttentionWeights.NONE);
         var dec = new TransformerDecoder(sd, "", c, integer(cfg, "num_layers"), bool(cfg, "norm", false));
         out.outputs.put("output", dec.forward(f, x, mem, decoderSelf(x, c), decoderCross(x, mem, c)));
     }
@@ -211,7 +212,7 @@ final class GoldenMapping {
         LayerConfig c = layerConfig(cfg);
         Node src = input("src"), tgt = input("tgt");
         Masks em = selfMasks(src, c, "src_mask", List.of("src_mask"), "src_key_padding_mask", "src_is_causal");
-        Forward f = new Forward(out.g, Forward.Weights.NONE);
+        Forward f = new Forward(out.g, AttentionWeights.NONE);
         // nn.Transformer always builds both final norms (encoder.norm, decoder.norm)
         var enc = new TransformerEncoder(sd, "encoder.", c, integer(cfg, "num_encoder_layers"), true);
         var dec = new TransformerDecoder(sd, "decoder.", c, integer(cfg, "num_decoder_layers"), true);

@@ -1,8 +1,8 @@
 package io.attn.parity;
 
 import io.attn.backend.Backend;
-import io.attn.nn.Forward.Weights;
-import io.attn.nn.Inputs;
+import io.attn.engine.AttentionWeights;
+import io.attn.engine.Request;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
@@ -42,7 +42,7 @@ public final class LayerCases {
 
     /** One case: a model, its inputs, and the reference's expected output and weights (by block name). */
     public record Case(
-            String name, ModelConfig config, Map<String, Tensor> sd, Inputs in, Supplier<Expected> expected) {}
+            String name, ModelConfig config, Map<String, Tensor> sd, Request in, Supplier<Expected> expected) {}
 
     public record Expected(DTensor output, Map<String, DTensor> weights) {}
 
@@ -90,7 +90,7 @@ public final class LayerCases {
                     h,
                     bias,
                     sd,
-                    Inputs.of(x).withWeights(Weights.AVERAGED),
+                    Request.of(x).withAttentionWeights(AttentionWeights.AVERAGED),
                     x,
                     x,
                     null,
@@ -107,7 +107,7 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp).withWeights(Weights.PER_HEAD),
+                Request.of(q).withMemory(mem).withKeyPaddingMask(kp).withAttentionWeights(AttentionWeights.PER_HEAD),
                 q,
                 mem,
                 kp,
@@ -120,7 +120,7 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(q).withMemory(mem).withKeyPaddingMask(kp),
+                Request.of(q).withMemory(mem).withKeyPaddingMask(kp),
                 q,
                 mem,
                 kp,
@@ -128,14 +128,14 @@ public final class LayerCases {
                 false,
                 false));
         Tensor x = rand(4, 2, 6, e);
-        cs.add(mha("mha causal, fused", e, h, true, sd, Inputs.of(x).withCausal(true), x, x, null, null, false, true));
+        cs.add(mha("mha causal, fused", e, h, true, sd, Request.of(x).withCausal(true), x, x, null, null, false, true));
         cs.add(mha(
                 "mha causal, averaged",
                 e,
                 h,
                 true,
                 sd,
-                Inputs.of(x).withCausal(true).withWeights(Weights.AVERAGED),
+                Request.of(x).withCausal(true).withAttentionWeights(AttentionWeights.AVERAGED),
                 x,
                 x,
                 null,
@@ -150,7 +150,7 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(x).withAttnMask(boolMask, true).withWeights(Weights.PER_HEAD),
+                Request.of(x).withAttnMask(boolMask, true).withAttentionWeights(AttentionWeights.PER_HEAD),
                 x,
                 x,
                 null,
@@ -165,7 +165,10 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(x).withAttnMask(add3, false).withCausal(true).withWeights(Weights.AVERAGED),
+                Request.of(x)
+                        .withAttnMask(add3, false)
+                        .withCausal(true)
+                        .withAttentionWeights(AttentionWeights.AVERAGED),
                 x,
                 x,
                 null,
@@ -179,7 +182,7 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(x).withKeyPaddingMask(allPad).withWeights(Weights.AVERAGED),
+                Request.of(x).withKeyPaddingMask(allPad).withAttentionWeights(AttentionWeights.AVERAGED),
                 x,
                 x,
                 allPad,
@@ -192,7 +195,7 @@ public final class LayerCases {
                 h,
                 true,
                 sd,
-                Inputs.of(x).withKeyPaddingMask(allPad),
+                Request.of(x).withKeyPaddingMask(allPad),
                 x,
                 x,
                 allPad,
@@ -201,7 +204,11 @@ public final class LayerCases {
                 false));
         Tensor unb = rand(6, 5, e);
         cs.add(new Case(
-                "mha unbatched (L,E)", mhaConfig(e, h, true), sd, Inputs.of(unb).withWeights(Weights.AVERAGED), () -> {
+                "mha unbatched (L,E)",
+                mhaConfig(e, h, true),
+                sd,
+                Request.of(unb).withAttentionWeights(AttentionWeights.AVERAGED),
+                () -> {
                     var r = RefAttention.multiheadAttention(
                             sd,
                             "",
@@ -233,7 +240,7 @@ public final class LayerCases {
                         "encoder layer " + tag + " + key padding",
                         layerConfig(ModelConfig.Kind.TransformerEncoderLayer, c, 0, false),
                         esd,
-                        Inputs.of(src).withKeyPaddingMask(skp).withWeights(Weights.AVERAGED),
+                        Request.of(src).withKeyPaddingMask(skp).withAttentionWeights(AttentionWeights.AVERAGED),
                         () -> {
                             var r = RefTransformer.encoderLayer(esd, "", c, src, null, Mask.bool(skp), false);
                             return new Expected(r.output(), Map.of("self_attn", r.selfAttnWeights()));
@@ -245,11 +252,11 @@ public final class LayerCases {
                         "decoder layer " + tag + " causal + memory padding",
                         layerConfig(ModelConfig.Kind.TransformerDecoderLayer, c, 0, false),
                         dsd,
-                        Inputs.of(tgt)
+                        Request.of(tgt)
                                 .withMemory(memory)
                                 .withKeyPaddingMask(mkp)
                                 .withCausal(true)
-                                .withWeights(Weights.PER_HEAD),
+                                .withAttentionWeights(AttentionWeights.PER_HEAD),
                         () -> {
                             var r = RefTransformer.decoderLayer(
                                     dsd, "", c, tgt, memory, null, null, null, Mask.bool(mkp), true);
@@ -266,7 +273,7 @@ public final class LayerCases {
                 "encoder layer bias=false, fused, causal",
                 layerConfig(ModelConfig.Kind.TransformerEncoderLayer, nb, 0, false),
                 nbsd,
-                Inputs.of(nbx).withCausal(true),
+                Request.of(nbx).withCausal(true),
                 () -> new Expected(
                         RefTransformer.encoderLayer(nbsd, "", nb, nbx, null, null, true)
                                 .output(),
@@ -281,7 +288,7 @@ public final class LayerCases {
                 "encoder stack (2 layers + final norm)",
                 layerConfig(ModelConfig.Kind.TransformerEncoder, sc, 2, true),
                 encSd,
-                Inputs.of(es).withKeyPaddingMask(ekp).withWeights(Weights.AVERAGED),
+                Request.of(es).withKeyPaddingMask(ekp).withAttentionWeights(AttentionWeights.AVERAGED),
                 () -> {
                     var r = RefTransformer.encoder(encSd, "", sc, 2, true, es, null, Mask.bool(ekp), false);
                     Map<String, DTensor> w = new LinkedHashMap<>();
@@ -296,7 +303,7 @@ public final class LayerCases {
                 "decoder stack pre-norm, no final norm, fused",
                 layerConfig(ModelConfig.Kind.TransformerDecoder, pc, 2, false),
                 decSd,
-                Inputs.of(dt).withMemory(dm).withCausal(true),
+                Request.of(dt).withMemory(dm).withCausal(true),
                 () -> new Expected(
                         RefTransformer.decoder(decSd, "", pc, 2, false, dt, dm, null, null, null, null, true)
                                 .output(),
@@ -311,11 +318,11 @@ public final class LayerCases {
                 "Transformer 2+2, causal tgt, src padding",
                 tmc,
                 tSd,
-                Inputs.of(src)
+                Request.of(src)
                         .withTarget(tgt)
                         .withKeyPaddingMask(tkp)
                         .withCausal(true)
-                        .withWeights(Weights.AVERAGED),
+                        .withAttentionWeights(AttentionWeights.AVERAGED),
                 () -> {
                     var r = RefTransformer.transformer(tSd, tc, src, tgt, true, Mask.bool(tkp), null, Mask.bool(tkp));
                     Map<String, DTensor> w = new LinkedHashMap<>();
@@ -346,7 +353,7 @@ public final class LayerCases {
                 "SelfAttention (seed 001, single head)",
                 new ModelConfig(ModelConfig.Kind.SelfAttention, null, se, 1, true, 0, false, 0, 0),
                 ssd,
-                Inputs.of(sx).withWeights(Weights.AVERAGED),
+                Request.of(sx).withAttentionWeights(AttentionWeights.AVERAGED),
                 () -> {
                     DTensor qq = RefMath.linear(DTensor.of(sx), ssd.get("query.weight"), ssd.get("query.bias"));
                     DTensor kk = RefMath.linear(DTensor.of(sx), ssd.get("key.weight"), ssd.get("key.bias"));
@@ -372,15 +379,15 @@ public final class LayerCases {
             int h,
             boolean bias,
             Map<String, Tensor> sd,
-            Inputs in,
+            Request in,
             Tensor q,
             Tensor kv,
             Tensor kp,
             Tensor am,
             boolean amBool,
             boolean causal) {
-        boolean want = in.weights() != Weights.NONE;
-        boolean avg = in.weights() == Weights.AVERAGED;
+        boolean want = in.attentionWeights() != AttentionWeights.NONE;
+        boolean avg = in.attentionWeights() == AttentionWeights.AVERAGED;
         return new Case(name, mhaConfig(e, h, bias), sd, in, () -> {
             var r = RefAttention.multiheadAttention(sd, "", e, h, q, kv, kv, kp, am, amBool, causal, want, avg);
             return new Expected(r.output(), want ? Map.of("attn", r.weights()) : Map.of());
@@ -407,7 +414,7 @@ public final class LayerCases {
     public static Result run(Case c, Backend backend) {
         try (Model m = Model.load(c.config(), new StateDict(c.sd(), c.name()))) {
             Expected want = c.expected().get();
-            Model.Result got = m.run(backend, c.in());
+            io.attn.engine.Result got = m.run(backend, c.in());
             double worst = relErr(got.output(), want.output());
             String where = "output";
             if (!want.weights().keySet().equals(got.attentionWeights().keySet()))

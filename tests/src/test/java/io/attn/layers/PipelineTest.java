@@ -7,6 +7,7 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
+import io.attn.engine.AttentionWeights;
 import io.attn.exec.Executor;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
@@ -79,7 +80,7 @@ class PipelineTest {
             Map<String, Tensor> encOnly = new LinkedHashMap<>(sd);
             TransformerEncoder enc = new TransformerEncoder(new StateDict(encOnly, "encoder"), "", lc, 2, true);
             GraphBuilder g = new GraphBuilder();
-            Forward f = new Forward(g, Forward.Weights.NONE);
+            Forward f = new Forward(g, AttentionWeights.NONE);
             Node x = PositionalEncoding.forward(f, embed.forward(f, g.input("ids", 2, l)), 0);
             Node out = enc.forward(f, x, Masks.NONE);
             Tensor got;
@@ -118,7 +119,7 @@ class PipelineTest {
             Tensor mask = Tensor.zeros(5, 7);
             mask.set(1f, 2, 0);
             mask.set(1f, 4, 1);
-            for (Forward.Weights w : Forward.Weights.values()) {
+            for (AttentionWeights w : AttentionWeights.values()) {
                 GraphBuilder g = new GraphBuilder();
                 Forward f = new Forward(g, w);
                 Node m = g.input("mask", 5, 7);
@@ -138,12 +139,12 @@ class PipelineTest {
                 }
                 var ref = RefAttention.sdpa(q, k, v, mask, true, true, null);
                 assertTrue(io.attn.parity.LayerCases.relErr(got.get(0), ref.output()) <= 1e-5, "sdpa output " + w);
-                if (w == Forward.Weights.PER_HEAD)
+                if (w == AttentionWeights.PER_HEAD)
                     assertTrue(io.attn.parity.LayerCases.relErr(got.get(1), ref.weights()) <= 1e-5, "sdpa weights");
-                if (w == Forward.Weights.AVERAGED)
+                if (w == AttentionWeights.AVERAGED)
                     assertTrue(io.attn.parity.LayerCases.relErr(got.get(1), RefAttention.averageHeads(ref.weights()))
                             <= 1e-5);
-                assertEquals(w == Forward.Weights.NONE ? 1 : 2, got.size());
+                assertEquals(w == AttentionWeights.NONE ? 1 : 2, got.size());
             }
         });
     }
