@@ -33,12 +33,14 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "bench",
-        description = "Time GEMM, attention or an encoder layer; the last line is a JSON summary.",
+        description =
+                "Time GEMM, attention, an encoder layer, generation or embedding; the last line is a JSON summary.",
         subcommands = {
             BenchCommand.Gemm.class,
             BenchCommand.Attention.class,
             BenchCommand.EncoderLayer.class,
-            BenchGenerate.class
+            BenchGenerate.class,
+            BenchEmbed.class
         })
 final class BenchCommand {
 

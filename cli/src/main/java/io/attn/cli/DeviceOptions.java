@@ -4,6 +4,8 @@ import io.attn.AttnException;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
 import io.attn.backend.Precision;
+import io.attn.engine.Engine;
+import io.attn.engine.EngineOptions;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -36,6 +38,12 @@ final class DeviceOptions {
 
     @Option(names = "--verbose", description = "Stack traces for errors.")
     boolean verbose;
+
+    /** These options for the library's {@link Engine#open}. */
+    EngineOptions engineOptions() {
+        if (threads < 0) throw AttnException.badInput("--threads must be >= 0 (0 = all cores), got " + threads);
+        return new EngineOptions(device, threads, precision(precision), Map.copyOf(extra));
+    }
 
     Backends.Selection open() {
         return open(device);

@@ -16,6 +16,8 @@ import picocli.CommandLine.Command;
         subcommands = {
             DemoCommand.class,
             RunCommand.class,
+            EmbedCommand.class,
+            ConvertCommand.class,
             InspectCommand.class,
             ParityCommand.class,
             GoldenCommand.class,

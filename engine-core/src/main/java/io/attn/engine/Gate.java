@@ -6,21 +6,28 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * The close protocol of {@link Engine} and {@link AttnModel}: calls hold the read lock while they run; {@link #close}
  * takes the write lock, so it waits for the calls in flight, runs the release action exactly once, and every later
  * call (or a call that was waiting behind the close) throws {@link IllegalStateException}. A second close waits for the
- * first to finish and then does nothing.
+ * first to finish and then does nothing. Public so that objects built on the engine (an embedder, a server's model
+ * holder) give their users the same contract.
+ *
+ * <pre>{@code
+ * gate.enter();
+ * try { ... } finally { gate.exit(); }
+ * }</pre>
  *
  * <p>Thread-safe.
  */
-final class Gate {
+public final class Gate {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private final String what;
     private volatile boolean closed;
 
-    Gate(String what) {
+    /** @param what names the object in the "is closed" message */
+    public Gate(String what) {
         this.what = what;
     }
 
     /** Enters a call; pair with {@link #exit} in a finally block. */
-    void enter() {
+    public void enter() {
         lock.readLock().lock();
         if (closed) {
             lock.readLock().unlock();
@@ -28,16 +35,16 @@ final class Gate {
         }
     }
 
-    void exit() {
+    public void exit() {
         lock.readLock().unlock();
     }
 
-    boolean isClosed() {
+    public boolean isClosed() {
         return closed;
     }
 
     /** Waits for calls in flight, then runs {@code release} if this is the first close. */
-    void close(Runnable release) {
+    public void close(Runnable release) {
         if (lock.getReadHoldCount() > 0)
             throw new IllegalStateException(what + ": close() called from inside one of its own calls");
         lock.writeLock().lock();

@@ -1,14 +1,17 @@
 package io.attn.engine;
 
 import io.attn.AttnException;
+import io.attn.io.SafeTensors;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.FloatBuffer;
+import java.nio.file.Path;
+import java.util.Map;
 
 /**
- * Tensors from and to the host memory a service holds: {@code float[]} (wrapped, not copied), {@link FloatBuffer} and
+ * Tensors from and to the host memory a service holds, and from and to {@code .safetensors} files: {@code float[]} (wrapped, not copied), {@link FloatBuffer} and
  * {@link MemorySegment} (copied). Data is row-major (C order). The source must hold exactly as many floats as the
  * shape has elements, else the call throws {@link AttnException} SHAPE_MISMATCH.
  *
@@ -60,6 +63,26 @@ public final class Tensors {
             throw AttnException.shape("memory segment of " + dst.byteSize() + " bytes is too small for tensor "
                     + t.shape() + " (" + (long) t.size() * Float.BYTES + " bytes)");
         MemorySegment.copy(t.data(), 0, dst, ValueLayout.JAVA_FLOAT_UNALIGNED, 0, t.size());
+    }
+
+    /**
+     * Reads every tensor of a {@code .safetensors} file, in header order, widened to float32 (F16, BF16, F64 and the
+     * integer dtypes too). Sizes are checked against the file before anything is allocated.
+     *
+     * @throws AttnException BAD_INPUT naming the file and the problem
+     */
+    public static Map<String, Tensor> readSafetensors(Path file) {
+        if (file == null) throw AttnException.badInput("safetensors path is null");
+        return SafeTensors.read(file).tensors();
+    }
+
+    /**
+     * Writes float32 tensors (in map order) and optional string metadata as a {@code .safetensors} file, atomically: a
+     * temporary file renamed into place, so a failure leaves no partial file.
+     */
+    public static void writeSafetensors(Path file, Map<String, Tensor> tensors, Map<String, String> metadata) {
+        if (file == null || tensors == null) throw AttnException.badInput("safetensors path and tensors are required");
+        SafeTensors.write(file, tensors, metadata == null ? Map.of() : metadata);
     }
 
     private static Shape checked(long elements, int[] shape) {

@@ -341,6 +341,48 @@ public final class LayerCases {
                     return new Expected(r.output(), w);
                 }));
 
+        // ---- Hugging Face BertModel: token ids in, a right-padded batch with the padding masked out of the keys,
+        // each activation; padded positions are compared too (transformers computes them the same way)
+        for (String act : new String[] {"gelu", "gelu_new", "relu"}) {
+            int vocab = 50, hid = 16, layers = 2, heads = 4, ffn = 24, maxPos = 12;
+            Map<String, Tensor> bsd = RandomStateDicts.bert(vocab, hid, layers, ffn, maxPos, 2, 60 + act.length());
+            int[][] seqs = {{2, 7, 9, 31, 4, 3}, {2, 11, 3}, {2, 45, 46, 47, 3}};
+            int len = 6;
+            Tensor ids = Tensor.zeros(seqs.length, len);
+            Tensor pad = Tensor.zeros(seqs.length, len);
+            for (int b = 0; b < seqs.length; b++)
+                for (int j = 0; j < len; j++) {
+                    if (j < seqs[b].length) ids.set(seqs[b][j], b, j);
+                    else pad.set(1f, b, j);
+                }
+            ModelConfig bc =
+                    ModelConfig.bert(new io.attn.nn.BertConfig(vocab, hid, layers, heads, ffn, act, 1e-12f, maxPos, 2));
+            AttentionWeights aw = act.equals("gelu") ? AttentionWeights.PER_HEAD : AttentionWeights.NONE;
+            cs.add(new Case(
+                    "BertModel " + act + ", padded batch" + (aw == AttentionWeights.NONE ? "" : ", weights per head"),
+                    bc,
+                    bsd,
+                    Request.of(ids).withKeyPaddingMask(pad).withAttentionWeights(aw),
+                    () -> {
+                        double[] out = new double[seqs.length * len * hid];
+                        for (int b = 0; b < seqs.length; b++) {
+                            int[] row = new int[len];
+                            System.arraycopy(seqs[b], 0, row, 0, seqs[b].length);
+                            DTensor y = io.attn.reference.layers.RefBert.lastHiddenState(
+                                    bsd, row, seqs[b].length, layers, heads, 1e-12, act);
+                            System.arraycopy(y.data(), 0, out, b * len * hid, len * hid);
+                        }
+                        Map<String, DTensor> w = new LinkedHashMap<>();
+                        if (aw != AttentionWeights.NONE)
+                            for (int l = 0; l < layers; l++)
+                                w.put(
+                                        "encoder.layer." + l + ".attention",
+                                        io.attn.reference.layers.RefBert.attentionWeights(
+                                                bsd, seqs, len, l, layers, heads, 1e-12, act));
+                        return new Expected(new DTensor(new int[] {seqs.length, len, hid}, out), w);
+                    }));
+        }
+
         // ---- the tutorials' single-head SelfAttention: Linear q/k/v, softmax(QK^T/sqrt(E))V over the keys
         int se = 8;
         Map<String, Tensor> ssd = new LinkedHashMap<>();

@@ -83,6 +83,31 @@ public final class RandomStateDicts {
         return sd;
     }
 
+    /**
+     * A Hugging Face {@code BertModel} state dict (transformers' names, no prefix) with random weights: embeddings of
+     * scale 0.5 (so the LayerNorms see varied rows), linear layers {@code U(-1/sqrt(in), 1/sqrt(in))}.
+     */
+    public static Map<String, Tensor> bert(
+            int vocab, int hidden, int layers, int intermediate, int maxPositions, int typeVocab, long seed) {
+        SplittableRandom rnd = new SplittableRandom(seed);
+        Map<String, Tensor> sd = new LinkedHashMap<>();
+        sd.put("embeddings.word_embeddings.weight", uniform(rnd, -0.5, 0.5, vocab, hidden));
+        sd.put("embeddings.position_embeddings.weight", uniform(rnd, -0.5, 0.5, maxPositions, hidden));
+        sd.put("embeddings.token_type_embeddings.weight", uniform(rnd, -0.5, 0.5, typeVocab, hidden));
+        putNorm(sd, "embeddings.LayerNorm.", hidden, true, rnd);
+        for (int l = 0; l < layers; l++) {
+            String p = "encoder.layer." + l + ".";
+            for (String n : new String[] {"query", "key", "value"})
+                putLinear(sd, p + "attention.self." + n + ".", hidden, hidden, true, rnd);
+            putLinear(sd, p + "attention.output.dense.", hidden, hidden, true, rnd);
+            putNorm(sd, p + "attention.output.LayerNorm.", hidden, true, rnd);
+            putLinear(sd, p + "intermediate.dense.", intermediate, hidden, true, rnd);
+            putLinear(sd, p + "output.dense.", hidden, intermediate, true, rnd);
+            putNorm(sd, p + "output.LayerNorm.", hidden, true, rnd);
+        }
+        return sd;
+    }
+
     /** A tensor of the given shape with entries {@code U(lo, hi)} (e.g. inputs or an embedding table). */
     public static Tensor uniform(long seed, double lo, double hi, int... dims) {
         return uniform(new SplittableRandom(seed), lo, hi, dims);

@@ -1,0 +1,323 @@
+package io.attn.text;
+
+import io.attn.AttnException;
+import io.attn.engine.AttnModel;
+import io.attn.engine.Engine;
+import io.attn.engine.Gate;
+import io.attn.engine.Request;
+import io.attn.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A sentence-embedding model on an {@link Engine}: text in, one vector per text out, as sentence-transformers computes
+ * it (tokenize, run the BERT encoder, pool over the non-padding tokens, L2-normalize when the model says so).
+ *
+ * <pre>{@code
+ * try (Engine engine = Engine.open(EngineOptions.defaults());
+ *         Embedder model = Embedder.load(engine, Path.of("all-MiniLM-L6-v2"))) {
+ *     float[][] v = model.embed(List.of("first text", "second text"));
+ * }
+ * }</pre>
+ *
+ * <p>Batching: the texts of one call are tokenized, sorted by length and run in batches of similar lengths (at most
+ * {@link EmbedderOptions#maxBatchSize} texts and {@link EmbedderOptions#maxBatchTokens} tokens, padding included, each),
+ * padded to the batch's longest text with the padding masked out of the attention; results come back in input order.
+ * Working memory is bounded by the batch limits whatever the number of texts (the vectors returned are the caller's).
+ * An empty text embeds {@code [CLS] [SEP]}, as Hugging Face does.
+ *
+ * <p>Thread-safe: load once, call from many threads. {@link #close} waits for calls in flight, releases the model and
+ * the tokenizer; it is idempotent; any call after it throws {@link IllegalStateException}. Failures are {@link
+ * AttnException}s (BAD_INPUT for a bad text or model file).
+ */
+public final class Embedder implements AutoCloseable {
+    private final Gate gate = new Gate("embedder");
+    private final String name;
+    private final AttnModel model;
+    private final TextTokenizer tokenizer;
+    private final int dimension;
+    private final Pooling pooling;
+    private final boolean normalize;
+    private final int maxBatchSize, maxBatchTokens;
+
+    private Embedder(
+            String name,
+            AttnModel model,
+            TextTokenizer tokenizer,
+            Pooling pooling,
+            boolean normalize,
+            EmbedderOptions o) {
+        this.name = name;
+        this.model = model;
+        this.tokenizer = tokenizer;
+        this.dimension = model.width();
+        this.pooling = pooling;
+        this.normalize = normalize;
+        this.maxBatchSize = o.maxBatchSize();
+        this.maxBatchTokens = o.maxBatchTokens();
+    }
+
+    /** Loads a Hugging Face model folder or a BERT-family {@code .onnx} export (see {@link TextModel}). */
+    public static Embedder load(Engine engine, Path model) {
+        return load(engine, model, EmbedderOptions.defaults());
+    }
+
+    /** Loads a model folder or {@code .onnx} file with options. */
+    public static Embedder load(Engine engine, Path model, EmbedderOptions options) {
+        if (options == null) options = EmbedderOptions.defaults();
+        return load(engine, TextModel.read(model, options.tokenizer()), options);
+    }
+
+    /** Loads a model already read from disk onto {@code engine}. */
+    public static Embedder load(Engine engine, TextModel m, EmbedderOptions o) {
+        if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
+        if (o == null) o = EmbedderOptions.defaults();
+        int maxLength = o.maxLength() > 0 ? o.maxLength() : m.maxLength();
+        if (maxLength > m.maxPositions())
+            throw AttnException.badInput("max length " + maxLength + " is more than the model's " + m.maxPositions()
+                    + " positions (max_position_embeddings)");
+        if (maxLength < 2) throw AttnException.badInput("max length " + maxLength + " leaves no room for a text");
+        if (maxLength > o.maxBatchTokens())
+            throw AttnException.badInput("batch token budget " + o.maxBatchTokens() + " is below the max length "
+                    + maxLength + ": one long text would not fit a batch");
+        TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
+        try {
+            AttnModel am = engine.load(m.engineConfig(), m.weights());
+            return new Embedder(
+                    m.name(),
+                    am,
+                    t,
+                    o.pooling() != null ? o.pooling() : m.pooling(),
+                    o.normalize() != null ? o.normalize() : m.normalize(),
+                    o);
+        } catch (RuntimeException | Error e) {
+            t.close();
+            throw e;
+        }
+    }
+
+    /** The model's name (its folder's). */
+    public String name() {
+        return name;
+    }
+
+    /** The length of the vectors. */
+    public int dimension() {
+        return dimension;
+    }
+
+    /** Texts longer than this many tokens (special tokens included) are cut. */
+    public int maxLength() {
+        return tokenizer.maxLength();
+    }
+
+    public Pooling pooling() {
+        return pooling;
+    }
+
+    public boolean normalize() {
+        return normalize;
+    }
+
+    /** One text's vector. */
+    public float[] embed(String text) {
+        return embed(List.of(text))[0];
+    }
+
+    /** One vector per text, in input order. */
+    public float[][] embed(List<String> texts) {
+        return embedWithUsage(texts).vectors();
+    }
+
+    /** The vectors with each text's token count and whether it was cut. */
+    public Embeddings embedWithUsage(List<String> texts) {
+        gate.enter();
+        try {
+            TextTokenizer.Tokens[] toks = tokenize(texts);
+            float[][] out = new float[toks.length][];
+            forEachBatch(toks, (index, hidden, len, offset) -> out[index] = pool(hidden, offset, len));
+            int[] counts = new int[toks.length];
+            boolean[] cut = new boolean[toks.length];
+            for (int i = 0; i < toks.length; i++) {
+                counts[i] = toks[i].ids().length;
+                cut[i] = toks[i].truncated();
+            }
+            return new Embeddings(out, counts, cut);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** Token-level output: each text's token ids and last hidden state {@code (L, E)}, in input order. */
+    public List<TokenEmbeddings> embedTokens(List<String> texts) {
+        gate.enter();
+        try {
+            TextTokenizer.Tokens[] toks = tokenize(texts);
+            TokenEmbeddings[] out = new TokenEmbeddings[toks.length];
+            forEachBatch(
+                    toks,
+                    (index, hidden, len, offset) -> out[index] = new TokenEmbeddings(
+                            toks[index].ids(),
+                            Tensor.of(Arrays.copyOfRange(hidden, offset, offset + len * dimension), len, dimension)));
+            return Arrays.asList(out);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** The number of token ids of each text (special tokens included, after truncation). */
+    public int[] countTokens(List<String> texts) {
+        gate.enter();
+        try {
+            TextTokenizer.Tokens[] toks = tokenize(texts);
+            int[] n = new int[toks.length];
+            for (int i = 0; i < n.length; i++) n[i] = toks[i].ids().length;
+            return n;
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** One line: the model, its width, pooling, normalization, maximum length and device. */
+    public String description() {
+        return name + ": " + dimension + " dimensions, " + pooling.label() + " pooling"
+                + (normalize ? ", normalized" : "") + ", max " + maxLength() + " tokens";
+    }
+
+    public boolean isClosed() {
+        return gate.isClosed();
+    }
+
+    /** Waits for calls in flight, then releases the model and the tokenizer. Idempotent. */
+    @Override
+    public void close() {
+        gate.close(() -> {
+            try {
+                model.close();
+            } finally {
+                tokenizer.close();
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------------------------------------ internals
+
+    private TextTokenizer.Tokens[] tokenize(List<String> texts) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        for (int i = 0; i < texts.size(); i++) {
+            String t = texts.get(i);
+            if (t == null) throw AttnException.badInput("text " + i + " is null");
+            for (int j = 0; j < t.length(); j++) {
+                char c = t.charAt(j);
+                if (Character.isSurrogate(c)) {
+                    if (Character.isHighSurrogate(c) && j + 1 < t.length() && Character.isLowSurrogate(t.charAt(j + 1)))
+                        j++;
+                    else
+                        throw AttnException.badInput(
+                                "text " + i + " holds an unpaired surrogate at char " + j + " (not valid Unicode)");
+                }
+            }
+        }
+        if (texts.isEmpty()) return new TextTokenizer.Tokens[0];
+        return tokenizer.encode(texts);
+    }
+
+    /** Receives one text's rows of a batch's last hidden state: {@code len} rows of E floats from {@code offset}. */
+    private interface RowSink {
+        void accept(int index, float[] hidden, int len, int offset);
+    }
+
+    /**
+     * Fixed cost of one forward pass, in tokens: what a batch costs beyond its tokens (reading every weight once, the
+     * per-op hand-offs). It makes the planner prefer fewer, fuller batches when the padding they add is small.
+     */
+    static final int BATCH_OVERHEAD_TOKENS = 48;
+
+    /**
+     * The batches of a call: the texts' indices sorted by token count, and batches {@code {start, end, length}} over
+     * that order, each padded to its longest text. The split points minimize the padded tokens plus {@link
+     * #BATCH_OVERHEAD_TOKENS} per batch (dynamic programming over the sorted lengths), within {@link #maxBatchSize}
+     * texts and {@link #maxBatchTokens} padded tokens per batch.
+     */
+    record Plan(Integer[] order, List<int[]> batches) {}
+
+    Plan plan(TextTokenizer.Tokens[] toks) {
+        int n = toks.length;
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        Arrays.sort(order, (a, b) -> Integer.compare(toks[a].ids().length, toks[b].ids().length));
+        int[] len = new int[n];
+        for (int i = 0; i < n; i++) len[i] = toks[order[i]].ids().length;
+        long[] best = new long[n + 1]; // best[i]: cost of the first i texts
+        int[] from = new int[n + 1];
+        for (int i = 1; i <= n; i++) {
+            best[i] = Long.MAX_VALUE;
+            int longest = len[i - 1]; // sorted: the batch (j, i] is padded to the i-th length
+            for (int j = i - 1; j >= 0 && i - j <= maxBatchSize; j--) {
+                if (j < i - 1 && (long) (i - j) * longest > maxBatchTokens) break;
+                long c = best[j] + (long) (i - j) * longest + BATCH_OVERHEAD_TOKENS;
+                if (c < best[i]) {
+                    best[i] = c;
+                    from[i] = j;
+                }
+            }
+        }
+        List<int[]> batches = new ArrayList<>();
+        for (int i = n; i > 0; i = from[i]) batches.add(0, new int[] {from[i], i, len[i - 1]});
+        return new Plan(order, batches);
+    }
+
+    private void forEachBatch(TextTokenizer.Tokens[] toks, RowSink sink) {
+        Plan p = plan(toks);
+        for (int[] b : p.batches()) runBatch(toks, p.order(), b[0], b[1], b[2], sink);
+    }
+
+    private void runBatch(TextTokenizer.Tokens[] toks, Integer[] order, int start, int end, int len, RowSink sink) {
+        int b = end - start;
+        float[] ids = new float[b * len];
+        float[] pad = null;
+        for (int r = 0; r < b; r++) {
+            int[] t = toks[order[start + r]].ids();
+            for (int j = 0; j < t.length; j++) ids[r * len + j] = t[j];
+            if (t.length < len) {
+                if (pad == null) pad = new float[b * len];
+                Arrays.fill(pad, r * len + t.length, (r + 1) * len, 1f);
+            }
+        }
+        Request req = Request.of(Tensor.of(ids, b, len));
+        if (pad != null) req = req.withKeyPaddingMask(Tensor.of(pad, b, len));
+        float[] hidden = model.run(req).output().data();
+        for (int r = 0; r < b; r++) {
+            int index = order[start + r];
+            sink.accept(index, hidden, toks[index].ids().length, r * len * dimension);
+        }
+    }
+
+    /** The sentence vector of {@code len} token rows of {@code hidden} from {@code offset}. */
+    private float[] pool(float[] hidden, int offset, int len) {
+        int e = dimension;
+        float[] v = new float[e];
+        switch (pooling) {
+            case CLS -> System.arraycopy(hidden, offset, v, 0, e);
+            case MEAN -> {
+                double[] sum = new double[e];
+                for (int t = 0; t < len; t++) for (int k = 0; k < e; k++) sum[k] += hidden[offset + t * e + k];
+                for (int k = 0; k < e; k++) v[k] = (float) (sum[k] / len);
+            }
+            case MAX -> {
+                System.arraycopy(hidden, offset, v, 0, e);
+                for (int t = 1; t < len; t++)
+                    for (int k = 0; k < e; k++) v[k] = Math.max(v[k], hidden[offset + t * e + k]);
+            }
+        }
+        if (normalize) {
+            double ss = 0;
+            for (float x : v) ss += (double) x * x;
+            double norm = Math.max(Math.sqrt(ss), 1e-12); // torch.nn.functional.normalize's eps
+            for (int k = 0; k < e; k++) v[k] = (float) (v[k] / norm);
+        }
+        return v;
+    }
+}

@@ -1,0 +1,62 @@
+package io.attn.text;
+
+import io.attn.AttnException;
+import java.nio.file.Path;
+
+/**
+ * How an {@link Embedder} is loaded: overrides of the model's own settings (null or 0 keep the model's) and the
+ * batching limits.
+ *
+ * @param pooling null: the model's (sentence-transformers' Pooling module; mean without one)
+ * @param normalize null: the model's (true when it lists a Normalize module)
+ * @param maxLength 0: the model's (tokenizer.json's truncation, else max_seq_length, else max_position_embeddings);
+ *     at most max_position_embeddings
+ * @param maxBatchSize the most texts in one forward pass
+ * @param maxBatchTokens the most tokens in one forward pass, padding included (batch size times its longest text):
+ *     with the batch size, this bounds the working memory whatever the number or length of the texts
+ * @param tokenizer a {@code tokenizer.json} to use instead of the model's (null: the model's)
+ *     <p>Immutable and thread-safe.
+ */
+public record EmbedderOptions(
+        Pooling pooling, Boolean normalize, int maxLength, int maxBatchSize, int maxBatchTokens, Path tokenizer) {
+    /** Texts per forward pass by default. */
+    public static final int DEFAULT_BATCH_SIZE = 64;
+    /** Tokens (padding included) per forward pass by default. */
+    public static final int DEFAULT_BATCH_TOKENS = 4096;
+
+    public EmbedderOptions {
+        if (maxLength < 0) throw AttnException.badInput("max length must be >= 0 (0 = the model's), got " + maxLength);
+        if (maxBatchSize <= 0) throw AttnException.badInput("batch size must be positive, got " + maxBatchSize);
+        if (maxBatchTokens <= 0)
+            throw AttnException.badInput("batch token budget must be positive, got " + maxBatchTokens);
+    }
+
+    /** The model's own settings, the default batching. */
+    public static EmbedderOptions defaults() {
+        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, null);
+    }
+
+    public EmbedderOptions withPooling(Pooling p) {
+        return new EmbedderOptions(p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer);
+    }
+
+    public EmbedderOptions withNormalize(Boolean n) {
+        return new EmbedderOptions(pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer);
+    }
+
+    public EmbedderOptions withMaxLength(int m) {
+        return new EmbedderOptions(pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer);
+    }
+
+    public EmbedderOptions withMaxBatchSize(int b) {
+        return new EmbedderOptions(pooling, normalize, maxLength, b, maxBatchTokens, tokenizer);
+    }
+
+    public EmbedderOptions withMaxBatchTokens(int t) {
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer);
+    }
+
+    public EmbedderOptions withTokenizer(Path t) {
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t);
+    }
+}

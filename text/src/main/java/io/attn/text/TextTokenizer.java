@@ -1,0 +1,90 @@
+package io.attn.text;
+
+import ai.djl.huggingface.tokenizers.Encoding;
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import io.attn.AttnException;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A model's {@code tokenizer.json} run by the Hugging Face tokenizers library (Rust, through DJL's JNI binding, whose
+ * jar carries the native library for linux-x86_64, macOS and Windows and extracts it on first use): the same token ids
+ * as Python's {@code transformers}, accents, CJK, emoji and all. Padding is off (the embedder pads its batches);
+ * truncation is at {@code maxLength} tokens, special tokens included.
+ *
+ * <p>Thread-safe (the native tokenizer is immutable once loaded); {@link #close} must not run while a call is in flight
+ * (the embedder's gate sees to that).
+ */
+final class TextTokenizer implements AutoCloseable {
+    private final HuggingFaceTokenizer tokenizer;
+    private final int maxLength;
+
+    /** One text's token ids, and whether the text was cut at the maximum length. */
+    record Tokens(int[] ids, boolean truncated) {}
+
+    private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength) {
+        this.tokenizer = tokenizer;
+        this.maxLength = maxLength;
+    }
+
+    static TextTokenizer load(Path file, int maxLength) {
+        Map<String, String> options = Map.of(
+                "padding",
+                "false",
+                "truncation",
+                "true",
+                "maxLength",
+                String.valueOf(maxLength),
+                "addSpecialTokens",
+                "true");
+        try {
+            return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength);
+        } catch (LinkageError e) {
+            throw unavailable(e);
+        } catch (IOException e) {
+            throw AttnException.badInput(file + ": cannot read (" + e.getMessage() + ")");
+        } catch (RuntimeException e) {
+            String m = String.valueOf(e.getMessage());
+            if (m.contains("native") || e.getCause() instanceof LinkageError) throw unavailable(e);
+            throw AttnException.badInput(file + ": not a Hugging Face tokenizer.json (" + m + ")");
+        }
+    }
+
+    private static AttnException unavailable(Throwable e) {
+        return new AttnException(
+                AttnException.Code.DEVICE_UNAVAILABLE,
+                "the Hugging Face tokenizers native library cannot be loaded on " + System.getProperty("os.name") + "/"
+                        + System.getProperty("os.arch") + " (" + e.getMessage()
+                        + "): DJL's tokenizers jar carries it for linux-x86_64, linux-aarch64, macOS and Windows",
+                e);
+    }
+
+    int maxLength() {
+        return maxLength;
+    }
+
+    /** The token ids of each text, {@code [CLS]} and {@code [SEP]} included, cut at the maximum length. */
+    Tokens[] encode(List<String> texts) {
+        Encoding[] enc = tokenizer.batchEncode(texts.toArray(String[]::new), true, false);
+        Tokens[] out = new Tokens[enc.length];
+        for (int i = 0; i < enc.length; i++) {
+            long[] ids = enc[i].getIds();
+            int[] a = new int[ids.length];
+            for (int j = 0; j < a.length; j++) a[j] = Math.toIntExact(ids[j]);
+            out[i] = new Tokens(a, enc[i].exceedMaxLength());
+        }
+        return out;
+    }
+
+    /** The tokens' strings (for users who show token-level output). */
+    String[] tokens(String text) {
+        return tokenizer.encode(text, true, false).getTokens();
+    }
+
+    @Override
+    public void close() {
+        tokenizer.close();
+    }
+}
