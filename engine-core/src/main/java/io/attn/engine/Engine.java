@@ -90,12 +90,21 @@ public final class Engine implements AutoCloseable {
      *
      * @param configJson e.g. {@code {"module":"MultiheadAttention","embed_dim":64,"num_heads":4}}
      */
-    @SuppressWarnings("unchecked")
     public AttnModel load(String configJson, Map<String, Tensor> stateDict) {
+        return load(configJson, stateDict, "state_dict");
+    }
+
+    /**
+     * Like {@link #load(String, Map)}; {@code source} names the weights in error messages (the file they came from).
+     */
+    @SuppressWarnings("unchecked")
+    public AttnModel load(String configJson, Map<String, Tensor> stateDict, String source) {
         if (configJson == null) throw AttnException.badInput("config is null");
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
         Object json = Json.parse(configJson, "config");
         if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        return load(ModelConfig.parse((Map<String, Object>) m, "config"), stateDict);
+        ModelConfig c = ModelConfig.parse((Map<String, Object>) m, "config");
+        return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
     /** Builds a model in code from a parsed config and weights under PyTorch's {@code state_dict} names. */

@@ -40,7 +40,7 @@ public final class Embedder implements AutoCloseable {
     private final int dimension;
     private final Pooling pooling;
     private final boolean normalize;
-    private final int maxBatchSize, maxBatchTokens;
+    private final int maxBatchSize, maxBatchTokens, maxPositions;
 
     private Embedder(
             String name,
@@ -48,7 +48,9 @@ public final class Embedder implements AutoCloseable {
             TextTokenizer tokenizer,
             Pooling pooling,
             boolean normalize,
-            EmbedderOptions o) {
+            EmbedderOptions o,
+            int maxPositions) {
+        this.maxPositions = maxPositions;
         this.name = name;
         this.model = model;
         this.tokenizer = tokenizer;
@@ -84,14 +86,15 @@ public final class Embedder implements AutoCloseable {
                     + maxLength + ": one long text would not fit a batch");
         TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
         try {
-            AttnModel am = engine.load(m.engineConfig(), m.weights());
+            AttnModel am = engine.load(m.engineConfig(), m.weights(), m.source());
             return new Embedder(
                     m.name(),
                     am,
                     t,
                     o.pooling() != null ? o.pooling() : m.pooling(),
                     o.normalize() != null ? o.normalize() : m.normalize(),
-                    o);
+                    o,
+                    m.maxPositions());
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
@@ -243,7 +246,7 @@ public final class Embedder implements AutoCloseable {
      */
     record Plan(Integer[] order, List<int[]> batches) {}
 
-    Plan plan(TextTokenizer.Tokens[] toks) {
+    static Plan plan(TextTokenizer.Tokens[] toks, int maxBatchSize, int maxBatchTokens) {
         int n = toks.length;
         Integer[] order = new Integer[n];
         for (int i = 0; i < n; i++) order[i] = i;
@@ -270,24 +273,31 @@ public final class Embedder implements AutoCloseable {
     }
 
     private void forEachBatch(TextTokenizer.Tokens[] toks, RowSink sink) {
-        Plan p = plan(toks);
+        Plan p = plan(toks, maxBatchSize, maxBatchTokens);
         for (int[] b : p.batches()) runBatch(toks, p.order(), b[0], b[1], b[2], sink);
     }
 
-    private void runBatch(TextTokenizer.Tokens[] toks, Integer[] order, int start, int end, int len, RowSink sink) {
+    /**
+     * Batches have at least this many token rows (a lone short text is padded up to it, the padding masked): the CPU
+     * backend computes products of at most 4 rows by another summation order (matrix-vector kernels), and from 5 rows on
+     * every row of a product sees the same operations whatever the number of rows. So a text's vector is bitwise the
+     * same alone or in any batch.
+     */
+    static final int MIN_BATCH_ROWS = 8;
+
+    private void runBatch(TextTokenizer.Tokens[] toks, Integer[] order, int start, int end, int longest, RowSink sink) {
         int b = end - start;
+        int len = Math.max(longest, Math.min(maxPositions, (MIN_BATCH_ROWS + b - 1) / b));
         float[] ids = new float[b * len];
-        float[] pad = null;
+        float[] pad = new float[b * len];
         for (int r = 0; r < b; r++) {
             int[] t = toks[order[start + r]].ids();
             for (int j = 0; j < t.length; j++) ids[r * len + j] = t[j];
-            if (t.length < len) {
-                if (pad == null) pad = new float[b * len];
-                Arrays.fill(pad, r * len + t.length, (r + 1) * len, 1f);
-            }
+            Arrays.fill(pad, r * len + t.length, (r + 1) * len, 1f);
         }
-        Request req = Request.of(Tensor.of(ids, b, len));
-        if (pad != null) req = req.withKeyPaddingMask(Tensor.of(pad, b, len));
+        // the mask goes in even when no text is padded: the attention then takes the same path for a text whatever
+        // its batch, so a text's vector is bitwise the same alone or batched with any others
+        Request req = Request.of(Tensor.of(ids, b, len)).withKeyPaddingMask(Tensor.of(pad, b, len));
         float[] hidden = model.run(req).output().data();
         for (int r = 0; r < b; r++) {
             int index = order[start + r];

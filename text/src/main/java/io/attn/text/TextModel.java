@@ -39,6 +39,7 @@ public final class TextModel {
     private static final Set<String> HEADS = Set.of("cls.", "classifier.", "qa_outputs.", "pooler.");
 
     private final String name;
+    private final String source;
     private final BertHyper hyper;
     private final Map<String, Tensor> weights;
     private final Path tokenizer;
@@ -60,6 +61,7 @@ public final class TextModel {
 
     private TextModel(
             String name,
+            String source,
             BertHyper hyper,
             Map<String, Tensor> weights,
             Path tokenizer,
@@ -67,6 +69,7 @@ public final class TextModel {
             boolean normalize,
             int maxLength) {
         this.name = name;
+        this.source = source;
         this.hyper = hyper;
         this.weights = weights;
         this.tokenizer = tokenizer;
@@ -100,6 +103,11 @@ public final class TextModel {
     /** The model's name: the folder's (or the ONNX file's) name. */
     public String name() {
         return name;
+    }
+
+    /** Where the weights came from (a file or folder), for messages. */
+    public String source() {
+        return source;
     }
 
     public int hiddenSize() {
@@ -248,7 +256,14 @@ public final class TextModel {
             if (onnx != null) {
                 TextModel m = readOnnx(onnx, tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer));
                 return new TextModel(
-                        dir.getFileName().toString(), m.hyper, m.weights, m.tokenizer, pooling, normalize, m.maxLength);
+                        dir.getFileName().toString(),
+                        m.source,
+                        m.hyper,
+                        m.weights,
+                        m.tokenizer,
+                        pooling,
+                        normalize,
+                        m.maxLength);
             }
             throw AttnException.badInput(dir + ": no config.json (a Hugging Face model folder holds config.json,"
                     + " model.safetensors and tokenizer.json)");
@@ -263,7 +278,16 @@ public final class TextModel {
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
-        return new TextModel(name, hyper, weights, tokenizer, pooling, normalize, maxLength(tokenizer, seq, hyper));
+        Path single = transformer.resolve("model.safetensors");
+        return new TextModel(
+                name,
+                (Files.exists(single) ? single : transformer).toString(),
+                hyper,
+                weights,
+                tokenizer,
+                pooling,
+                normalize,
+                maxLength(tokenizer, seq, hyper));
     }
 
     private static Pooling poolingOf(Path file) {
@@ -373,6 +397,7 @@ public final class TextModel {
         String file = onnx.getFileName().toString();
         return new TextModel(
                 file.substring(0, file.length() - ".onnx".length()),
+                onnx.toString(),
                 hyper,
                 bertWeights(imp.weights(), onnx.toString()),
                 tokenizer,

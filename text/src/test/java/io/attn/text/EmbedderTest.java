@@ -1,0 +1,251 @@
+package io.attn.text;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import io.attn.AttnException;
+import io.attn.engine.Engine;
+import io.attn.engine.EngineOptions;
+import io.attn.reference.layers.DTensor;
+import io.attn.reference.layers.RefBert;
+import io.attn.tensor.Tensor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The embedder on a small random BERT with the real all-MiniLM-L6-v2 tokenizer, against the double-precision
+ * reference ({@link RefBert}, each text alone, unpadded) and sentence-transformers' pooling computed here in double.
+ * Bound: relative error {@code ||engine - ref|| / ||ref|| <= 1e-5} per text (fp32 kernels on 2 layers of width 32 give
+ * ~1e-7; a wrong mask, position, pooling row or normalization gives 1e-2 or more).
+ */
+class EmbedderTest {
+    static final double BOUND = 1e-5;
+    static final List<String> TEXTS = List.of(
+            "the sky is blue",
+            "",
+            "What colour is the sky? Café, naïve, São Paulo.",
+            "東京は日本の首都です。",
+            "🚀 launch https://example.com/a?b=1 `for (int i = 0; i < n; i++) sum += a[i];`",
+            "a much longer text that runs past the maximum length of sixty-four tokens, so it is cut: "
+                    + "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
+                    + " sixteen seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four"
+                    + " twenty-five twenty-six twenty-seven twenty-eight twenty-nine thirty thirty-one thirty-two");
+
+    @TempDir
+    static Path dir;
+
+    static Map<String, Tensor> weights;
+    static Engine engine;
+    static HuggingFaceTokenizer djl;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        weights = TinyBert.weights(7);
+        TinyBert.folder(dir.resolve("tiny"), weights);
+        engine = Engine.open(EngineOptions.defaults().withDevice("cpu"));
+        djl = HuggingFaceTokenizer.newInstance(
+                dir.resolve("tiny/tokenizer.json"),
+                Map.of("padding", "false", "truncation", "true", "maxLength", String.valueOf(TinyBert.MAX_POS)));
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+        djl.close();
+    }
+
+    static int[] ids(String text) {
+        long[] l = djl.encode(text).getIds();
+        int[] a = new int[l.length];
+        for (int i = 0; i < a.length; i++) a[i] = (int) l[i];
+        return a;
+    }
+
+    static DTensor reference(String text) {
+        int[] ids = ids(text);
+        return RefBert.lastHiddenState(weights, ids, ids.length, TinyBert.LAYERS, TinyBert.HEADS, 1e-12, "gelu");
+    }
+
+    /** sentence-transformers' pooling and normalization, in double. */
+    static double[] pool(DTensor h, Pooling p, boolean normalize) {
+        int len = h.dim(0), e = h.dim(1);
+        double[] v = new double[e];
+        for (int k = 0; k < e; k++) {
+            double acc = p == Pooling.MAX ? Double.NEGATIVE_INFINITY : 0;
+            for (int t = 0; t < (p == Pooling.CLS ? 1 : len); t++) {
+                double x = h.data()[t * e + k];
+                acc = p == Pooling.MAX ? Math.max(acc, x) : acc + x;
+            }
+            v[k] = p == Pooling.MEAN ? acc / len : acc;
+        }
+        if (normalize) {
+            double n = 0;
+            for (double x : v) n += x * x;
+            n = Math.max(Math.sqrt(n), 1e-12);
+            for (int k = 0; k < e; k++) v[k] /= n;
+        }
+        return v;
+    }
+
+    static double relErr(float[] got, double[] want) {
+        double num = 0, den = 0;
+        for (int i = 0; i < want.length; i++) {
+            num += (got[i] - want[i]) * (got[i] - want[i]);
+            den += want[i] * want[i];
+        }
+        return Math.sqrt(num / den);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"mean,false", "mean,true", "cls,true", "max,false"})
+    void pooledVectorsMatchTheReference(String pooling, boolean normalize) throws Exception {
+        Path folder = dir.resolve("st-" + pooling + normalize);
+        TinyBert.folder(folder, weights);
+        TinyBert.sentenceTransformers(folder, pooling, normalize, 0);
+        Pooling p = Pooling.parse(pooling);
+        try (Embedder m = Embedder.load(engine, folder)) {
+            assertEquals(p, m.pooling());
+            assertEquals(normalize, m.normalize());
+            assertEquals(TinyBert.HIDDEN, m.dimension());
+            float[][] v = m.embed(TEXTS);
+            for (int i = 0; i < TEXTS.size(); i++) {
+                double err = relErr(v[i], pool(reference(TEXTS.get(i)), p, normalize));
+                assertTrue(err <= BOUND, "text " + i + ": relative error " + err);
+            }
+        }
+    }
+
+    @Test
+    void tokenLevelOutputIsTheLastHiddenStateOfEachTextAlone() {
+        try (Embedder m = Embedder.load(engine, dir.resolve("tiny"))) {
+            List<TokenEmbeddings> out = m.embedTokens(TEXTS);
+            for (int i = 0; i < TEXTS.size(); i++) {
+                assertArrayEquals(ids(TEXTS.get(i)), out.get(i).ids(), "ids of text " + i);
+                DTensor want = reference(TEXTS.get(i));
+                assertArrayEquals(want.shape(), out.get(i).hidden().shape().dims());
+                double err = relErr(out.get(i).hidden().data(), want.data());
+                assertTrue(err <= BOUND, "text " + i + ": relative error " + err);
+            }
+        }
+    }
+
+    @Test
+    void withoutSentenceTransformersFilesPoolingIsMeanNotNormalized() {
+        try (Embedder m = Embedder.load(engine, dir.resolve("tiny"))) {
+            assertEquals(Pooling.MEAN, m.pooling());
+            assertFalse(m.normalize());
+            assertEquals(TinyBert.MAX_POS, m.maxLength(), "no truncation in tokenizer.json? MiniLM's sets 128");
+        }
+    }
+
+    @Test
+    void truncationFollowsTheTokenizerThenMaxSeqLengthThenPositionsAndTheOverride() throws Exception {
+        // the real tokenizer.json sets 128, more than this model's 64 positions: the positions win
+        try (Embedder m = Embedder.load(engine, dir.resolve("tiny"))) {
+            Embeddings e = m.embedWithUsage(TEXTS);
+            assertEquals(64, e.tokens()[5]);
+            assertTrue(e.truncated()[5]);
+            assertFalse(e.truncated()[0]);
+            assertEquals(6, e.tokens()[0]); // [CLS] the sky is blue [SEP]
+            assertEquals(2, e.tokens()[1]); // [CLS] [SEP]
+        }
+        try (Embedder m = Embedder.load(
+                engine, dir.resolve("tiny"), EmbedderOptions.defaults().withMaxLength(8))) {
+            Embeddings e = m.embedWithUsage(TEXTS);
+            assertEquals(8, e.tokens()[2]);
+            assertTrue(e.truncated()[2]);
+            int[] cut = ids(TEXTS.get(2));
+            int[] want = java.util.Arrays.copyOf(cut, 8);
+            want[7] = 102; // [SEP] closes the cut text, as Hugging Face truncates
+            assertArrayEquals(want, m.embedTokens(List.of(TEXTS.get(2))).get(0).ids());
+        }
+        AttnException e = assertThrows(
+                AttnException.class,
+                () -> Embedder.load(
+                        engine, dir.resolve("tiny"), EmbedderOptions.defaults().withMaxLength(65)));
+        assertTrue(e.getMessage().contains("max_position_embeddings"), e.getMessage());
+    }
+
+    @Test
+    void aTextGivesTheSameBitsAloneOrInAnyBatch() {
+        List<String> many = new ArrayList<>();
+        for (int i = 0; i < 40; i++) many.add(TEXTS.get(i % TEXTS.size()) + " " + "word ".repeat(i % 13));
+        try (Embedder batched = Embedder.load(engine, dir.resolve("tiny"));
+                Embedder small = Embedder.load(
+                        engine,
+                        dir.resolve("tiny"),
+                        EmbedderOptions.defaults().withMaxBatchSize(3).withMaxBatchTokens(100))) {
+            float[][] all = batched.embed(many);
+            float[][] few = small.embed(many);
+            for (int i = 0; i < many.size(); i++) {
+                float[] alone = batched.embed(many.get(i));
+                assertArrayEquals(alone, all[i], "text " + i + " in one batch");
+                assertArrayEquals(alone, few[i], "text " + i + " in small batches");
+            }
+        }
+    }
+
+    @Test
+    void concurrentCallsGiveTheResultsOfSequentialOnes() throws Exception {
+        try (Embedder m = Embedder.load(engine, dir.resolve("tiny"))) {
+            List<List<String>> calls = new ArrayList<>();
+            for (int c = 0; c < 16; c++) {
+                List<String> t = new ArrayList<>();
+                for (int i = 0; i <= c % 5; i++) t.add(TEXTS.get((c + i) % TEXTS.size()) + " #" + c);
+                calls.add(t);
+            }
+            List<float[][]> want = new ArrayList<>();
+            for (List<String> t : calls) want.add(m.embed(t));
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<float[][]>> got = new ArrayList<>();
+                for (List<String> t : calls) got.add(pool.submit(() -> m.embed(t)));
+                for (int c = 0; c < calls.size(); c++)
+                    for (int i = 0; i < want.get(c).length; i++)
+                        assertArrayEquals(want.get(c)[i], got.get(c).get()[i], "call " + c + " text " + i);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    @Test
+    void closeIsIdempotentAndLaterCallsFail() {
+        Embedder m = Embedder.load(engine, dir.resolve("tiny"));
+        m.close();
+        m.close();
+        assertTrue(m.isClosed());
+        assertThrows(IllegalStateException.class, () -> m.embed("x"));
+    }
+
+    @Test
+    void badTextsGetOneLineErrors() {
+        try (Embedder m = Embedder.load(engine, dir.resolve("tiny"))) {
+            List<String> withNull = new ArrayList<>(List.of("a"));
+            withNull.add(null);
+            assertEquals(
+                    "text 1 is null",
+                    assertThrows(AttnException.class, () -> m.embed(withNull)).getMessage());
+            AttnException e = assertThrows(AttnException.class, () -> m.embed(List.of("ok", "bad \uD800 surrogate")));
+            assertEquals(AttnException.Code.BAD_INPUT, e.code());
+            assertTrue(e.getMessage().startsWith("text 1 holds an unpaired surrogate"), e.getMessage());
+            assertEquals(0, m.embed(List.of()).length);
+            assertEquals(TinyBert.HIDDEN, m.embed("\uD83D\uDE80").length); // a surrogate pair is fine
+        }
+    }
+}

@@ -1,0 +1,304 @@
+package io.attn.text;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.engine.Engine;
+import io.attn.engine.EngineOptions;
+import io.attn.tensor.Tensor;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Model folders as users have them: the layouts and tensor names transformers and sentence-transformers write, the
+ * dtypes they store, and every way a folder can be broken (one line naming the file and the problem, BAD_INPUT).
+ */
+class TextModelTest {
+    @TempDir
+    static Path dir;
+
+    static Map<String, Tensor> weights;
+    static Engine engine;
+    static float[][] base;
+    static final List<String> TEXTS = List.of("the sky is blue", "what colour is the sky?", "");
+
+    @BeforeAll
+    static void setUp() throws IOException {
+        weights = TinyBert.weights(11);
+        TinyBert.folder(dir.resolve("base"), weights);
+        engine = Engine.open(EngineOptions.defaults().withDevice("cpu"));
+        try (Embedder m = Embedder.load(engine, dir.resolve("base"))) {
+            base = m.embed(TEXTS);
+        }
+    }
+
+    @AfterAll
+    static void tearDown() {
+        engine.close();
+    }
+
+    /** A copy of the base folder with {@code edit} applied to its weights before they are written. */
+    static Path variant(String name, String dtype, Consumer<Map<String, Tensor>> edit) throws IOException {
+        Path d = dir.resolve(name);
+        TinyBert.folder(d, weights);
+        Map<String, Tensor> w = new LinkedHashMap<>(weights);
+        edit.accept(w);
+        Files.delete(d.resolve("model.safetensors"));
+        TinyBert.writeSafetensors(d.resolve("model.safetensors"), w, dtype);
+        return d;
+    }
+
+    static float[][] embed(Path folder) {
+        try (Embedder m = Embedder.load(engine, folder)) {
+            return m.embed(TEXTS);
+        }
+    }
+
+    @Test
+    void taskModelNamesPositionIdsAndPoolerAreReadAsBertModel() throws IOException {
+        Path d = variant("prefixed", "F32", w -> {
+            Map<String, Tensor> p = new LinkedHashMap<>();
+            w.forEach((k, v) -> p.put("bert." + k, v));
+            p.put("bert.embeddings.position_ids", positionIds());
+            p.put("bert.pooler.dense.weight", Tensor.zeros(TinyBert.HIDDEN, TinyBert.HIDDEN));
+            p.put("bert.pooler.dense.bias", Tensor.zeros(TinyBert.HIDDEN));
+            p.put("cls.predictions.bias", Tensor.zeros(TinyBert.VOCAB));
+            w.clear();
+            w.putAll(p);
+        });
+        float[][] got = embed(d);
+        for (int i = 0; i < TEXTS.size(); i++) assertArrayEquals(base[i], got[i], "text " + i);
+    }
+
+    @Test
+    void oldTensorFlowLayerNormNamesAreRead() throws IOException {
+        Path d = variant("gamma", "F32", w -> {
+            Map<String, Tensor> p = new LinkedHashMap<>();
+            w.forEach((k, v) -> p.put(
+                    k.contains("LayerNorm.")
+                            ? k.replace("LayerNorm.weight", "LayerNorm.gamma")
+                                    .replace("LayerNorm.bias", "LayerNorm.beta")
+                            : k,
+                    v));
+            w.clear();
+            w.putAll(p);
+        });
+        float[][] got = embed(d);
+        for (int i = 0; i < TEXTS.size(); i++) assertArrayEquals(base[i], got[i], "text " + i);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"F16", "BF16"})
+    void halfPrecisionWeightsAreWidenedExactly(String dtype) throws IOException {
+        Path d = variant("half-" + dtype, dtype, w -> {});
+        TextModel m = TextModel.read(d);
+        for (var e : weights.entrySet()) {
+            float[] want = e.getValue().data().clone();
+            for (int i = 0; i < want.length; i++) want[i] = TinyBert.rounded(want[i], dtype);
+            assertArrayEquals(want, m.weights().get(e.getKey()).data(), e.getKey());
+        }
+        float[][] got = embed(d);
+        for (int i = 0; i < TEXTS.size(); i++)
+            assertTrue(EmbedderTest.relErr(got[i], toDouble(base[i])) < 0.05, dtype + " text " + i);
+    }
+
+    @Test
+    void shardedWeightsAreReadThroughTheIndex() throws IOException {
+        Path d = dir.resolve("sharded");
+        TinyBert.folder(d, weights);
+        Files.delete(d.resolve("model.safetensors"));
+        Map<String, Tensor> a = new LinkedHashMap<>(), b = new LinkedHashMap<>();
+        StringBuilder index = new StringBuilder("{\"metadata\":{\"total_size\":0},\"weight_map\":{");
+        int i = 0;
+        for (var e : weights.entrySet()) {
+            boolean first = i++ % 2 == 0;
+            (first ? a : b).put(e.getKey(), e.getValue());
+            index.append(i == 1 ? "" : ",")
+                    .append('"')
+                    .append(e.getKey())
+                    .append("\":\"model-0000")
+                    .append(first ? 1 : 2)
+                    .append("-of-00002.safetensors\"");
+        }
+        TinyBert.writeSafetensors(d.resolve("model-00001-of-00002.safetensors"), a, "F32");
+        TinyBert.writeSafetensors(d.resolve("model-00002-of-00002.safetensors"), b, "F32");
+        Files.writeString(d.resolve("model.safetensors.index.json"), index.append("}}"));
+        float[][] got = embed(d);
+        for (int t = 0; t < TEXTS.size(); t++) assertArrayEquals(base[t], got[t], "text " + t);
+    }
+
+    @Test
+    void sentenceTransformersSettingsAreRead() throws IOException {
+        Path d = dir.resolve("st");
+        TinyBert.folder(d, weights);
+        TinyBert.sentenceTransformers(d, "cls", true, 16);
+        TextModel m = TextModel.read(d);
+        assertEquals(Pooling.CLS, m.pooling());
+        assertTrue(m.normalize());
+        // tokenizer.json sets truncation 128 (it comes first), capped by the 64 positions
+        assertEquals(TinyBert.MAX_POS, m.maxLength());
+    }
+
+    @Test
+    void maxSeqLengthAppliesWhenTheTokenizerSetsNoTruncation() throws IOException {
+        Path d = dir.resolve("seq");
+        TinyBert.folder(d, weights);
+        TinyBert.sentenceTransformers(d, "mean", false, 16);
+        String t = Files.readString(d.resolve("tokenizer.json"));
+        int at = t.indexOf("\"truncation\":");
+        int end = t.indexOf("},", at) + 1;
+        Files.writeString(d.resolve("tokenizer.json"), t.substring(0, at) + "\"truncation\":null" + t.substring(end));
+        assertEquals(16, TextModel.read(d).maxLength());
+        Files.delete(d.resolve("sentence_bert_config.json"));
+        assertEquals(TinyBert.MAX_POS, TextModel.read(d).maxLength());
+    }
+
+    @Test
+    void writtenFolderReadsBackTheSame() throws IOException {
+        TextModel m = TextModel.read(dir.resolve("base"));
+        Path out = dir.resolve("written");
+        m.writeFolder(out, Pooling.MAX, true);
+        TextModel back = TextModel.read(out);
+        assertEquals(Pooling.MAX, back.pooling());
+        assertTrue(back.normalize());
+        assertEquals(m.engineConfig(), back.engineConfig());
+        for (var e : m.weights().entrySet())
+            assertArrayEquals(
+                    e.getValue().data(), back.weights().get(e.getKey()).data(), e.getKey());
+        AttnException e = assertThrows(AttnException.class, () -> m.writeFolder(out, Pooling.MEAN, false));
+        assertTrue(e.getMessage().contains("exists and is not an empty folder"), e.getMessage());
+        assertFalse(Files.list(dir).anyMatch(p -> p.getFileName().toString().startsWith(".written.tmp")));
+    }
+
+    // ------------------------------------------------------------------------------------------------- bad input
+
+    static void bad(Path model, String... expected) {
+        AttnException e = assertThrows(AttnException.class, () -> {
+            try (Embedder ignored = Embedder.load(engine, model)) {
+                // loading must fail
+            }
+        });
+        assertTrue(
+                e.code() == AttnException.Code.BAD_INPUT || e.code() == AttnException.Code.SHAPE_MISMATCH,
+                e.code() + ": " + e.getMessage());
+        assertFalse(e.getMessage().contains("\n"), e.getMessage());
+        for (String s : expected) assertTrue(e.getMessage().contains(s), e.getMessage() + " lacks " + s);
+    }
+
+    static Path copyOfBase(String name) throws IOException {
+        Path d = dir.resolve(name);
+        TinyBert.folder(d, weights);
+        return d;
+    }
+
+    @Test
+    void brokenFoldersGetOneLineNamingTheFile() throws IOException {
+        bad(dir.resolve("nowhere"), "nowhere", "no such file or directory");
+        Path d = copyOfBase("no-config");
+        Files.delete(d.resolve("config.json"));
+        bad(d, "no-config", "no config.json");
+
+        d = copyOfBase("bad-json");
+        Files.writeString(d.resolve("config.json"), "{\"model_type\": \"bert\",");
+        bad(d, "config.json", "malformed JSON");
+
+        d = copyOfBase("roberta");
+        Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"bert\"", "\"xlm-roberta\""));
+        bad(d, "config.json", "model_type \"xlm-roberta\" is not supported");
+
+        d = copyOfBase("wrong-type");
+        Files.writeString(
+                d.resolve("config.json"),
+                TinyBert.config("gelu").replace("\"hidden_size\":32", "\"hidden_size\":\"32\""));
+        bad(d, "config.json", "\"hidden_size\" must be an integer");
+
+        d = copyOfBase("act");
+        Files.writeString(d.resolve("config.json"), TinyBert.config("swish"));
+        bad(d, "hidden_act \"swish\" is not supported");
+
+        d = copyOfBase("no-tokenizer");
+        Files.delete(d.resolve("tokenizer.json"));
+        bad(d, "no tokenizer.json");
+
+        d = copyOfBase("bad-tokenizer");
+        Files.writeString(d.resolve("tokenizer.json"), "{\"version\":\"1.0\",\"model\":{\"type\":\"Nope\"}}");
+        bad(d, "tokenizer.json", "not a Hugging Face tokenizer.json");
+
+        d = copyOfBase("pickle");
+        Files.move(d.resolve("model.safetensors"), d.resolve("pytorch_model.bin"));
+        bad(d, "pytorch_model.bin", "safetensors");
+
+        d = copyOfBase("truncated");
+        byte[] st = Files.readAllBytes(d.resolve("model.safetensors"));
+        Files.write(d.resolve("model.safetensors"), java.util.Arrays.copyOf(st, st.length / 2));
+        bad(d, "model.safetensors");
+    }
+
+    @Test
+    void weightsThatDoNotFitTheConfigAreNamed() throws IOException {
+        bad(
+                variant("missing", "F32", w -> w.remove("encoder.layer.1.output.dense.bias")),
+                "missing tensor 'encoder.layer.1.output.dense.bias'");
+        bad(
+                variant("shape", "F32", w -> w.put("encoder.layer.0.intermediate.dense.weight", Tensor.zeros(3, 3))),
+                "encoder.layer.0.intermediate.dense.weight",
+                "has shape (3, 3)");
+        bad(
+                variant("extra", "F32", w -> w.put("encoder.layer.2.output.dense.bias", Tensor.zeros(32))),
+                "encoder.layer.2.output.dense.bias");
+    }
+
+    @Test
+    void unsupportedSentenceTransformersModulesAreNamed() throws IOException {
+        Path d = copyOfBase("dense");
+        TinyBert.sentenceTransformers(d, "mean", false, 0);
+        Files.writeString(
+                d.resolve("modules.json"),
+                "[{\"idx\":0,\"name\":\"0\",\"path\":\"\","
+                        + "\"type\":\"sentence_transformers.models.Transformer\"},{\"idx\":1,\"name\":\"1\",\"path\":\"2_Dense\","
+                        + "\"type\":\"sentence_transformers.models.Dense\"}]");
+        bad(d, "modules.json", "sentence_transformers.models.Dense", "not supported");
+
+        d = copyOfBase("two-modes");
+        TinyBert.sentenceTransformers(d, "mean", false, 0);
+        Files.writeString(
+                d.resolve("1_Pooling/config.json"),
+                "{\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":true}");
+        bad(d, "1_Pooling", "exactly one of");
+
+        d = copyOfBase("escape");
+        TinyBert.sentenceTransformers(d, "mean", false, 0);
+        Files.writeString(
+                d.resolve("modules.json"),
+                "[{\"idx\":1,\"name\":\"1\",\"path\":\"../../etc\","
+                        + "\"type\":\"sentence_transformers.models.Pooling\"}]");
+        bad(d, "modules.json", "leaves the model folder");
+    }
+
+    private static Tensor positionIds() {
+        float[] p = new float[TinyBert.MAX_POS];
+        for (int i = 0; i < p.length; i++) p[i] = i;
+        return Tensor.of(p, 1, TinyBert.MAX_POS);
+    }
+
+    private static double[] toDouble(float[] f) {
+        double[] d = new double[f.length];
+        for (int i = 0; i < f.length; i++) d[i] = f[i];
+        return d;
+    }
+}
