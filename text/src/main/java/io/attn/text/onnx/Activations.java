@@ -42,8 +42,8 @@ final class Activations {
                 .anyMatch(c -> Math.abs(c - TANH_CUBIC) < 1e-6));
         if (ops.contains("Tanh") && cubic) return "gelu_new";
         if (ops.contains("Relu")) return "relu";
-        throw g.bad(layer + "the activation between intermediate.dense and output.dense is not gelu (Erf), gelu_new"
-                + " (Tanh with 0.044715) or relu: its nodes are " + ops);
+        throw g.bad(layer + "intermediate: the activation is not gelu (Erf), gelu_new (Tanh with 0.044715) or relu:"
+                + " its nodes are " + ops);
     }
 
     /** The nodes on the paths from {@code from} forward to {@code to}, which must be reached. */

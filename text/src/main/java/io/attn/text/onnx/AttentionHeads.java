@@ -24,7 +24,7 @@ final class AttentionHeads {
         Path q = toScores(g, layer, "query", query.output());
         Path k = toScores(g, layer, "key", key.output());
         if (q.end() != k.end()) throw g.bad(layer + "attention: the query and key do not meet in one MatMul");
-        Path s = toSoftmax(g, layer, q.end().getOutput(0));
+        Path s = toSoftmax(g, layer, Graph.output(q.end()));
         if (!q.scaled() && !k.scaled() && !s.scaled())
             throw g.bad(layer + "attention: the scores are not scaled by a constant (a Div by sqrt(head size),"
                     + " a Mul by 1/sqrt(head size), or q and k each times head size^-0.25)");
@@ -38,7 +38,7 @@ final class AttentionHeads {
         List<NodeProto> reshapes = new ArrayList<>(q.reshapes());
         reshapes.addAll(k.reshapes());
         for (NodeProto r : reshapes) {
-            Optional<long[]> split = headSplit(g, r.getInput(1));
+            Optional<long[]> split = headSplit(g, Graph.input(r, 1));
             if (split.isEmpty()) continue;
             long h = split.get()[0];
             long w = split.get()[1];
@@ -70,9 +70,9 @@ final class AttentionHeads {
                     throw g.bad(layer + "attention: the " + what + " meets a " + Graph.op(n)
                             + " node before the scores MatMul");
             }
-            if (!n.getInput(0).equals(t) && !Graph.is(n, "Mul"))
+            if (!Graph.input(n, 0).equals(t) && !Graph.is(n, "Mul"))
                 throw g.bad(layer + "attention: the " + what + " is not the data input of " + Graph.op(n));
-            t = n.getOutput(0);
+            t = Graph.output(n);
         }
         throw g.bad(layer + "attention: no scores MatMul within " + STEPS + " nodes of the " + what);
     }
@@ -95,7 +95,7 @@ final class AttentionHeads {
                 default ->
                     throw g.bad(layer + "attention: the scores meet a " + Graph.op(n) + " node before the Softmax");
             }
-            t = n.getOutput(0);
+            t = Graph.output(n);
         }
         throw g.bad(layer + "attention: no Softmax within " + STEPS + " nodes of the scores");
     }
@@ -114,7 +114,7 @@ final class AttentionHeads {
         String other = Graph.otherInput(n, t);
         boolean divides = Graph.is(n, "Div");
         if (n.getInputCount() != 2
-                || (divides && !n.getInput(0).equals(t))
+                || (divides && !Graph.input(n, 0).equals(t))
                 || g.scalar(other).isEmpty())
             throw g.bad(layer + "attention: the " + what + " goes through a " + Graph.op(n)
                     + " that is not a scaling by a constant");
@@ -131,7 +131,7 @@ final class AttentionHeads {
                     : Optional.empty();
         return g.producer(shape)
                 .filter(c -> Graph.is(c, "Concat") && c.getInputCount() == 4)
-                .flatMap(c -> g.ints(c.getInput(2)).flatMap(h -> g.ints(c.getInput(3))
+                .flatMap(c -> g.ints(Graph.input(c, 2)).flatMap(h -> g.ints(Graph.input(c, 3))
                         .filter(w -> h.length == 1 && w.length == 1)
                         .map(w -> new long[] {h[0], w[0]})));
     }

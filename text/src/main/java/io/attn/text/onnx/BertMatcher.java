@@ -85,8 +85,8 @@ final class BertMatcher {
         Optional<NodeProto> gather = g.consumers(name).stream()
                 .filter(n -> Graph.is(n, "Gather")
                         && n.getInputCount() == 2
-                        && n.getInput(0).equals(name))
-                .filter(n -> from.isEmpty() || g.isInput(throughCast(n.getInput(1))))
+                        && Graph.input(n, 0).equals(name))
+                .filter(n -> from.isEmpty() || g.isInput(throughCast(Graph.input(n, 1))))
                 .findFirst();
         if (gather.isEmpty() || g.constant(name).isEmpty())
             throw g.bad("not a BERT-family encoder: no Gather " + from + "into a " + form + " table named " + name);
@@ -95,14 +95,14 @@ final class BertMatcher {
             throw g.bad(name + " is " + TensorData.shape(d) + ", not a " + form + " table");
         if (hidden != 0 && d[1] != hidden)
             throw g.bad(name + " is " + TensorData.shape(d) + " but the word embeddings are " + hidden + " wide");
-        if (name.equals(POSITION)) checkPositions(gather.get().getInput(1));
+        if (name.equals(POSITION)) checkPositions(Graph.input(gather.get(), 1));
         return d;
     }
 
     private String throughCast(String t) {
         return g.producer(t)
                 .filter(p -> Graph.is(p, "Cast"))
-                .map(p -> p.getInput(0))
+                .map(p -> Graph.input(p, 0))
                 .orElse(t);
     }
 
@@ -126,15 +126,15 @@ final class BertMatcher {
             switch (Graph.op(p)) {
                 case "Slice" -> {
                     boolean fromZero = p.getInputCount() > 1
-                            && g.ints(p.getInput(1)).filter(s -> allZero(s)).isPresent();
+                            && g.ints(Graph.input(p, 1)).filter(s -> allZero(s)).isPresent();
                     if (!fromZero) throw g.bad(POSITION + " is indexed by a Slice that does not start at 0");
                 }
                 case "Range" -> {
                     boolean counts = p.getInputCount() == 3
-                            && g.ints(p.getInput(0))
+                            && g.ints(Graph.input(p, 0))
                                     .filter(s -> s.length == 1 && s[0] == 0)
                                     .isPresent()
-                            && g.ints(p.getInput(2))
+                            && g.ints(Graph.input(p, 2))
                                     .filter(s -> s.length == 1 && s[0] == 1)
                                     .isPresent();
                     if (!counts) throw g.bad(POSITION + " is indexed by a Range that is not 0, 1, 2, ...");
@@ -145,7 +145,7 @@ final class BertMatcher {
                     throw g.bad(POSITION + " is indexed by positions computed with " + Graph.op(p)
                             + ", not 0, 1, 2, ... (RoBERTa-style position ids are not BERT's)");
             }
-            t = p.getInput(0);
+            t = Graph.input(p, 0);
         }
         if (!g.isInput(t)) throw g.bad(POSITION + " is indexed by positions too far from a constant or an input");
     }
@@ -197,10 +197,10 @@ final class BertMatcher {
     }
 
     private void layer(String p) {
-        for (String piece : LINEARS) require(p + piece + ".bias");
+        for (String piece : LINEARS) g.required(p + piece + ".bias");
         for (String norm : NORMS) {
-            require(p + norm + ".weight");
-            require(p + norm + ".bias");
+            g.required(p + norm + ".weight");
+            g.required(p + norm + ".bias");
         }
         if (intermediate == 0) {
             int[] b = g.weightDims(p + "intermediate.dense.bias");
@@ -227,14 +227,10 @@ final class BertMatcher {
     }
 
     private void pooler() {
-        require("pooler.dense.bias");
+        g.required("pooler.dense.bias");
         Linear dense = linear("pooler.dense", hidden, hidden);
         boolean tanh = g.valueConsumers(dense.output()).stream().anyMatch(n -> Graph.is(n, "Tanh"));
         if (!tanh) throw g.bad("pooler.dense is not followed by a Tanh");
-    }
-
-    private void require(String name) {
-        if (g.constant(name).isEmpty()) throw g.bad(name + " is missing");
     }
 
     /** Finds a Linear by its bias, checks it is (out, in) in PyTorch's order, and adds its weight and bias. */
@@ -272,6 +268,6 @@ final class BertMatcher {
     }
 
     private void add(String hfName, String constant, boolean transpose) {
-        pieces.add(new Piece(hfName, g.constant(constant).orElseThrow(), g.what(constant), transpose));
+        pieces.add(new Piece(hfName, g.required(constant), g.what(constant), transpose));
     }
 }

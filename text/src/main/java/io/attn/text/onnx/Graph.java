@@ -36,8 +36,9 @@ final class Graph {
         for (TensorProto t : graph.getInitializerList())
             if (initializers.putIfAbsent(t.getName(), t) != null)
                 throw file.bad("initializer '" + t.getName() + "' is defined twice");
+        initializers.remove(""); // "" names no tensor: it stands for a missing input
         for (ValueInfoProto v : graph.getInputList())
-            if (!initializers.containsKey(v.getName())) inputs.add(v.getName());
+            if (!v.getName().isEmpty() && !initializers.containsKey(v.getName())) inputs.add(v.getName());
         for (NodeProto n : graph.getNodeList()) {
             for (String out : n.getOutputList()) {
                 if (out.isEmpty()) continue;
@@ -48,7 +49,7 @@ final class Graph {
                 if (!in.isEmpty())
                     consumers.computeIfAbsent(in, k -> new ArrayList<>()).add(n);
             if (is(n, "Constant") && n.getOutputCount() == 1)
-                constantTensor(n).ifPresent(t -> constantNodes.put(n.getOutput(0), t));
+                constantTensor(n).ifPresent(t -> constantNodes.put(output(n), t));
         }
     }
 
@@ -100,14 +101,14 @@ final class Graph {
         return (initializers.containsKey(name) ? "initializer '" : "constant '") + name + "'";
     }
 
-    /** The shape of a constant that must exist (callers check first). */
-    int[] dims(String name) {
-        return data.dims(constant(name).orElseThrow(), what(name));
+    /** A constant that must exist: a one-line failure if it does not. */
+    TensorProto required(String name) {
+        return constant(name).orElseThrow(() -> bad(name + " is missing"));
     }
 
     /** The shape of a constant weight, which must hold floats. */
     int[] weightDims(String name) {
-        return data.floatDims(constant(name).orElseThrow(), what(name));
+        return data.floatDims(required(name), what(name));
     }
 
     TensorData data() {
@@ -143,15 +144,25 @@ final class Graph {
         return attribute(n, name).map(AttributeProto::getF).orElse(otherwise);
     }
 
+    /** Input {@code i} of a node, or "" (no tensor) if it has fewer. */
+    static String input(NodeProto n, int i) {
+        return i < n.getInputCount() ? n.getInput(i) : "";
+    }
+
+    /** The first output of a node, or "" (no tensor) if it has none. */
+    static String output(NodeProto n) {
+        return n.getOutputCount() > 0 ? n.getOutput(0) : "";
+    }
+
     /** The other input of a two-input node, given one of them. */
     static String otherInput(NodeProto n, String one) {
-        return n.getInput(0).equals(one) ? n.getInput(1) : n.getInput(0);
+        return input(n, 0).equals(one) ? input(n, 1) : input(n, 0);
     }
 
     /** A Constant node's value as a tensor; empty for the kinds no BERT export uses (strings, sparse). */
     private static Optional<TensorProto> constantTensor(NodeProto n) {
         for (AttributeProto a : n.getAttributeList()) {
-            TensorProto.Builder t = TensorProto.newBuilder().setName(n.getOutput(0));
+            TensorProto.Builder t = TensorProto.newBuilder().setName(output(n));
             switch (a.getName()) {
                 case "value" -> {
                     return Optional.of(a.getT());

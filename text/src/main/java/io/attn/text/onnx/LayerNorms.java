@@ -25,15 +25,15 @@ final class LayerNorms {
         for (NodeProto n : g.consumers(weight)) {
             if (Graph.is(n, "LayerNormalization")
                     && n.getInputCount() >= 2
-                    && n.getInput(1).equals(weight)) {
-                if (n.getInputCount() < 3 || !n.getInput(2).equals(bias))
+                    && Graph.input(n, 1).equals(weight)) {
+                if (n.getInputCount() < 3 || !Graph.input(n, 2).equals(bias))
                     throw g.bad(bias + " is not the bias of the LayerNormalization that " + weight + " scales");
                 return Graph.floatAttribute(n, "epsilon", 1e-5f);
             }
             if (Graph.is(n, "Mul") && n.getInputCount() == 2) {
                 OptionalDouble eps = varianceEpsilon(g, Graph.otherInput(n, weight));
                 if (eps.isEmpty()) continue;
-                boolean biased = g.consumers(n.getOutput(0)).stream()
+                boolean biased = g.consumers(Graph.output(n)).stream()
                         .anyMatch(a -> Graph.is(a, "Add") && a.getInputList().contains(bias));
                 if (!biased) throw g.bad(bias + " is not added after the Mul by " + weight);
                 return (float) eps.getAsDouble();
@@ -55,10 +55,10 @@ final class LayerNorms {
             if (p == null) continue;
             if (Graph.is(p, "Add") && p.getInputCount() == 2) {
                 for (int i = 0; i < 2; i++) {
-                    boolean fromMean = g.producer(p.getInput(1 - i))
+                    boolean fromMean = g.producer(Graph.input(p, 1 - i))
                             .filter(r -> Graph.is(r, "ReduceMean"))
                             .isPresent();
-                    OptionalDouble eps = g.scalar(p.getInput(i));
+                    OptionalDouble eps = g.scalar(Graph.input(p, i));
                     if (fromMean && eps.isPresent()) return eps;
                 }
             }

@@ -22,12 +22,11 @@ record Linear(String weight, boolean inOut, String input, String output) {
                 Optional<NodeProto> matMul = g.producer(Graph.otherInput(n, bias))
                         .filter(m -> Graph.is(m, "MatMul") && m.getInputCount() == 2);
                 if (matMul.isEmpty()) continue;
-                Optional<Linear> l =
-                        weight(g, matMul.get().getInput(1), true, matMul.get().getInput(0), n);
+                Optional<Linear> l = weight(g, Graph.input(matMul.get(), 1), true, Graph.input(matMul.get(), 0), n);
                 if (l.isPresent()) return l.get();
-            } else if (isPlainGemm(n) && n.getInput(2).equals(bias)) {
+            } else if (isPlainGemm(n) && Graph.input(n, 2).equals(bias)) {
                 boolean inOut = Graph.intAttribute(n, "transB", 0) == 0;
-                Optional<Linear> l = weight(g, n.getInput(1), inOut, n.getInput(0), n);
+                Optional<Linear> l = weight(g, Graph.input(n, 1), inOut, Graph.input(n, 0), n);
                 if (l.isPresent()) return l.get();
             }
         }
@@ -45,7 +44,7 @@ record Linear(String weight, boolean inOut, String input, String output) {
 
     /** The weight operand: a constant, or a constant through a 2-D Transpose (which flips its orientation). */
     private static Optional<Linear> weight(Graph g, String operand, boolean inOut, String input, NodeProto last) {
-        String output = last.getOutput(0);
+        String output = Graph.output(last);
         if (g.constant(operand).isPresent()) return Optional.of(new Linear(operand, inOut, input, output));
         return g.producer(operand)
                 .filter(t -> Graph.is(t, "Transpose") && t.getInputCount() == 1)
@@ -56,7 +55,7 @@ record Linear(String weight, boolean inOut, String input, String output) {
                                         .toArray(),
                                 new long[] {1, 0}))
                         .orElse(true))
-                .filter(t -> g.constant(t.getInput(0)).isPresent())
-                .map(t -> new Linear(t.getInput(0), !inOut, input, output));
+                .filter(t -> g.constant(Graph.input(t, 0)).isPresent())
+                .map(t -> new Linear(Graph.input(t, 0), !inOut, input, output));
     }
 }

@@ -79,7 +79,8 @@ final class TensorData {
 
     /** True if the tensor's element type is FLOAT, FLOAT16 or BFLOAT16. */
     static boolean isFloat(TensorProto t) {
-        return FLOATS.contains(DataType.forNumber(t.getDataType()));
+        DataType type = DataType.forNumber(t.getDataType());
+        return type != null && FLOATS.contains(type);
     }
 
     private DataType type(TensorProto t, String what, Set<DataType> accepted) {

@@ -75,8 +75,8 @@ final class TinyBert {
 
     final Map<String, Tensor> expected = new LinkedHashMap<>();
 
-    private final Random random = new Random(42);
-    private final GraphProto.Builder graph = GraphProto.newBuilder().setName("tiny_bert");
+    private Random random;
+    private final GraphProto.Builder graph = GraphProto.newBuilder();
     private final ByteArrayOutputStream externalData = new ByteArrayOutputStream();
     private int counter;
 
@@ -85,8 +85,13 @@ final class TinyBert {
         return this;
     }
 
-    /** The model; {@link #write} also writes the external data file when the storage asks for one. */
+    /** The model, the same at each call; {@link #write} also writes the external data file if the storage has one. */
     ModelProto build() {
+        random = new Random(42);
+        graph.clear().setName("tiny_bert");
+        expected.clear();
+        externalData.reset();
+        counter = 0;
         String ids = input("input_ids");
         String mask = input("attention_mask");
         String typeIds = input("token_type_ids");
