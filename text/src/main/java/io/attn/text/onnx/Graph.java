@@ -111,10 +111,6 @@ final class Graph {
         return data.floatDims(required(name), what(name));
     }
 
-    TensorData data() {
-        return data;
-    }
-
     /** The value of a one-element float constant; empty if the tensor is not one. */
     OptionalDouble scalar(String name) {
         Optional<TensorProto> t = constant(name);

@@ -5,6 +5,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import io.attn.AttnException;
 import io.attn.text.onnx.proto.OnnxProto.ModelProto;
 import java.io.IOException;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.NoSuchFileException;
@@ -43,11 +44,12 @@ final class ModelFile {
     }
 
     /**
-     * The model, parsed from a read-only mapping of the file.
+     * The model, parsed as a stream from the file.
      *
-     * <p>protobuf-java 4 cannot alias bytes fields into a direct buffer (its {@code ByteString} has no form backed by
-     * one, so {@code enableAliasing} does nothing here): each {@code raw_data} is copied once into its own array. The
-     * heap then holds about the file's size, and {@link OnnxBert} frees each of those arrays as it converts it.
+     * <p>Not from a mapping with aliasing: protobuf-java 4.36 copies a buffer that has no array (a mapping) into one
+     * byte[] before parsing, and aliasing {@code raw_data} into that array would keep all of it alive until the last
+     * weight is converted. Parsed from a stream, each {@code raw_data} is its own array, which {@link OnnxBert} drops as
+     * soon as it has converted it: the heap needs about the file's size plus the largest tensor as float32.
      */
     ModelProto parse() {
         try (FileChannel ch = FileChannel.open(path, StandardOpenOption.READ)) {
@@ -56,7 +58,7 @@ final class ModelFile {
             if (size > Integer.MAX_VALUE)
                 throw bad("the file has " + size + " bytes, more than the 2 GiB one protobuf message can hold;"
                         + " a model this big keeps its weights in external data files");
-            CodedInputStream in = CodedInputStream.newInstance(ch.map(FileChannel.MapMode.READ_ONLY, 0, size));
+            CodedInputStream in = CodedInputStream.newInstance(Channels.newInputStream(ch), 1 << 16);
             ModelProto model = ModelProto.parseFrom(in);
             if (!model.hasGraph()) throw bad("not an ONNX model: it has no graph");
             return model;

@@ -44,8 +44,8 @@ public final class OnnxBert {
     /**
      * Reads an .onnx file (and its external data files, which must lie in its directory).
      *
-     * <p>The heap needed is about the weights as float32 plus the largest one again: the file is mapped, each
-     * initializer is converted to float once and its bytes are dropped as soon as it is.
+     * <p>The heap needed is about the file's size plus the largest weight as float32: each initializer's bytes are read
+     * once, converted to float once, and dropped as soon as they are converted.
      *
      * @throws AttnException BAD_INPUT, with a one-line message that starts with the file name, for a file that cannot
      *     be read, is not an ONNX protobuf, or is not a BERT-family encoder
