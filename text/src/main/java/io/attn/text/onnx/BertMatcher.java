@@ -126,7 +126,9 @@ final class BertMatcher {
             switch (Graph.op(p)) {
                 case "Slice" -> {
                     boolean fromZero = p.getInputCount() > 1
-                            && g.ints(Graph.input(p, 1)).filter(s -> allZero(s)).isPresent();
+                            && g.ints(Graph.input(p, 1))
+                                    .filter(BertMatcher::allZero)
+                                    .isPresent();
                     if (!fromZero) throw g.bad(POSITION + " is indexed by a Slice that does not start at 0");
                 }
                 case "Range" -> {

@@ -1,7 +1,7 @@
 package io.attn.text.onnx;
 
 import io.attn.text.onnx.proto.OnnxProto.NodeProto;
-import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -49,11 +49,7 @@ record Linear(String weight, boolean inOut, String input, String output) {
         return g.producer(operand)
                 .filter(t -> Graph.is(t, "Transpose") && t.getInputCount() == 1)
                 .filter(t -> Graph.attribute(t, "perm")
-                        .map(p -> Arrays.equals(
-                                p.getIntsList().stream()
-                                        .mapToLong(Long::longValue)
-                                        .toArray(),
-                                new long[] {1, 0}))
+                        .map(p -> p.getIntsList().equals(List.of(1L, 0L)))
                         .orElse(true))
                 .filter(t -> g.constant(Graph.input(t, 0)).isPresent())
                 .map(t -> new Linear(Graph.input(t, 0), !inOut, input, output));

@@ -15,6 +15,7 @@ import io.attn.text.onnx.proto.OnnxProto.TensorProto;
 import io.attn.text.onnx.proto.OnnxProto.ValueInfoProto;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -36,6 +37,15 @@ class OnnxBertHostileTest {
     @Test
     void emptyFile() throws IOException {
         assertBad(Files.write(dir.resolve("model.onnx"), new byte[0]), "model.onnx: empty file, not an ONNX model");
+    }
+
+    @Test
+    void overTwoGigabytes() throws IOException {
+        Path file = dir.resolve("huge.onnx");
+        try (RandomAccessFile sparse = new RandomAccessFile(file.toFile(), "rw")) {
+            sparse.setLength((1L << 31) + 1);
+        }
+        assertBad(file, "huge.onnx: the file has 2147483649 bytes, more than the 2 GiB one protobuf message can hold");
     }
 
     @Test

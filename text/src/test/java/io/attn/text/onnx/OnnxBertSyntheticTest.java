@@ -6,7 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import ai.onnxruntime.OnnxTensor;
 import ai.onnxruntime.OrtEnvironment;
 import ai.onnxruntime.OrtSession;
+import com.google.protobuf.ByteString;
 import io.attn.tensor.Tensor;
+import io.attn.text.onnx.proto.OnnxProto.AttributeProto;
+import io.attn.text.onnx.proto.OnnxProto.GraphProto;
+import io.attn.text.onnx.proto.OnnxProto.ModelProto;
+import io.attn.text.onnx.proto.OnnxProto.NodeProto;
+import io.attn.text.onnx.proto.OnnxProto.TensorProto;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -89,6 +98,16 @@ class OnnxBertSyntheticTest {
         assertWeights(tiny, m);
     }
 
+    /** Linear layers written as Gemm(x, W, bias), and as MatMul(x, Transpose(W)) with W stored (out, in). */
+    @Test
+    void gemmAndTransposedWeightLinears() throws Exception {
+        TinyBert tiny = new TinyBert();
+        ModelProto m = tiny.build();
+        m = asGemm(m, "encoder.layer.0.attention.self.value.bias");
+        m = viaTranspose(m, "encoder.layer.0.output.dense.bias");
+        assertWeights(tiny, OnnxBert.read(tiny.write(m, dir, "tiny.onnx")));
+    }
+
     /** The synthetic graphs are real ONNX models: ONNX Runtime runs them (both LayerNorm forms, external data). */
     @Test
     void onnxRuntimeRunsTheSyntheticModels() throws Exception {
@@ -109,6 +128,70 @@ class OnnxBertSyntheticTest {
                 assertEquals(8, hidden[0][0].length);
             }
         }
+    }
+
+    /** Replaces Add(bias, MatMul(x, W)) by Gemm(x, W, bias). */
+    private static ModelProto asGemm(ModelProto m, String bias) {
+        ModelProto.Builder b = m.toBuilder();
+        GraphProto.Builder g = b.getGraphBuilder();
+        NodeProto add = consumer(g, bias);
+        NodeProto matMul = producer(g, add.getInput(0).equals(bias) ? add.getInput(1) : add.getInput(0));
+        g.removeNode(g.getNodeList().indexOf(matMul));
+        g.setNode(
+                g.getNodeList().indexOf(add),
+                NodeProto.newBuilder()
+                        .setOpType("Gemm")
+                        .addInput(matMul.getInput(0))
+                        .addInput(matMul.getInput(1))
+                        .addInput(bias)
+                        .addOutput(add.getOutput(0)));
+        return b.build();
+    }
+
+    /** Stores the MatMul weight of a bias's Linear as (out, in) and feeds it through a Transpose node. */
+    private static ModelProto viaTranspose(ModelProto m, String bias) {
+        ModelProto.Builder b = m.toBuilder();
+        GraphProto.Builder g = b.getGraphBuilder();
+        NodeProto add = consumer(g, bias);
+        NodeProto matMul = producer(g, add.getInput(0).equals(bias) ? add.getInput(1) : add.getInput(0));
+        String weight = matMul.getInput(1);
+        for (TensorProto.Builder t : g.getInitializerBuilderList()) {
+            if (!t.getName().equals(weight)) continue;
+            int rows = (int) t.getDims(0);
+            int cols = (int) t.getDims(1);
+            FloatBuffer in = t.getRawData()
+                    .asReadOnlyByteBuffer()
+                    .order(ByteOrder.LITTLE_ENDIAN)
+                    .asFloatBuffer();
+            ByteBuffer out = ByteBuffer.allocate(4 * rows * cols).order(ByteOrder.LITTLE_ENDIAN);
+            for (int c = 0; c < cols; c++) for (int r = 0; r < rows; r++) out.putFloat(in.get(r * cols + c));
+            t.clearDims().addDims(cols).addDims(rows).setRawData(ByteString.copyFrom(out.array()));
+        }
+        g.addNode(NodeProto.newBuilder()
+                .setOpType("Transpose")
+                .addInput(weight)
+                .addOutput(weight + "_t")
+                .addAttribute(AttributeProto.newBuilder()
+                        .setName("perm")
+                        .setType(AttributeProto.AttributeType.INTS)
+                        .addInts(1)
+                        .addInts(0)));
+        g.setNode(g.getNodeList().indexOf(matMul), matMul.toBuilder().setInput(1, weight + "_t"));
+        return b.build();
+    }
+
+    private static NodeProto consumer(GraphProto.Builder g, String input) {
+        return g.getNodeList().stream()
+                .filter(n -> n.getInputList().contains(input))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private static NodeProto producer(GraphProto.Builder g, String output) {
+        return g.getNodeList().stream()
+                .filter(n -> n.getOutputList().contains(output))
+                .findFirst()
+                .orElseThrow();
     }
 
     static void assertWeights(TinyBert tiny, OnnxBert.Imported m) {
