@@ -28,6 +28,9 @@ public final class OnnxBert {
     /**
      * The model as Hugging Face has it: config.json keys and BertModel weights under HF names (no "bert." prefix).
      *
+     * <p>Unmodifiable maps, safe to share between threads; the tensors' arrays are not copied, so they must not be
+     * changed while another thread reads them.
+     *
      * @param config model_type ("bert"), vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
      *     intermediate_size, hidden_act ("gelu", "gelu_new" or "relu"), layer_norm_eps (a Double),
      *     max_position_embeddings, type_vocab_size; unmodifiable, in that order
