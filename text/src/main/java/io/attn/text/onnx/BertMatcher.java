@@ -1,0 +1,275 @@
+package io.attn.text.onnx;
+
+import io.attn.text.onnx.proto.OnnxProto.NodeProto;
+import io.attn.text.onnx.proto.OnnxProto.TensorProto;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Identifies the pieces of a BERT encoder in an ONNX graph: the embedding tables by their Gathers, each Linear by the
+ * Add (or Gemm) of its named bias, each LayerNorm by its named weight, the head count by the attention scaling, the
+ * activation by its nodes. The result is the Hugging Face config and the list of weights to convert; nothing is
+ * converted here. Not thread-safe; one read uses it once.
+ */
+final class BertMatcher {
+    private static final String WORD = "embeddings.word_embeddings.weight";
+    private static final String POSITION = "embeddings.position_embeddings.weight";
+    private static final String TOKEN_TYPE = "embeddings.token_type_embeddings.weight";
+    private static final Set<String> IGNORED = Set.of("embeddings.position_ids");
+    private static final Pattern LAYER = Pattern.compile("encoder\\.layer\\.(\\d{1,6})\\.(.+)");
+    private static final List<String> LINEARS = List.of(
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+            "attention.output.dense",
+            "intermediate.dense",
+            "output.dense");
+    private static final List<String> NORMS = List.of("attention.output.LayerNorm", "output.LayerNorm");
+    private static final int POSITION_STEPS = 8;
+
+    /** A weight to convert: its Hugging Face name, the ONNX constant, and whether to transpose it. */
+    record Piece(String name, TensorProto tensor, String what, boolean transpose) {}
+
+    /** The config and the weights in Hugging Face's state_dict order. */
+    record Plan(Map<String, Object> config, Deque<Piece> pieces) {}
+
+    private final Graph g;
+    private final Deque<Piece> pieces = new ArrayDeque<>();
+    private int hidden;
+    private float epsilon;
+    private int intermediate;
+    private int heads;
+    private String activation;
+
+    BertMatcher(Graph g) {
+        this.g = g;
+    }
+
+    Plan match() {
+        int[] word = table(WORD, "from input_ids ", "(V, E)");
+        hidden = word[1];
+        int[] position = table(POSITION, "", "(P, E)");
+        int[] tokenType = table(TOKEN_TYPE, "", "(T, E)");
+        for (String table : List.of(WORD, POSITION, TOKEN_TYPE)) add(table, table, false);
+        epsilon = LayerNorms.epsilon(g, "embeddings.LayerNorm");
+        addNorm("embeddings.LayerNorm");
+        int layers = layerCount();
+        for (int i = 0; i < layers; i++) layer("encoder.layer." + i + ".");
+        if (g.constant("pooler.dense.bias").isPresent()
+                || g.constant("pooler.dense.weight").isPresent()) pooler();
+
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("model_type", "bert");
+        config.put("vocab_size", word[0]);
+        config.put("hidden_size", hidden);
+        config.put("num_hidden_layers", layers);
+        config.put("num_attention_heads", heads);
+        config.put("intermediate_size", intermediate);
+        config.put("hidden_act", activation);
+        config.put("layer_norm_eps", (double) epsilon);
+        config.put("max_position_embeddings", position[0]);
+        config.put("type_vocab_size", tokenType[0]);
+        return new Plan(config, pieces);
+    }
+
+    /** An embedding table: a (rows, E) constant read by a Gather; the word table's indices must be a graph input. */
+    private int[] table(String name, String from, String form) {
+        Optional<NodeProto> gather = g.consumers(name).stream()
+                .filter(n -> Graph.is(n, "Gather")
+                        && n.getInputCount() == 2
+                        && Graph.input(n, 0).equals(name))
+                .filter(n -> from.isEmpty() || g.isInput(throughCast(Graph.input(n, 1))))
+                .findFirst();
+        if (gather.isEmpty() || g.constant(name).isEmpty())
+            throw g.bad("not a BERT-family encoder: no Gather " + from + "into a " + form + " table named " + name);
+        int[] d = g.weightDims(name);
+        if (d.length != 2 || d[0] == 0 || d[1] == 0)
+            throw g.bad(name + " is " + TensorData.shape(d) + ", not a " + form + " table");
+        if (hidden != 0 && d[1] != hidden)
+            throw g.bad(name + " is " + TensorData.shape(d) + " but the word embeddings are " + hidden + " wide");
+        if (name.equals(POSITION)) checkPositions(Graph.input(gather.get(), 1));
+        return d;
+    }
+
+    private String throughCast(String t) {
+        return g.producer(t)
+                .filter(p -> Graph.is(p, "Cast"))
+                .map(p -> Graph.input(p, 0))
+                .orElse(t);
+    }
+
+    /**
+     * BERT looks its position table up with 0, 1, 2, ...: a slice of a constant that counts so, a Range from 0 by 1,
+     * or position ids given as a graph input. RoBERTa-style ids computed from the token ids are refused: the tables
+     * would load but the model would not be BERT.
+     */
+    private void checkPositions(String indices) {
+        String t = indices;
+        for (int step = 0; step < POSITION_STEPS && !g.isInput(t); step++) {
+            if (g.constant(t).isPresent()) {
+                long[] v =
+                        g.ints(t).orElseThrow(() -> g.bad(POSITION + " is indexed by a constant that is not integers"));
+                for (int i = 0; i < v.length; i++)
+                    if (v[i] != i)
+                        throw g.bad(POSITION + " is indexed by constant positions that do not count 0, 1, 2, ...");
+                return;
+            }
+            NodeProto p = g.producer(t).orElseThrow(() -> g.bad(POSITION + " is indexed by an undefined tensor"));
+            switch (Graph.op(p)) {
+                case "Slice" -> {
+                    boolean fromZero = p.getInputCount() > 1
+                            && g.ints(Graph.input(p, 1))
+                                    .filter(BertMatcher::allZero)
+                                    .isPresent();
+                    if (!fromZero) throw g.bad(POSITION + " is indexed by a Slice that does not start at 0");
+                }
+                case "Range" -> {
+                    boolean counts = p.getInputCount() == 3
+                            && g.ints(Graph.input(p, 0))
+                                    .filter(s -> s.length == 1 && s[0] == 0)
+                                    .isPresent()
+                            && g.ints(Graph.input(p, 2))
+                                    .filter(s -> s.length == 1 && s[0] == 1)
+                                    .isPresent();
+                    if (!counts) throw g.bad(POSITION + " is indexed by a Range that is not 0, 1, 2, ...");
+                    return;
+                }
+                case "Unsqueeze", "Squeeze", "Reshape", "Expand", "Cast", "Identity" -> {}
+                default ->
+                    throw g.bad(POSITION + " is indexed by positions computed with " + Graph.op(p)
+                            + ", not 0, 1, 2, ... (RoBERTa-style position ids are not BERT's)");
+            }
+            t = Graph.input(p, 0);
+        }
+        if (!g.isInput(t)) throw g.bad(POSITION + " is indexed by positions too far from a constant or an input");
+    }
+
+    private static boolean allZero(long[] v) {
+        for (long x : v) if (x != 0) return false;
+        return true;
+    }
+
+    /** The number of layers: every encoder.layer.N.* initializer a BertModel weight, N from 0 with no gap. */
+    private int layerCount() {
+        TreeSet<Integer> found = new TreeSet<>();
+        for (String name : g.initializerNames()) {
+            Matcher m = LAYER.matcher(name);
+            if (m.matches()) {
+                if (!isLayerWeight(m.group(2))) throw g.bad(name + " is not a BertModel weight");
+                found.add(Integer.parseInt(m.group(1)));
+            } else if (isBertName(name) && !isTopWeight(name)) {
+                throw g.bad(name + " is not a BertModel weight");
+            }
+        }
+        if (found.isEmpty()) throw g.bad("not a BERT-family encoder: no initializers named encoder.layer.N.*");
+        for (int i = 0; i <= found.last(); i++)
+            if (!found.contains(i))
+                throw g.bad("encoder.layer." + i + " is missing (the file has layers up to " + found.last() + ")");
+        return found.size();
+    }
+
+    private static boolean isLayerWeight(String suffix) {
+        String piece = suffix.endsWith(".weight")
+                ? suffix.substring(0, suffix.length() - 7)
+                : suffix.endsWith(".bias") ? suffix.substring(0, suffix.length() - 5) : "";
+        return LINEARS.contains(piece) || NORMS.contains(piece);
+    }
+
+    private static boolean isBertName(String name) {
+        return name.startsWith("embeddings.") || name.startsWith("encoder.") || name.startsWith("pooler.");
+    }
+
+    private static boolean isTopWeight(String name) {
+        return name.equals(WORD)
+                || name.equals(POSITION)
+                || name.equals(TOKEN_TYPE)
+                || name.equals("embeddings.LayerNorm.weight")
+                || name.equals("embeddings.LayerNorm.bias")
+                || name.equals("pooler.dense.weight")
+                || name.equals("pooler.dense.bias")
+                || IGNORED.contains(name);
+    }
+
+    private void layer(String p) {
+        for (String piece : LINEARS) g.required(p + piece + ".bias");
+        for (String norm : NORMS) {
+            g.required(p + norm + ".weight");
+            g.required(p + norm + ".bias");
+        }
+        if (intermediate == 0) {
+            int[] b = g.weightDims(p + "intermediate.dense.bias");
+            if (b.length != 1 || b[0] == 0)
+                throw g.bad(p + "intermediate.dense.bias is " + TensorData.shape(b) + ", not a vector");
+            intermediate = b[0];
+        }
+        Linear query = linear(p + "attention.self.query", hidden, hidden);
+        Linear key = linear(p + "attention.self.key", hidden, hidden);
+        linear(p + "attention.self.value", hidden, hidden);
+        linear(p + "attention.output.dense", hidden, hidden);
+        norm(p + "attention.output.LayerNorm");
+        Linear up = linear(p + "intermediate.dense", intermediate, hidden);
+        Linear down = linear(p + "output.dense", hidden, intermediate);
+        norm(p + "output.LayerNorm");
+
+        int h = AttentionHeads.count(g, p, query, key, hidden);
+        if (heads != 0 && h != heads) throw g.bad(p + "attention has " + h + " heads but layer 0 has " + heads);
+        heads = h;
+        String act = Activations.of(g, p, up, down);
+        if (activation != null && !act.equals(activation))
+            throw g.bad(p + "intermediate has activation " + act + " but layer 0 has " + activation);
+        activation = act;
+    }
+
+    private void pooler() {
+        g.required("pooler.dense.bias");
+        Linear dense = linear("pooler.dense", hidden, hidden);
+        boolean tanh = g.valueConsumers(dense.output()).stream().anyMatch(n -> Graph.is(n, "Tanh"));
+        if (!tanh) throw g.bad("pooler.dense is not followed by a Tanh");
+    }
+
+    /** Finds a Linear by its bias, checks it is (out, in) in PyTorch's order, and adds its weight and bias. */
+    private Linear linear(String prefix, int out, int in) {
+        String bias = prefix + ".bias";
+        Linear l = Linear.find(g, bias);
+        int[] b = g.weightDims(bias);
+        if (b.length != 1 || b[0] != out)
+            throw g.bad(bias + " is " + TensorData.shape(b) + " where (" + out + ") was expected");
+        int[] w = g.weightDims(l.weight());
+        if (w.length != 2) throw g.bad(prefix + ".weight (" + g.what(l.weight()) + ") is " + TensorData.shape(w));
+        int[] torch = l.inOut() ? new int[] {w[1], w[0]} : w;
+        if (torch[0] != out || torch[1] != in)
+            throw g.bad(prefix + ".weight (" + g.what(l.weight()) + ") is " + TensorData.shape(torch)
+                    + " as (out, in) where (" + out + ", " + in + ") was expected");
+        add(prefix + ".weight", l.weight(), l.inOut());
+        add(bias, bias, false);
+        return l;
+    }
+
+    private void norm(String prefix) {
+        float eps = LayerNorms.epsilon(g, prefix);
+        if (eps != epsilon) throw g.bad(prefix + " has epsilon " + eps + " but embeddings.LayerNorm has " + epsilon);
+        addNorm(prefix);
+    }
+
+    private void addNorm(String prefix) {
+        for (String part : List.of(".weight", ".bias")) {
+            String name = prefix + part;
+            int[] d = g.weightDims(name);
+            if (d.length != 1 || d[0] != hidden)
+                throw g.bad(name + " is " + TensorData.shape(d) + " where (" + hidden + ") was expected");
+            add(name, name, false);
+        }
+    }
+
+    private void add(String hfName, String constant, boolean transpose) {
+        pieces.add(new Piece(hfName, g.required(constant), g.what(constant), transpose));
+    }
+}
