@@ -523,6 +523,121 @@ abstract class CudaOpsChecks extends FlashChecks {
         }
     }
 
+    @Test
+    void bertModelOnAPaddedBatchEqualsTheDoubleForwardOfEachSequence() {
+        // Hugging Face's BertModel (the encoder of sentence-embedding models): token ids in, a right-padded batch with
+        // the padding masked out of the keys, post-norm layers with exact GELU
+        int v = 13, e = 8, h = 2, f = 12, maxPos = 8;
+        java.util.Map<String, Tensor> sd = new java.util.LinkedHashMap<>();
+        sd.put("embeddings.word_embeddings.weight", Tensor.of(rand(v * e), v, e));
+        sd.put("embeddings.position_embeddings.weight", Tensor.of(rand(maxPos * e), maxPos, e));
+        sd.put("embeddings.token_type_embeddings.weight", Tensor.of(rand(2 * e), 2, e));
+        sd.put("embeddings.LayerNorm.weight", Tensor.of(rand(e), e));
+        sd.put("embeddings.LayerNorm.bias", Tensor.of(rand(e), e));
+        String p = "encoder.layer.0.";
+        for (String n : new String[] {
+            "attention.self.query.", "attention.self.key.", "attention.self.value.", "attention.output.dense."
+        }) {
+            sd.put(p + n + "weight", Tensor.of(rand(e * e), e, e));
+            sd.put(p + n + "bias", Tensor.of(rand(e), e));
+        }
+        sd.put(p + "intermediate.dense.weight", Tensor.of(rand(f * e), f, e));
+        sd.put(p + "intermediate.dense.bias", Tensor.of(rand(f), f));
+        sd.put(p + "output.dense.weight", Tensor.of(rand(e * f), e, f));
+        sd.put(p + "output.dense.bias", Tensor.of(rand(e), e));
+        for (String n : new String[] {"attention.output.LayerNorm.", "output.LayerNorm."}) {
+            sd.put(p + n + "weight", Tensor.of(rand(e), e));
+            sd.put(p + n + "bias", Tensor.of(rand(e), e));
+        }
+        var cfg = io.attn.nn.ModelConfig.bert(new io.attn.nn.BertConfig(v, e, 1, h, f, "gelu", 1e-12f, maxPos, 2));
+        int[][] seqs = {{1, 5, 7, 2}, {1, 9, 2}, {1, 12, 11, 10, 3, 2}};
+        int len = 6;
+        float[] ids = new float[seqs.length * len], pad = new float[seqs.length * len];
+        for (int b = 0; b < seqs.length; b++)
+            for (int t = 0; t < len; t++) {
+                if (t < seqs[b].length) ids[b * len + t] = seqs[b][t];
+                else pad[b * len + t] = 1;
+            }
+        try (Backend be = open();
+                var m = io.attn.nn.Model.load(cfg, new io.attn.nn.StateDict(sd))) {
+            float[] y = m.run(
+                            be,
+                            io.attn.engine.Request.of(Tensor.of(ids, seqs.length, len))
+                                    .withKeyPaddingMask(Tensor.of(pad, seqs.length, len)))
+                    .output()
+                    .data();
+            for (int b = 0; b < seqs.length; b++) {
+                double[][] want = tinyBert(sd, seqs[b], e, h, f);
+                for (int t = 0; t < seqs[b].length; t++)
+                    close(
+                            "sequence " + b + " token " + t,
+                            want[t],
+                            java.util.Arrays.copyOfRange(y, (b * len + t) * e, (b * len + t + 1) * e),
+                            1e-4,
+                            1e-5);
+            }
+        }
+    }
+
+    /** BertModel's last hidden state of one unpadded sequence, in double (one layer, exact GELU, eps 1e-12). */
+    static double[][] tinyBert(java.util.Map<String, Tensor> sd, int[] ids, int e, int h, int f) {
+        int n = ids.length, d = e / h;
+        java.util.function.Function<String, float[]> w = k -> sd.get(k).data();
+        double[][] x = new double[n][e];
+        for (int t = 0; t < n; t++)
+            for (int c = 0; c < e; c++)
+                x[t][c] = (double) w.apply("embeddings.word_embeddings.weight")[ids[t] * e + c]
+                        + w.apply("embeddings.token_type_embeddings.weight")[c]
+                        + w.apply("embeddings.position_embeddings.weight")[t * e + c];
+        x = norm(x, w.apply("embeddings.LayerNorm.weight"), w.apply("embeddings.LayerNorm.bias"), 1e-12);
+        String p = "encoder.layer.0.";
+        double[][][] qkv = new double[3][][];
+        String[] names = {"query", "key", "value"};
+        for (int i = 0; i < 3; i++)
+            qkv[i] = linear(
+                    x,
+                    w.apply(p + "attention.self." + names[i] + ".weight"),
+                    w.apply(p + "attention.self." + names[i] + ".bias"),
+                    e);
+        double[][] att = new double[n][e];
+        for (int hh = 0; hh < h; hh++)
+            for (int t = 0; t < n; t++) {
+                double[] sc = new double[n];
+                double max = Double.NEGATIVE_INFINITY, sum = 0;
+                for (int s2 = 0; s2 < n; s2++) {
+                    for (int c = 0; c < d; c++) sc[s2] += qkv[0][t][hh * d + c] * qkv[1][s2][hh * d + c];
+                    sc[s2] /= Math.sqrt(d);
+                    max = Math.max(max, sc[s2]);
+                }
+                for (int s2 = 0; s2 < n; s2++) sum += sc[s2] = Math.exp(sc[s2] - max);
+                for (int s2 = 0; s2 < n; s2++)
+                    for (int c = 0; c < d; c++) att[t][hh * d + c] += sc[s2] / sum * qkv[2][s2][hh * d + c];
+            }
+        double[][] o = linear(
+                att, w.apply(p + "attention.output.dense.weight"), w.apply(p + "attention.output.dense.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) o[t][c] += x[t][c];
+        x = norm(
+                o,
+                w.apply(p + "attention.output.LayerNorm.weight"),
+                w.apply(p + "attention.output.LayerNorm.bias"),
+                1e-12);
+        double[][] h1 = linear(x, w.apply(p + "intermediate.dense.weight"), w.apply(p + "intermediate.dense.bias"), f);
+        for (double[] r : h1) for (int c = 0; c < f; c++) r[c] = 0.5 * r[c] * (1 + erf(r[c] / Math.sqrt(2)));
+        double[][] ff = linear(h1, w.apply(p + "output.dense.weight"), w.apply(p + "output.dense.bias"), e);
+        for (int t = 0; t < n; t++) for (int c = 0; c < e; c++) ff[t][c] += x[t][c];
+        return norm(ff, w.apply(p + "output.LayerNorm.weight"), w.apply(p + "output.LayerNorm.bias"), 1e-12);
+    }
+
+    /** erf by its Maclaurin series (|x| < 3 here; terms until they vanish): exact to double rounding. */
+    private static double erf(double x) {
+        double term = x, sum = x;
+        for (int k = 1; k < 200 && Math.abs(term) > 1e-18 * Math.abs(sum); k++) {
+            term *= -x * x / k;
+            sum += term / (2 * k + 1);
+        }
+        return 2 / Math.sqrt(Math.PI) * sum;
+    }
+
     /**
      * The logits after the last token of {@code ids}, in double: one pre-norm relu encoder layer with causal attention
      * over sinusoidal-position embeddings, no final norm, untied lm_head without bias.
@@ -580,6 +695,10 @@ abstract class CudaOpsChecks extends FlashChecks {
     }
 
     private static double[][] norm(double[][] x, float[] g, float[] b) {
+        return norm(x, g, b, 1e-5);
+    }
+
+    private static double[][] norm(double[][] x, float[] g, float[] b, double eps) {
         double[][] y = new double[x.length][];
         for (int r = 0; r < x.length; r++) {
             int e = x[r].length;
@@ -587,7 +706,7 @@ abstract class CudaOpsChecks extends FlashChecks {
             for (double a : x[r]) mean += a / e;
             for (double a : x[r]) var += (a - mean) * (a - mean) / e;
             y[r] = new double[e];
-            for (int c = 0; c < e; c++) y[r][c] = (x[r][c] - mean) / Math.sqrt(var + 1e-5) * g[c] + b[c];
+            for (int c = 0; c < e; c++) y[r][c] = (x[r][c] - mean) / Math.sqrt(var + eps) * g[c] + b[c];
         }
         return y;
     }
