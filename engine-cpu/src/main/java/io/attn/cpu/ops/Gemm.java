@@ -182,6 +182,35 @@ public final class Gemm {
             int cOff,
             int cStride,
             Epilogue e) {
+        gemm(par, batch, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c, cOff, cStride, e, null);
+    }
+
+    /**
+     * {@link #gemm(Parallel, int, int, int, int, float, float[], int, int, boolean, float[], int, int, boolean, float[],
+     * int, int, Epilogue) gemm} with B already packed ({@link PackedB#of}, for a B shared by the batch: a layer's
+     * weights); null packs B per task as usual. The packed panels are the ones a task would pack, so results are
+     * bitwise the same.
+     */
+    public static void gemm(
+            Parallel par,
+            int batch,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            float[] a,
+            int aOff,
+            int aStride,
+            boolean transA,
+            float[] b,
+            int bOff,
+            int bStride,
+            boolean transB,
+            float[] c,
+            int cOff,
+            int cStride,
+            Epilogue e,
+            PackedB packed) {
         if (batch <= 0 || m <= 0 || n <= 0) return;
         if (e.heads() > 0 && (batch != 1 || transA || n % e.heads() != 0 || m % e.rows() != 0))
             throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
@@ -206,11 +235,23 @@ public final class Gemm {
         if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
-            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e);
+            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e, packed);
             return;
         }
-        int mBlocks = (m + MC - 1) / MC, nBlocks = (n + NC - 1) / NC;
+        PackedB pk =
+                packed != null && (batch == 1 || bStride == 0) && packed.fits(b, bOff, n, k, transB) ? packed : null;
         int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
+        int mBlocks = (m + MC - 1) / MC, ncw = NC;
+        // with B packed once, splitting columns costs nothing: when the rows give too few tasks (a batch of short
+        // texts: 72 x 384 . 384 x 384 is two row blocks, 64 and 8 rows), the column blocks narrow (in NR steps) until
+        // there are enough
+        long rowTasks = (long) batch * mBlocks * ((n + NC - 1) / NC);
+        if (pk != null && rowTasks < target) {
+            long parts = Math.min((n + NR - 1) / NR, (target + (long) batch * mBlocks - 1) / ((long) batch * mBlocks));
+            ncw = (int) Math.min(NC, ((n + parts - 1) / parts + NR - 1) / NR * NR);
+        }
+        int colw = ncw;
+        int nBlocks = (n + colw - 1) / colw;
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
         // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often); their
@@ -220,8 +261,8 @@ public final class Gemm {
         int perBatch = chunks * nBlocks;
         int tasks = batch * perBatch;
         java.util.function.IntConsumer body = t -> task(
-                t, perBatch, nBlocks, mBlocks, chunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
-                transB, c, cOff, cStride, e);
+                t, perBatch, nBlocks, colw, mBlocks, chunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
+                transB, c, cOff, cStride, e, pk);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -230,6 +271,7 @@ public final class Gemm {
             int t,
             int perBatch,
             int nBlocks,
+            int colw,
             int mBlocks,
             int chunks,
             int m,
@@ -247,12 +289,13 @@ public final class Gemm {
             float[] c,
             int cOff,
             int cStride,
-            Epilogue e) {
+            Epilogue e,
+            PackedB packed) {
         int bt = t / perBatch, r = t % perBatch;
-        int chunk = r / nBlocks, j0 = (r % nBlocks) * NC;
+        int chunk = r / nBlocks, j0 = (r % nBlocks) * colw;
         int iStart = (int) ((long) chunk * mBlocks / chunks) * MC;
         int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mBlocks / chunks) * MC);
-        int nc = Math.min(NC, n - j0);
+        int nc = Math.min(colw, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
         s.ensure(Math.min(KC, k));
@@ -262,7 +305,12 @@ public final class Gemm {
         boolean direct = !transA && alpha == 1f;
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
-            packB(b, bo, transB, n, k, p0, kc, j0, nc, s);
+            float[] pb = s.pb;
+            int pb0 = 0;
+            if (packed != null) { // this K step's panels of the block, packed once for every call
+                pb = packed.panels;
+                pb0 = packed.offset(p0, j0);
+            } else packB(b, bo, transB, n, k, p0, kc, j0, nc, s.pb, 0, s);
             boolean first = p0 == 0, last = p0 + kc >= k;
             boolean epilogue = last && e.values(), heads = e.heads() > 0;
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
@@ -270,7 +318,7 @@ public final class Gemm {
                 if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 for (int jp = 0; jp < nc; jp += NR) {
                     int nr = Math.min(NR, nc - jp);
-                    int pbi = (jp / NR) * kc * NR;
+                    int pbi = pb0 + (jp / NR) * kc * NR;
                     for (int ip = 0; ip < mc; ip += MR) {
                         int mr = Math.min(MR, mc - ip);
                         // the tile's MR rows of A: packed rows of kc, or A's own rows, or (the last, short row tile
@@ -286,14 +334,14 @@ public final class Gemm {
                             ar = 0;
                         }
                         if (heads) { // the tile in scratch, then stored in the heads layout
-                            kernel(kc, at, ar, lda, s.pb, pbi, s.tile, 0, NR, true);
+                            kernel(kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
                             scatter(s.tile, NR, mr, nr, c, co, n, i0 + ip, j0 + jp, first, last, e);
                             continue;
                         }
                         int ci = co + (i0 + ip) * n + j0 + jp;
-                        if (mr == MR && nr == NR) kernel(kc, at, ar, lda, s.pb, pbi, c, ci, n, first);
+                        if (mr == MR && nr == NR) kernel(kc, at, ar, lda, pb, pbi, c, ci, n, first);
                         else { // an edge tile: the full kernel on zero padding into scratch, then the valid part
-                            kernel(kc, at, ar, lda, s.pb, pbi, s.tile, 0, NR, true);
+                            kernel(kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
                             storeTile(s.tile, c, ci, n, first, mr, nr);
                         }
                         if (epilogue) epilogue(c, ci, n, mr, nr, j0 + jp, e);
@@ -394,11 +442,24 @@ public final class Gemm {
         }
     }
 
-    /** Packs {@code [p0, p0+kc)} x columns {@code [j0, j0+nc)} of op(B) into NR-wide panels, {@code k}-major inside. */
+    /**
+     * Packs {@code [p0, p0+kc)} x columns {@code [j0, j0+nc)} of op(B) into NR-wide panels, {@code k}-major inside, at
+     * {@code pb[dst0..]}.
+     */
     private static void packB(
-            float[] b, int bo, boolean transB, int n, int k, int p0, int kc, int j0, int nc, Scratch s) {
-        float[] pb = s.pb;
-        int dst = 0;
+            float[] b,
+            int bo,
+            boolean transB,
+            int n,
+            int k,
+            int p0,
+            int kc,
+            int j0,
+            int nc,
+            float[] pb,
+            int dst0,
+            Scratch s) {
+        int dst = dst0;
         for (int jp = 0; jp < nc; jp += NR) {
             int nr = Math.min(NR, nc - jp);
             if (!transB) {
@@ -439,6 +500,64 @@ public final class Gemm {
                 }
             }
             dst += kc * NR;
+        }
+    }
+
+    /**
+     * A shared B (a layer's weights) packed once into the panels every task would pack: for each K step, the NR-wide
+     * column panels of all of N (zero-padded to a multiple of NR), {@code k}-major inside. The product's tasks then read
+     * their panels instead of packing them, which removes the packing from every call (most of the cost beyond the FMAs
+     * for products with few rows) and lets threads share one copy. Found again by the identity of B's array ({@link
+     * #of}), so a model's weights are packed on their first product and kept as long as the array lives. Immutable.
+     */
+    public static final class PackedB {
+        private static final java.util.Map<float[], PackedB> CACHE =
+                java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+        private final java.lang.ref.WeakReference<float[]> of;
+        private final int bOff, n, k, npad;
+        private final boolean transB;
+        final float[] panels;
+
+        private PackedB(float[] b, int bOff, int n, int k, boolean transB) {
+            this.of = new java.lang.ref.WeakReference<>(b);
+            this.bOff = bOff;
+            this.n = n;
+            this.k = k;
+            this.transB = transB;
+            this.npad = (n + NR - 1) / NR * NR;
+            this.panels = new float[Math.multiplyExact(npad, k)];
+            Scratch s = SCRATCH.get();
+            for (int p0 = 0; p0 < k; p0 += KC) {
+                int kc = Math.min(KC, k - p0);
+                packB(b, bOff, transB, n, k, p0, kc, 0, n, panels, p0 * npad, s);
+            }
+        }
+
+        /**
+         * B's packed panels, from the cache or packed now (once per array: concurrent first calls wait for one packing).
+         */
+        public static PackedB of(float[] b, int bOff, int n, int k, boolean transB) {
+            PackedB p = CACHE.get(b);
+            if (p != null && p.fits(b, bOff, n, k, transB)) return p;
+            synchronized (CACHE) {
+                p = CACHE.get(b);
+                if (p == null || !p.fits(b, bOff, n, k, transB)) {
+                    p = new PackedB(b, bOff, n, k, transB);
+                    CACHE.put(b, p);
+                }
+                return p;
+            }
+        }
+
+        boolean fits(float[] b, int bOff, int n, int k, boolean transB) {
+            return of.get() == b && this.bOff == bOff && this.n == n && this.k == k && this.transB == transB;
+        }
+
+        /** Where the panels of K step {@code p0} for the column block from {@code j0} start. */
+        int offset(int p0, int j0) {
+            int kc = Math.min(KC, k - p0);
+            return p0 * npad + (j0 / NR) * kc * NR;
         }
     }
 

@@ -2,10 +2,14 @@ package io.attn.cpu.ops;
 
 import io.attn.cpu.Parallel;
 import io.attn.graph.Node;
+import io.attn.graph.Op;
 import io.attn.graph.OpParams;
 import io.attn.tensor.Shape;
 
-/** MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its bias/ReLU/residual epilogue if any. */
+/**
+ * MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its bias/ReLU/residual epilogue if any; a
+ * constant B shared by the batch (a Linear's weight) is packed once ({@link Gemm.PackedB}).
+ */
 public final class MatMul {
     private MatMul() {}
 
@@ -20,9 +24,13 @@ public final class MatMul {
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
         var e = new Gemm.Epilogue(bias, p.relu(), residual, p.heads(), m);
+        // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model
+        Gemm.PackedB packed = sharedB && node.input(1).op() == Op.CONSTANT && (long) batch * m > Gemv.MAX_M
+                ? Gemm.PackedB.of(b, 0, n, k, p.transB())
+                : null;
         if (sharedB && !p.transA()) {
             // A's batch entries are consecutive row blocks: one GEMM with batch*M rows
-            Gemm.gemm(par, 1, batch * m, n, k, p.alpha(), a, 0, 0, false, b, 0, 0, p.transB(), out, 0, 0, e);
+            Gemm.gemm(par, 1, batch * m, n, k, p.alpha(), a, 0, 0, false, b, 0, 0, p.transB(), out, 0, 0, e, packed);
         } else {
             Gemm.gemm(
                     par,

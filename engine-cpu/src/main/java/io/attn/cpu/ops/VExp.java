@@ -27,6 +27,14 @@ final class VExp {
 
     /** {@code e^x} for {@code x <= 0} (larger arguments are not supported); {@code x} of the preferred species. */
     static FloatVector expNonPositive(FloatVector x) {
+        return exp(x);
+    }
+
+    /**
+     * {@code e^x} for {@code x <= 88} (where {@code e^x} is still a finite float; nothing clamps larger arguments): the
+     * same algorithm, whose range reduction and {@code 2^n} hold for positive {@code n} up to 127 as well.
+     */
+    static FloatVector exp(FloatVector x) {
         // compare + blend instead of lanewise MIN/MAX, and the integer n read from the rounding constant's mantissa
         // instead of an F2I conversion: Java's NaN and saturation rules make those two slow on x86
         VectorMask<Float> under = x.compare(VectorOperators.LT, MIN_ARG); // false for NaN: NaN stays NaN

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# attn's Embedder against langchain4j's stock in-process embedding model, alternating in one JVM:
+#   benchmarks/scripts/embed_vs_langchain4j.sh [minilm|bge] [texts.txt] [rounds] [seconds] [attn threads]
+# (default: all-MiniLM-L6-v2 on text/src/test/resources/io/attn/text/mixed.txt, 7 rounds of 3 s per side).
+# Builds the text module and its test classes first; the class path is Maven's (test scope: langchain4j, ONNX Runtime).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+source <(sed -n '/^java_major()/,/^}/p;/^find_jdk()/,/^}/p' "$ROOT/attn")
+JDK="$(find_jdk)"; export JAVA_HOME="$JDK"
+cd "$ROOT"
+mvn -q -B -DskipTests install -pl text -am >/dev/null
+mvn -q -B test-compile -pl text >/dev/null
+CP_FILE="$(mktemp)"; trap 'rm -f "$CP_FILE"' EXIT
+mvn -q -B dependency:build-classpath -pl text -Dmdep.includeScope=test -Dmdep.outputFile="$CP_FILE" >/dev/null
+exec "$JDK/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
+  -cp "text/target/test-classes:text/target/classes:$(cat "$CP_FILE")" io.attn.text.bench.EmbedVsLangchain4j "$@"
