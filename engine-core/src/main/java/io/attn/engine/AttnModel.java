@@ -45,6 +45,15 @@ public final class AttnModel implements AutoCloseable {
         return model.width();
     }
 
+    /**
+     * Whether this model's device runs ragged batches ({@link Request#withSequenceLengths}): token sequences of
+     * different lengths laid one after another, no padding. The CPU does; a backend that does not takes padded
+     * batches with a key-padding mask instead.
+     */
+    public boolean supportsRaggedBatches() {
+        return model.config().takesTokenIds() && Model.supportsRaggedBatches(backend);
+    }
+
     /** Runs the model on a general request (every module kind, masks, attention weights). */
     public Result run(Request r) {
         if (r == null) throw AttnException.badInput("request is null");

@@ -31,6 +31,7 @@ public final class Request {
     final Tensor input, memory, target, keyPaddingMask, attnMask;
     final boolean attnMaskBool, causal;
     final AttentionWeights weights;
+    final int[] sequenceLengths;
 
     private Request(
             Tensor input,
@@ -40,8 +41,10 @@ public final class Request {
             Tensor attnMask,
             boolean attnMaskBool,
             boolean causal,
-            AttentionWeights weights) {
+            AttentionWeights weights,
+            int[] sequenceLengths) {
         if (input == null) throw AttnException.badInput("a request needs an input tensor");
+        this.sequenceLengths = sequenceLengths;
         this.input = input;
         this.memory = memory;
         this.target = target;
@@ -53,7 +56,7 @@ public final class Request {
     }
 
     public static Request of(Tensor input) {
-        return new Request(input, null, null, null, null, false, false, AttentionWeights.NONE);
+        return new Request(input, null, null, null, null, false, false, AttentionWeights.NONE, null);
     }
 
     /** {@code data} wrapped with {@code shape} (see {@link Tensors#of(float[], int...)}). */
@@ -72,28 +75,55 @@ public final class Request {
     }
 
     public Request withMemory(Tensor m) {
-        return new Request(input, m, target, keyPaddingMask, attnMask, attnMaskBool, causal, weights);
+        return new Request(input, m, target, keyPaddingMask, attnMask, attnMaskBool, causal, weights, sequenceLengths);
     }
 
     public Request withTarget(Tensor t) {
-        return new Request(input, memory, t, keyPaddingMask, attnMask, attnMaskBool, causal, weights);
+        return new Request(input, memory, t, keyPaddingMask, attnMask, attnMaskBool, causal, weights, sequenceLengths);
     }
 
     public Request withKeyPaddingMask(Tensor kp) {
-        return new Request(input, memory, target, kp, attnMask, attnMaskBool, causal, weights);
+        return new Request(input, memory, target, kp, attnMask, attnMaskBool, causal, weights, sequenceLengths);
     }
 
     /** @param bool true: non-zero masks out; false: the mask is added to the scaled scores */
     public Request withAttnMask(Tensor mask, boolean bool) {
-        return new Request(input, memory, target, keyPaddingMask, mask, bool, causal, weights);
+        return new Request(input, memory, target, keyPaddingMask, mask, bool, causal, weights, sequenceLengths);
     }
 
     public Request withCausal(boolean c) {
-        return new Request(input, memory, target, keyPaddingMask, attnMask, attnMaskBool, c, weights);
+        return new Request(input, memory, target, keyPaddingMask, attnMask, attnMaskBool, c, weights, sequenceLengths);
     }
 
     public Request withAttentionWeights(AttentionWeights w) {
-        return new Request(input, memory, target, keyPaddingMask, attnMask, attnMaskBool, causal, w);
+        return new Request(input, memory, target, keyPaddingMask, attnMask, attnMaskBool, causal, w, sequenceLengths);
+    }
+
+    /**
+     * A ragged batch of token sequences, for models that take token ids ({@code BertModel}): the input {@code (T)} or
+     * {@code (1, T)} holds sequences of these lengths one after another (summing to T), each attending only to itself,
+     * with positions restarting at each; no padding and no key-padding mask. The output {@code (T, E)} (or {@code (1,
+     * T, E)}) holds each sequence's rows in the same places, equal to running each sequence alone. Whether a device
+     * can run one: {@link AttnModel#supportsRaggedBatches()}.
+     */
+    public Request withSequenceLengths(int... lengths) {
+        if (lengths != null && lengths.length == 0)
+            throw AttnException.badInput("a ragged batch needs at least one sequence length");
+        return new Request(
+                input,
+                memory,
+                target,
+                keyPaddingMask,
+                attnMask,
+                attnMaskBool,
+                causal,
+                weights,
+                lengths == null ? null : lengths.clone());
+    }
+
+    /** The sequence lengths of a ragged batch, or null. */
+    public int[] sequenceLengths() {
+        return sequenceLengths == null ? null : sequenceLengths.clone();
     }
 
     public Tensor input() {

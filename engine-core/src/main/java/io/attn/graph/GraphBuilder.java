@@ -2,6 +2,7 @@ package io.attn.graph;
 
 import static io.attn.AttnException.shape;
 
+import io.attn.AttnException;
 import io.attn.tensor.DType;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
@@ -182,6 +183,7 @@ public final class GraphBuilder {
      * {@code attnMask} / {@code keyPadding} may be null when the spec says NONE.
      */
     public Node softmax(Node x, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
+        if (mask.segmented()) throw new IllegalArgumentException("a ragged batch (segments) is for ATTENTION only");
         List<Node> in = new ArrayList<>(List.of(x));
         if (mask.any()) {
             if (x.shape().rank() != 4) throw shape("masked softmax needs scores (B, H, L, S), got " + x.shape());
@@ -202,6 +204,8 @@ public final class GraphBuilder {
      * masks, q and k are {@code (B, H, ., D)}.
      */
     public Node attentionWeights(Node q, Node k, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
+        if (mask.segmented())
+            throw AttnException.badInput("attention weights are not available for a ragged batch (pad the batch)");
         Shape sq = q.shape(), sk = k.shape();
         if (sq.rank() < 2 || sq.rank() != sk.rank())
             throw shape("attention weights need q (..., L, D) and k (..., S, D) of one rank, got " + sq + " and " + sk);
@@ -341,6 +345,9 @@ public final class GraphBuilder {
         if (sq.dim(3) != sk.dim(3)) throw shape("attention q and k head dims differ: " + sq + " vs " + sk);
         if (sk.dim(2) != sv.dim(2)) throw shape("attention k and v lengths differ: " + sk + " vs " + sv);
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(sq.dim(3))) : scale;
+        if (mask.segmented() && (sq.dim(2) != mask.segmentsTotal() || sk.dim(2) != mask.segmentsTotal()))
+            throw shape("attention over sequences of lengths " + mask.segments() + " (" + mask.segmentsTotal()
+                    + " in all) needs L = S = " + mask.segmentsTotal() + ", got q " + sq + ", k " + sk);
         List<Node> in = new ArrayList<>(List.of(q, k, v));
         addMasks(in, mask, attnMask, keyPadding, sq.dim(0), sq.dim(1), sq.dim(2), sk.dim(2));
         return add(Op.ATTENTION, new OpParams.Attention(sc, mask), sq.with(3, sv.dim(3)), in.toArray(Node[]::new));

@@ -9,6 +9,10 @@ package io.attn.graph;
  *   <li>{@code attnMask}: an extra input of shape {@code (L, S)} or {@code (B|1, H|1, L, S)}.
  *   <li>{@code keyPadding}: an extra input of shape {@code (B, S)}; BOOL: non-zero marks padding keys; ADDITIVE: added
  *       to the scores of key {@code s} in every row of batch item {@code b}.
+ *   <li>{@code segments} (ATTENTION only): a ragged batch. The {@code L = S} positions of each batch item hold sequences
+ *       of these lengths one after another; a query sees only the keys of its own sequence (a block-diagonal mask), and
+ *       {@code causal} applies within each sequence. This replaces padding: sequences of different lengths run in one
+ *       op without padded positions, and each sequence's result is what it would be alone. No other mask goes with it.
  * </ul>
  *
  * Extra inputs follow the op's own inputs in this order: attention mask, then key-padding mask. A key is masked for a
@@ -16,12 +20,49 @@ package io.attn.graph;
  * whose keys are all masked yields all-zero weights (and a zero output), where PyTorch's math path yields NaN; the same
  * holds for an unmasked softmax row that is all {@code -inf}.
  */
-public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding) {
+public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding, java.util.List<Integer> segments) {
     public static final MaskSpec NONE = new MaskSpec(false, MaskKind.NONE, MaskKind.NONE);
     public static final MaskSpec CAUSAL = new MaskSpec(true, MaskKind.NONE, MaskKind.NONE);
 
     public MaskSpec {
         if (attnMask == null || keyPadding == null) throw new IllegalArgumentException("mask kinds must not be null");
+        if (segments != null) {
+            segments = java.util.List.copyOf(segments);
+            if (segments.isEmpty()) throw new IllegalArgumentException("a ragged batch needs at least one sequence");
+            for (int n : segments)
+                if (n <= 0) throw new IllegalArgumentException("sequence lengths must be positive, got " + segments);
+            if (attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE)
+                throw new IllegalArgumentException("a ragged batch (segments) takes no attention or padding mask");
+        }
+    }
+
+    /** Masks of a batch of equal-length sequences (no segments). */
+    public MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding) {
+        this(causal, attnMask, keyPadding, null);
+    }
+
+    /** A ragged batch: sequences of {@code lengths} one after another, causal within each when asked. */
+    public static MaskSpec segments(boolean causal, int... lengths) {
+        java.util.List<Integer> l = new java.util.ArrayList<>(lengths.length);
+        for (int n : lengths) l.add(n);
+        return new MaskSpec(causal, MaskKind.NONE, MaskKind.NONE, l);
+    }
+
+    /** Whether this is a ragged batch ({@link #segments} given). */
+    public boolean segmented() {
+        return segments != null;
+    }
+
+    /** The sequence lengths as an array (a ragged batch only). */
+    public int[] segmentLengths() {
+        return segments.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** The total length of the sequences (a ragged batch only). */
+    public int segmentsTotal() {
+        int t = 0;
+        for (int n : segments) t += n;
+        return t;
     }
 
     /** Number of extra mask inputs this spec needs. */
@@ -30,6 +71,6 @@ public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding) {
     }
 
     public boolean any() {
-        return causal || attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE;
+        return causal || attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE || segments != null;
     }
 }

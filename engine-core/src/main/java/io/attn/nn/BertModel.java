@@ -25,7 +25,8 @@ import java.util.List;
  *
  * <p>Graph inputs: {@code input} ids {@code (B, L)}, {@code positions (B, L)} and {@code token_types (B, L)} (integral
  * values stored as float), and optionally {@code key_padding_mask (B, L)}, non-zero = padding (transformers'
- * {@code attention_mask == 0}). Output: the last hidden state {@code (B, L, E)}. transformers adds the padding mask as
+ * {@code attention_mask == 0}); or, instead of padding, a ragged batch: {@code (1, T)} holding sequences of given
+ * lengths one after another, each attending only to itself (positions restart at each sequence). Output: the last hidden state {@code (B, L, E)}. transformers adds the padding mask as
  * the most negative float; attn masks those keys out, which is the same softmax whenever a row keeps one key (the
  * first token is never padding). Immutable once loaded; thread-safe.
  */
@@ -74,12 +75,17 @@ public final class BertModel {
         return config;
     }
 
-    /** The last hidden state {@code (B, L, E)} of token ids {@code (B, L)}; {@code keyPadding} may be null. */
-    public Node forward(Forward f, Node ids, Node positions, Node tokenTypes, Node keyPadding) {
+    /**
+     * The last hidden state {@code (B, L, E)} of token ids {@code (B, L)}; {@code masks}: a key-padding mask, none, or
+     * a ragged batch ({@link Masks#segments}: the L tokens of each row are several sequences, each attending to itself).
+     */
+    public Node forward(Forward f, Node ids, Node positions, Node tokenTypes, Masks masks) {
         GraphBuilder g = f.builder();
         if (ids.shape().rank() != 2)
             throw AttnException.shape("token ids have shape " + ids.shape() + ": expected (B, L) or (L)");
-        int len = ids.shape().dim(1);
+        int len = masks.segments() == null
+                ? ids.shape().dim(1)
+                : java.util.Arrays.stream(masks.segments()).max().orElse(0);
         if (len > config.maxPositionEmbeddings())
             throw AttnException.shape("a sequence of " + len + " tokens is longer than the model's "
                     + config.maxPositionEmbeddings() + " positions (max_position_embeddings)");
@@ -89,7 +95,6 @@ public final class BertModel {
                         g.embedding(tokenTypes, g.constant("embeddings.token_type_embeddings.weight", tokenType))),
                 g.embedding(positions, g.constant("embeddings.position_embeddings.weight", position)));
         x = embeddingNorm.forward(f, x);
-        Masks masks = Masks.keyPadding(keyPadding, false);
         for (TransformerEncoderLayer l : layers) x = l.forward(f, x, masks);
         return x;
     }

@@ -6,10 +6,11 @@ import io.attn.graph.Node;
 
 /**
  * The masks for one attention block as graph nodes: an attention mask {@code (L, S)} or {@code (B|1, H|1, L, S)}
- * (bool or additive), a key-padding mask {@code (B, S)} (bool or additive), and the causal flag. Null nodes mean
- * absent.
+ * (bool or additive), a key-padding mask {@code (B, S)} (bool or additive), and the causal flag; or, for a ragged batch,
+ * the lengths of the sequences laid one after another. Null nodes mean absent.
  */
-public record Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal) {
+public record Masks(
+        Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal, int[] segments) {
     public static final Masks NONE = new Masks(null, MaskKind.NONE, null, MaskKind.NONE, false);
 
     public Masks {
@@ -17,6 +18,15 @@ public record Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind 
             throw new IllegalArgumentException("attention mask node and kind disagree");
         if ((keyPadding == null) != (keyPaddingKind == MaskKind.NONE))
             throw new IllegalArgumentException("key-padding node and kind disagree");
+    }
+
+    public Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal) {
+        this(attnMask, attnKind, keyPadding, keyPaddingKind, causal, null);
+    }
+
+    /** A ragged batch: sequences of {@code lengths} one after another (see {@link MaskSpec#segments}). */
+    public static Masks segments(int[] lengths, boolean causal) {
+        return new Masks(null, MaskKind.NONE, null, MaskKind.NONE, causal, lengths.clone());
     }
 
     public static Masks causal(boolean causal) {
@@ -29,6 +39,6 @@ public record Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind 
     }
 
     public MaskSpec spec() {
-        return new MaskSpec(causal, attnKind, keyPaddingKind);
+        return segments != null ? MaskSpec.segments(causal, segments) : new MaskSpec(causal, attnKind, keyPaddingKind);
     }
 }

@@ -10,6 +10,7 @@ import io.attn.exec.Resources;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.io.Json;
 import io.attn.io.SafeTensors;
@@ -53,7 +54,8 @@ public final class Model implements AutoCloseable {
             Shape attnMask,
             boolean attnMaskBool,
             boolean causal,
-            AttentionWeights weights) {}
+            AttentionWeights weights,
+            List<Integer> segments) {}
 
     private Model(ModelConfig config, Object root) {
         this.config = config;
@@ -153,7 +155,10 @@ public final class Model implements AutoCloseable {
                 am == null ? null : am.shape(),
                 in.attnMaskBool(),
                 in.causal(),
-                in.attentionWeights());
+                in.attentionWeights(),
+                null);
+        if (in.sequenceLengths() != null)
+            throw AttnException.badInput(config.kind() + " does not take a ragged batch (sequence lengths): pad it");
         Map<String, Tensor> feeds = new HashMap<>();
         feeds.put("input", x);
         if (mem != null) feeds.put("memory", mem);
@@ -163,7 +168,10 @@ public final class Model implements AutoCloseable {
         return execute(key, backend, feeds, unbatched);
     }
 
-    /** A model whose input is token ids: ids {@code (B, L)} or {@code (L)}, an optional key-padding mask of that shape. */
+    /**
+     * A model whose input is token ids: ids {@code (B, L)} or {@code (L)} with an optional key-padding mask of that
+     * shape; or a ragged batch, ids {@code (1, T)} or {@code (T)} with the sequences' lengths.
+     */
     private Result runTokens(Backend backend, Request in) {
         if (in.memory() != null || in.target() != null || in.attnMask() != null || in.causal())
             throw AttnException.badInput(config.kind()
@@ -182,16 +190,37 @@ public final class Model implements AutoCloseable {
             if (!(d[i] >= 0 && d[i] < vocab && d[i] == Math.rint(d[i])))
                 throw AttnException.badInput("token id " + d[i] + " at [" + i / len + ", " + i % len
                         + "] is not in the vocabulary [0, " + vocab + ")");
+        int[] lengths = in.sequenceLengths();
         Tensor kp = in.keyPaddingMask();
-        if (kp != null) {
-            if (unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
-            if (!kp.shape().equals(ids.shape()))
-                throw AttnException.shape(
-                        "key-padding mask " + in.keyPaddingMask().shape() + " does not fit token ids "
-                                + in.input().shape() + ": expected the same shape");
-        }
         float[] positions = new float[b * len];
-        for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = l;
+        List<Integer> segments = null;
+        if (lengths != null) {
+            if (b != 1)
+                throw AttnException.shape("a ragged batch is one row of token ids (1, T) or (T), got " + ids.shape());
+            if (kp != null) throw AttnException.badInput("a ragged batch has no padding: no key-padding mask");
+            if (in.attentionWeights() != AttentionWeights.NONE)
+                throw AttnException.badInput("attention weights are not available for a ragged batch (pad the batch)");
+            long total = 0;
+            segments = new ArrayList<>(lengths.length);
+            for (int n : lengths) {
+                if (n <= 0) throw AttnException.badInput("sequence lengths must be positive, got " + n);
+                total += n;
+                segments.add(n);
+            }
+            if (total != len)
+                throw AttnException.shape("sequence lengths sum to " + total + " but there are " + len + " token ids");
+            for (int i = 0, at = 0; i < lengths.length; at += lengths[i++])
+                for (int l = 0; l < lengths[i]; l++) positions[at + l] = l;
+        } else {
+            if (kp != null) {
+                if (unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
+                if (!kp.shape().equals(ids.shape()))
+                    throw AttnException.shape(
+                            "key-padding mask " + in.keyPaddingMask().shape() + " does not fit token ids "
+                                    + in.input().shape() + ": expected the same shape");
+            }
+            for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = l;
+        }
         Key key = new Key(
                 backend,
                 ids.shape(),
@@ -201,13 +230,24 @@ public final class Model implements AutoCloseable {
                 null,
                 false,
                 false,
-                in.attentionWeights());
+                in.attentionWeights(),
+                segments);
         Map<String, Tensor> feeds = new HashMap<>();
         feeds.put("input", ids);
         feeds.put(BertModel.POSITIONS, Tensor.of(positions, b, len));
         feeds.put(BertModel.TOKEN_TYPES, Tensor.zeros(b, len));
         if (kp != null) feeds.put("key_padding_mask", kp);
         return execute(key, backend, feeds, unbatched);
+    }
+
+    /**
+     * Whether {@code backend} runs the ragged batches of {@link Request#withSequenceLengths} (its fused attention over
+     * sequences laid one after another).
+     */
+    public static boolean supportsRaggedBatches(Backend backend) {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 1, 3, 4);
+        return backend.supports(g.attention(q, q, q, 0.5f, MaskSpec.segments(false, 1, 2), null, null));
     }
 
     private Result execute(Key key, Backend backend, Map<String, Tensor> feeds, boolean unbatched) {
@@ -271,8 +311,12 @@ public final class Model implements AutoCloseable {
         Node kp = k.keyPadding() == null ? null : g.input("key_padding_mask", k.keyPadding());
         Node am = k.attnMask() == null ? null : g.input("attn_mask", k.attnMask());
         if (root instanceof BertModel bert) {
+            Masks masks = k.segments() != null
+                    ? Masks.segments(
+                            k.segments().stream().mapToInt(Integer::intValue).toArray(), false)
+                    : Masks.keyPadding(kp, false);
             Node out = bert.forward(
-                    f, x, g.input(BertModel.POSITIONS, k.input()), g.input(BertModel.TOKEN_TYPES, k.input()), kp);
+                    f, x, g.input(BertModel.POSITIONS, k.input()), g.input(BertModel.TOKEN_TYPES, k.input()), masks);
             return compiled(g, f, out, backend);
         }
         MaskKind amKind = am == null ? MaskKind.NONE : k.attnMaskBool() ? MaskKind.BOOL : MaskKind.ADDITIVE;

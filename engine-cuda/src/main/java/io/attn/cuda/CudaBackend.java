@@ -191,6 +191,9 @@ public final class CudaBackend implements Backend {
     @Override
     public boolean supports(Node node) {
         if (node.dtype() != DType.F32) return false;
+        // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
+        if (node.op() == io.attn.graph.Op.ATTENTION
+                && node.params(OpParams.Attention.class).mask().segmented()) return false;
         for (Node in : node.inputs()) if (in.dtype() != DType.F32) return false;
         return true;
     }

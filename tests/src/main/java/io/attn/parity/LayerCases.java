@@ -383,6 +383,37 @@ public final class LayerCases {
                     }));
         }
 
+        // ---- BertModel on a ragged batch: the same three sequences laid one after another, no padding; each must be
+        // what the sequence alone gives
+        {
+            int vocab = 50, hid = 16, layers = 2, heads = 4, ffn = 24, maxPos = 12;
+            Map<String, Tensor> bsd = RandomStateDicts.bert(vocab, hid, layers, ffn, maxPos, 2, 71);
+            int[][] seqs = {{2, 7, 9, 31, 4, 3}, {2, 11, 3}, {2}, {2, 45, 46, 47, 3}};
+            int total = Arrays.stream(seqs).mapToInt(sq -> sq.length).sum();
+            Tensor ids = Tensor.zeros(1, total);
+            int[] lengths = new int[seqs.length];
+            for (int b = 0, at = 0; b < seqs.length; at += seqs[b++].length) {
+                lengths[b] = seqs[b].length;
+                for (int j = 0; j < seqs[b].length; j++) ids.set(seqs[b][j], 0, at + j);
+            }
+            ModelConfig bc = ModelConfig.bert(
+                    new io.attn.nn.BertConfig(vocab, hid, layers, heads, ffn, "gelu", 1e-12f, maxPos, 2));
+            cs.add(new Case(
+                    "BertModel gelu, ragged batch (sequences of 6, 3, 1, 5)",
+                    bc,
+                    bsd,
+                    Request.of(ids).withSequenceLengths(lengths),
+                    () -> {
+                        double[] out = new double[total * hid];
+                        for (int b = 0, at = 0; b < seqs.length; at += seqs[b++].length) {
+                            DTensor y = io.attn.reference.layers.RefBert.lastHiddenState(
+                                    bsd, seqs[b], seqs[b].length, layers, heads, 1e-12, "gelu");
+                            System.arraycopy(y.data(), 0, out, at * hid, seqs[b].length * hid);
+                        }
+                        return new Expected(new DTensor(new int[] {1, total, hid}, out), Map.of());
+                    }));
+        }
+
         // ---- the tutorials' single-head SelfAttention: Linear q/k/v, softmax(QK^T/sqrt(E))V over the keys
         int se = 8;
         Map<String, Tensor> ssd = new LinkedHashMap<>();

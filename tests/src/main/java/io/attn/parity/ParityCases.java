@@ -377,6 +377,30 @@ public final class ParityCases {
             Node q = c.in("q", qt), k = c.in("k", kt), v = c.normal("v", 2, 2, 33, 16);
             all.add(c.done(c.g.attention(q, k, v, Float.NaN, m.spec(), null, null), FP32, "exact scores; " + FP32_WHY));
         }
+        raggedAttention(all);
+    }
+
+    /**
+     * Ragged batches: sequences of different lengths laid one after another in each (batch, head) plane, each
+     * attending to itself (causal within itself when asked): lengths of one row, several fast-path key tiles (the CPU
+     * tiles are 64 keys), ragged tile edges; head sizes of the sentence encoders (32, 64).
+     */
+    private static void raggedAttention(List<ParityCase> all) {
+        int[][] lengths = {{5}, {1, 7, 3}, {70, 1, 13, 64, 2}, {130, 9}};
+        int[] heads = {8, 32, 64, 32};
+        for (int x = 0; x < lengths.length; x++)
+            for (boolean causal : new boolean[] {false, true}) {
+                int[] len = lengths[x];
+                int t = Arrays.stream(len).sum(), d = heads[x];
+                CaseBuilder c = new CaseBuilder(
+                        "attention ragged " + Arrays.toString(len) + (causal ? " causal" : "") + " B1 H2 D" + d);
+                Node q = c.normal("q", 1, 2, t, d), k = c.normal("k", 1, 2, t, d), v = c.normal("v", 1, 2, t, d);
+                all.add(c.done(
+                        c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(causal, len), null, null), FP32, FP32_WHY));
+            }
+        CaseBuilder c = new CaseBuilder("attention ragged [3, 6] B2 H3 D16 Dv8");
+        Node q = c.normal("q", 2, 3, 9, 16), k = c.normal("k", 2, 3, 9, 16), v = c.normal("v", 2, 3, 9, 8);
+        all.add(c.done(c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(false, 3, 6), null, null), FP32, FP32_WHY));
     }
 
     private static ParityCase attentionCase(MaskCases.Masking m, int[] s, float scale) {

@@ -206,9 +206,16 @@ public final class Reference {
         final int h, l, s;
         final double[] attn, pad;
         final Shape attnShape;
+        final int[] segmentOf; // a ragged batch: the sequence each position belongs to
 
         Masks(Node n, MaskSpec spec, double[][] in, int first) {
             this.spec = spec;
+            if (spec.segmented()) {
+                int[] len = spec.segmentLengths();
+                segmentOf = new int[spec.segmentsTotal()];
+                for (int g = 0, at = 0; g < len.length; at += len[g++])
+                    java.util.Arrays.fill(segmentOf, at, at + len[g], g);
+            } else segmentOf = null;
             Shape sc = n.shape(); // (B,H,L,S) for SOFTMAX; (B,H,L,Dv) for ATTENTION
             this.h = sc.dim(1);
             this.l = sc.dim(2);
@@ -227,6 +234,8 @@ public final class Reference {
         void apply(double[] row, int b, int hh, int i) {
             for (int j = 0; j < s; j++) {
                 if (spec.causal() && j > i) row[j] = Double.NEGATIVE_INFINITY;
+                // a ragged batch: a block-diagonal mask, each sequence seeing itself only
+                if (segmentOf != null && segmentOf[j] != segmentOf[i]) row[j] = Double.NEGATIVE_INFINITY;
                 if (attn != null) {
                     int idx;
                     if (attnShape.rank() == 2) idx = i * s + j;

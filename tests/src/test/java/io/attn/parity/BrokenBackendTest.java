@@ -71,7 +71,11 @@ class BrokenBackendTest {
                                 && !c.name().endsWith(" H=1")
                                 && !c.name().contains("(1,1,1)"),
                         null),
-                of(NaiveTestBackend.Breakage.MATMUL_IGNORES_ALPHA, c -> c.name().contains("alpha"), null));
+                of(NaiveTestBackend.Breakage.MATMUL_IGNORES_ALPHA, c -> c.name().contains("alpha"), null),
+                of(
+                        NaiveTestBackend.Breakage.RAGGED_SEES_OTHER_SEQUENCES,
+                        c -> c.name().contains("ragged") && !c.name().contains("[5]"),
+                        null));
     }
 
     /**

@@ -32,7 +32,8 @@ final class NaiveTestBackend implements Backend {
         GELU_TANH_OVERFLOW, // tanh(u) = (e^2u - 1)/(e^2u + 1): inf/inf = NaN for large u
         PE_IGNORES_OFFSET,
         SPLIT_HEADS_AS_RESHAPE, // reshape without the transpose
-        MATMUL_IGNORES_ALPHA
+        MATMUL_IGNORES_ALPHA,
+        RAGGED_SEES_OTHER_SEQUENCES // a ragged batch attended as one long sequence
     }
 
     record Buf(float[] a) implements Buffer {
@@ -234,6 +235,17 @@ final class NaiveTestBackend implements Backend {
         for (int j = 0; j < s; j++) {
             boolean causalOn = spec.causal() && !(bug == Breakage.ATTENTION_IGNORES_CAUSAL && n.op() == Op.ATTENTION);
             if (causalOn && j > i) row[j] = dead;
+        }
+        if (spec.segmented() && bug != Breakage.RAGGED_SEES_OTHER_SEQUENCES) {
+            // keys outside the query's own sequence: the block-diagonal mask of a ragged batch
+            int from = 0;
+            for (int len : spec.segmentLengths()) {
+                if (i < from + len) {
+                    for (int j = 0; j < s; j++) if (j < from || j >= from + len) row[j] = dead;
+                    break;
+                }
+                from += len;
+            }
         }
         if (spec.attnMask() != MaskKind.NONE) {
             Shape ms = n.input(next).shape();

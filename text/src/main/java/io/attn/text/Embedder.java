@@ -22,9 +22,11 @@ import java.util.List;
  * }
  * }</pre>
  *
- * <p>Batching: the texts of one call are tokenized, sorted by length and run in batches of similar lengths (at most
- * {@link EmbedderOptions#maxBatchSize} texts and {@link EmbedderOptions#maxBatchTokens} tokens, padding included, each),
- * padded to the batch's longest text with the padding masked out of the attention; results come back in input order.
+ * <p>Batching: the texts of one call are tokenized and run in batches of at most {@link EmbedderOptions#maxBatchSize}
+ * texts and {@link EmbedderOptions#maxBatchTokens} tokens. On a device that runs ragged batches (the CPU) a batch is its
+ * texts' tokens one after another, without padding, each text attending to itself; elsewhere the texts are sorted by
+ * length and batched with similar lengths, padded to the batch's longest with the padding masked out of the attention.
+ * Either way a text's vector is bitwise what it is alone, and results come back in input order.
  * Working memory is bounded by the batch limits whatever the number of texts (the vectors returned are the caller's).
  * An empty text embeds {@code [CLS] [SEP]}, as Hugging Face does.
  *
@@ -41,6 +43,7 @@ public final class Embedder implements AutoCloseable {
     private final Pooling pooling;
     private final boolean normalize;
     private final int maxBatchSize, maxBatchTokens, maxPositions;
+    private final boolean ragged;
 
     private Embedder(
             String name,
@@ -51,6 +54,7 @@ public final class Embedder implements AutoCloseable {
             EmbedderOptions o,
             int maxPositions) {
         this.maxPositions = maxPositions;
+        this.ragged = model.supportsRaggedBatches();
         this.name = name;
         this.model = model;
         this.tokenizer = tokenizer;
@@ -236,7 +240,7 @@ public final class Embedder implements AutoCloseable {
      * Fixed cost of one forward pass, in tokens: what a batch costs beyond its tokens (reading every weight once, the
      * per-op hand-offs). It makes the planner prefer fewer, fuller batches when the padding they add is small.
      */
-    static final int BATCH_OVERHEAD_TOKENS = 48;
+    static final int BATCH_OVERHEAD_TOKENS = 16;
 
     /**
      * The batches of a call: the texts' indices sorted by token count, and batches {@code {start, end, length}} over
@@ -272,9 +276,59 @@ public final class Embedder implements AutoCloseable {
         return new Plan(order, batches);
     }
 
+    /**
+     * A ragged plan: the texts in input order, cut into batches of at most {@link #maxBatchSize} texts and {@link
+     * #maxBatchTokens} tokens (no padding to count).
+     */
+    static Plan raggedPlan(TextTokenizer.Tokens[] toks, int maxBatchSize, int maxBatchTokens) {
+        int n = toks.length;
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) order[i] = i;
+        List<int[]> batches = new ArrayList<>();
+        for (int start = 0; start < n; ) {
+            int end = start + 1;
+            long tokens = toks[start].ids().length;
+            while (end < n && end - start < maxBatchSize && tokens + toks[end].ids().length <= maxBatchTokens)
+                tokens += toks[end++].ids().length;
+            batches.add(new int[] {start, end, 0});
+            start = end;
+        }
+        return new Plan(order, batches);
+    }
+
     private void forEachBatch(TextTokenizer.Tokens[] toks, RowSink sink) {
+        if (ragged) {
+            for (int[] b : raggedPlan(toks, maxBatchSize, maxBatchTokens).batches()) runRagged(toks, b[0], b[1], sink);
+            return;
+        }
         Plan p = plan(toks, maxBatchSize, maxBatchTokens);
         for (int[] b : p.batches()) runBatch(toks, p.order(), b[0], b[1], b[2], sink);
+    }
+
+    /**
+     * Texts {@code [start, end)} as one ragged batch: their tokens one after another, no padding, each text attending
+     * to itself. A batch shorter than {@link #MIN_BATCH_ROWS} tokens gets a dummy sequence of padding ids after it.
+     */
+    private void runRagged(TextTokenizer.Tokens[] toks, int start, int end, RowSink sink) {
+        int total = 0;
+        for (int i = start; i < end; i++) total += toks[i].ids().length;
+        int extra = Math.max(0, MIN_BATCH_ROWS - total);
+        int[] lengths = new int[end - start + (extra > 0 ? 1 : 0)];
+        float[] ids = new float[total + extra];
+        for (int i = start, at = 0; i < end; i++) {
+            int[] t = toks[i].ids();
+            for (int j = 0; j < t.length; j++) ids[at + j] = t[j];
+            lengths[i - start] = t.length;
+            at += t.length;
+        }
+        if (extra > 0) lengths[lengths.length - 1] = extra;
+        float[] hidden = model.run(Request.of(Tensor.of(ids, 1, ids.length)).withSequenceLengths(lengths))
+                .output()
+                .data();
+        for (int i = start, at = 0; i < end; i++) {
+            sink.accept(i, hidden, toks[i].ids().length, at * dimension);
+            at += toks[i].ids().length;
+        }
     }
 
     /**

@@ -20,7 +20,7 @@ import java.nio.file.Path;
 public record EmbedderOptions(
         Pooling pooling, Boolean normalize, int maxLength, int maxBatchSize, int maxBatchTokens, Path tokenizer) {
     /** Texts per forward pass by default. */
-    public static final int DEFAULT_BATCH_SIZE = 64;
+    public static final int DEFAULT_BATCH_SIZE = 256;
     /** Tokens (padding included) per forward pass by default. */
     public static final int DEFAULT_BATCH_TOKENS = 4096;
 

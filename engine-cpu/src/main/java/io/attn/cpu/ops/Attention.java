@@ -104,16 +104,56 @@ public final class Attention {
                 sk = node.input(1).shape(),
                 sv = node.input(2).shape();
         int b = sq.dim(0), h = sq.dim(1), l = sq.dim(2), d = sq.dim(3), s = sk.dim(2), dv = sv.dim(3);
+        float scale = p.scale();
+        if (p.mask().segmented()) {
+            segmented(par, p, b * h, l, d, dv, in, out);
+            return;
+        }
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
         int rows = BR;
         while (rows > BR_SMALL && (long) b * h * ((l + rows - 1) / rows) < 4L * par.threads()) rows /= 2;
         int br = rows;
         int qBlocks = (l + br - 1) / br;
-        float scale = p.scale();
-        par.forEach(
-                b * h * qBlocks,
-                t -> block(
-                        t / qBlocks, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out));
+        par.forEach(b * h * qBlocks, t -> {
+            int bh = t / qBlocks;
+            block(bh, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out, bh * l, bh * s);
+        });
+    }
+
+    /**
+     * A ragged batch: each (batch, head) plane of {@code t} rows holds sequences one after another, each attending to
+     * itself. Every sequence runs as its own problem (the blocks and key tiles start at its first row), so its rows get
+     * exactly what the sequence alone gets, on the fast path (no mask inputs).
+     */
+    private static void segmented(
+            Parallel par, OpParams.Attention p, int planes, int t, int d, int dv, float[][] in, float[] out) {
+        int[] len = p.mask().segmentLengths();
+        int[] start = new int[len.length];
+        for (int g = 1; g < len.length; g++) start[g] = start[g - 1] + len[g - 1];
+        Masks masks = new Masks(p.mask(), null, in, 3, t, t); // the causal rule only: no mask inputs
+        int rows = BR;
+        while (rows > BR_SMALL && (long) planes * blocks(len, rows) < 4L * par.threads()) rows /= 2;
+        int br = rows;
+        int perPlane = blocks(len, br);
+        int[] seq = new int[perPlane], from = new int[perPlane];
+        for (int g = 0, i = 0; g < len.length; g++)
+            for (int i0 = 0; i0 < len[g]; i0 += br, i++) {
+                seq[i] = g;
+                from[i] = i0;
+            }
+        par.forEach(planes * perPlane, task -> {
+            int bh = task / perPlane, i = task % perPlane, g = seq[i];
+            int base = bh * t + start[g];
+            // heads = 1: the batch and head indices only address mask inputs, and a ragged batch has none
+            block(bh, from[i], br, 1, len[g], len[g], d, dv, p.scale(), masks, in[0], in[1], in[2], out, base, base);
+        });
+    }
+
+    /** The query blocks of {@code rows} rows over all sequences. */
+    private static int blocks(int[] len, int rows) {
+        int n = 0;
+        for (int l : len) n += (l + rows - 1) / rows;
+        return n;
     }
 
     private static void block(
@@ -130,11 +170,13 @@ public final class Attention {
             float[] q,
             float[] k,
             float[] v,
-            float[] out) {
+            float[] out,
+            int qBase,
+            int kBase) {
         Scratch sc = SCRATCH.get();
         sc.ensure(d, dv);
         int br = Math.min(rows, l - i0);
-        int qo = (bh * l + i0) * d, ko = bh * s * d, vo = bh * s * dv;
+        int qo = (qBase + i0) * d, ko = kBase * d, vo = kBase * dv;
         int b = bh / heads, h = bh % heads;
         float[] m = sc.m, sum = sc.l, corr = sc.corr, acc = sc.acc, st = sc.s, kt = sc.kt;
         // a last group short of GR rows (only at the end of the sequence, as block sizes are multiples of GR) runs
@@ -203,7 +245,7 @@ public final class Attention {
                 }
             }
         }
-        finish(br, sum, sumv, acc, dv, out, (bh * l + i0) * dv);
+        finish(br, sum, sumv, acc, dv, out, (qBase + i0) * dv);
     }
 
     /**
