@@ -40,7 +40,8 @@ import picocli.CommandLine.Option;
             BenchCommand.Attention.class,
             BenchCommand.EncoderLayer.class,
             BenchGenerate.class,
-            BenchEmbed.class
+            BenchEmbed.class,
+            BenchServe.class
         })
 final class BenchCommand {
 

@@ -5,7 +5,6 @@ import io.attn.engine.Engine;
 import io.attn.text.Embedder;
 import io.attn.text.EmbedderOptions;
 import io.attn.text.Embeddings;
-import io.attn.text.Pooling;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -56,21 +55,6 @@ final class EmbedCommand implements Callable<Integer> {
     @Option(names = "--text-field", description = "The .jsonl field holding the text (default: ${DEFAULT-VALUE}).")
     String textField = "text";
 
-    @Option(names = "--pooling", paramLabel = "mean|cls|max", description = "Override the model's pooling.")
-    String pooling;
-
-    @Option(
-            names = "--normalize",
-            negatable = true,
-            description = "L2-normalize the vectors (default: as the model says, i.e. when it has a Normalize module).")
-    Boolean normalize;
-
-    @Option(
-            names = "--max-length",
-            paramLabel = "N",
-            description = "Truncate texts at N tokens (default: the model's).")
-    int maxLength;
-
     @Option(
             names = "--batch-size",
             paramLabel = "N",
@@ -84,8 +68,8 @@ final class EmbedCommand implements Callable<Integer> {
                     + EmbedderOptions.DEFAULT_BATCH_TOKENS + "); bounds the working memory.")
     int batchTokens = EmbedderOptions.DEFAULT_BATCH_TOKENS;
 
-    @Option(names = "--tokenizer", paramLabel = "FILE", description = "tokenizer.json to use instead of the model's.")
-    Path tokenizer;
+    @Mixin
+    EmbedOptions embed;
 
     @Mixin
     DeviceOptions device;
@@ -110,13 +94,7 @@ final class EmbedCommand implements Callable<Integer> {
     }
 
     EmbedderOptions options() {
-        EmbedderOptions o = EmbedderOptions.defaults()
-                .withMaxLength(maxLength)
-                .withMaxBatchSize(batchSize)
-                .withMaxBatchTokens(batchTokens)
-                .withTokenizer(tokenizer)
-                .withNormalize(normalize);
-        return pooling == null ? o : o.withPooling(Pooling.parse(pooling));
+        return embed.options().withMaxBatchSize(batchSize).withMaxBatchTokens(batchTokens);
     }
 
     private int embedTexts(Embedder m) {

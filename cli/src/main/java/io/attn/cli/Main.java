@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
             RunCommand.class,
             EmbedCommand.class,
             ConvertCommand.class,
+            ServeCommand.class,
             InspectCommand.class,
             ParityCommand.class,
             GoldenCommand.class,

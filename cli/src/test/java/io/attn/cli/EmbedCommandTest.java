@@ -7,9 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.engine.Engine;
 import io.attn.engine.EngineOptions;
-import io.attn.engine.Tensors;
+import io.attn.fixtures.TinyTextModel;
 import io.attn.io.Npy;
-import io.attn.reference.layers.RandomStateDicts;
 import io.attn.tensor.Tensor;
 import io.attn.text.Embedder;
 import java.io.IOException;
@@ -29,74 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * exit 3 (2 for usage), one line naming the file, and no output file or temporary file left behind.
  */
 class EmbedCommandTest {
-    static final List<String> VOCAB = List.of(
-            "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "sky", "is", "blue", "what", "colour", "?", ".", "a",
-            "cat", "sat", "on", "mat", "##s", "green", "grass", "caf", "##e", "!", ",");
-    static final int HIDDEN = 16, LAYERS = 2, HEADS = 2, FFN = 24, POS = 32;
-
     @TempDir
     Path dir;
-
-    static Path tinyModel(Path dir, boolean sentenceTransformers) throws IOException {
-        Path m = dir.resolve("tiny-bert");
-        Files.createDirectories(m);
-        Files.writeString(
-                m.resolve("config.json"),
-                "{\"model_type\":\"bert\",\"vocab_size\":" + VOCAB.size()
-                        + ",\"hidden_size\":" + HIDDEN + ",\"num_hidden_layers\":" + LAYERS
-                        + ",\"num_attention_heads\":" + HEADS
-                        + ",\"intermediate_size\":" + FFN + ",\"max_position_embeddings\":" + POS
-                        + ",\"hidden_act\":\"gelu\"}");
-        Tensors.writeSafetensors(
-                m.resolve("model.safetensors"),
-                RandomStateDicts.bert(VOCAB.size(), HIDDEN, LAYERS, FFN, POS, 2, 5),
-                null);
-        Files.writeString(m.resolve("tokenizer.json"), tokenizerJson());
-        if (sentenceTransformers) {
-            Files.createDirectories(m.resolve("1_Pooling"));
-            Files.createDirectories(m.resolve("2_Normalize"));
-            Files.writeString(
-                    m.resolve("modules.json"),
-                    "[{\"idx\":0,\"name\":\"0\",\"path\":\"\",\"type\":"
-                            + "\"sentence_transformers.models.Transformer\"},{\"idx\":1,\"name\":\"1\",\"path\":\"1_Pooling\","
-                            + "\"type\":\"sentence_transformers.models.Pooling\"},{\"idx\":2,\"name\":\"2\",\"path\":"
-                            + "\"2_Normalize\",\"type\":\"sentence_transformers.models.Normalize\"}]");
-            Files.writeString(m.resolve("1_Pooling/config.json"), "{\"pooling_mode_mean_tokens\":true}");
-        }
-        return m;
-    }
-
-    /** A BERT WordPiece tokenizer.json (lower-casing normalizer, [CLS] A [SEP] template) over {@link #VOCAB}. */
-    static String tokenizerJson() {
-        StringBuilder vocab = new StringBuilder();
-        for (int i = 0; i < VOCAB.size(); i++)
-            vocab.append(i == 0 ? "" : ",")
-                    .append('"')
-                    .append(VOCAB.get(i))
-                    .append("\":")
-                    .append(i);
-        StringBuilder added = new StringBuilder();
-        for (int i = 0; i < 5; i++)
-            added.append(i == 0 ? "" : ",")
-                    .append("{\"id\":")
-                    .append(i)
-                    .append(",\"content\":\"")
-                    .append(VOCAB.get(i))
-                    .append("\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,\"normalized\":false,"
-                            + "\"special\":true}");
-        return "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[" + added + "],"
-                + "\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
-                + "\"strip_accents\":null,\"lowercase\":true},\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},"
-                + "\"post_processor\":{\"type\":\"TemplateProcessing\",\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\","
-                + "\"type_id\":0}},{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\","
-                + "\"type_id\":0}}],\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},{\"Sequence\":{\"id\":"
-                + "\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}},{\"Sequence\":{\"id\":\"B\","
-                + "\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":1}}],\"special_tokens\":{\"[CLS]\":"
-                + "{\"id\":\"[CLS]\",\"ids\":[2],\"tokens\":[\"[CLS]\"]},\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[3],"
-                + "\"tokens\":[\"[SEP]\"]}}},\"decoder\":{\"type\":\"WordPiece\",\"prefix\":\"##\",\"cleanup\":true},"
-                + "\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\",\"continuing_subword_prefix\":\"##\","
-                + "\"max_input_chars_per_word\":100,\"vocab\":{" + vocab + "}}}";
-    }
 
     static float[][] library(Path model, List<String> texts) {
         try (Engine e = Engine.open(EngineOptions.defaults().withDevice("cpu"));
@@ -115,7 +48,7 @@ class EmbedCommandTest {
 
     @Test
     void textsPrintTheCosineTable() throws IOException {
-        Path m = tinyModel(dir, true);
+        Path m = TinyTextModel.folder(dir, true);
         var r = RunCommandTest.cli(
                 "embed",
                 "--model",
@@ -136,7 +69,7 @@ class EmbedCommandTest {
 
     @Test
     void aFileStreamsThroughInChunksInInputOrder() throws IOException {
-        Path m = tinyModel(dir, false);
+        Path m = TinyTextModel.folder(dir, false);
         List<String> texts = new ArrayList<>();
         String[] words = {"the", "sky", "is", "blue", "cat", "sat", "on", "mat", "green", "grass", "café!", "cats"};
         for (int i = 0; i < TextLines.CHUNK_TEXTS * 2 + 37; i++) {
@@ -160,11 +93,14 @@ class EmbedCommandTest {
                 out.toString());
         assertEquals(0, r.code(), r.err());
         Tensor got = Npy.read(out);
-        assertArrayEquals(new int[] {texts.size(), HIDDEN}, got.shape().dims());
+        assertArrayEquals(
+                new int[] {texts.size(), TinyTextModel.HIDDEN}, got.shape().dims());
         float[][] want = library(m, texts);
         for (int i = 0; i < texts.size(); i++)
             assertArrayEquals(
-                    want[i], java.util.Arrays.copyOfRange(got.data(), i * HIDDEN, (i + 1) * HIDDEN), "row " + i);
+                    want[i],
+                    java.util.Arrays.copyOfRange(got.data(), i * TinyTextModel.HIDDEN, (i + 1) * TinyTextModel.HIDDEN),
+                    "row " + i);
         assertEquals(List.of(), leftovers(dir));
 
         Path jl = dir.resolve("in.jsonl");
@@ -192,13 +128,14 @@ class EmbedCommandTest {
             var o = com.google.gson.JsonParser.parseString(rows.get(i)).getAsJsonObject();
             assertEquals(i, o.get("index").getAsInt());
             var e = o.getAsJsonArray("embedding");
-            for (int k = 0; k < HIDDEN; k++) assertEquals(want[i][k], e.get(k).getAsFloat(), "row " + i);
+            for (int k = 0; k < TinyTextModel.HIDDEN; k++)
+                assertEquals(want[i][k], e.get(k).getAsFloat(), "row " + i);
         }
     }
 
     @Test
     void badInputLeavesNothingBehind() throws IOException {
-        Path m = tinyModel(dir, false);
+        Path m = TinyTextModel.folder(dir, false);
         Path out = dir.resolve("out.npy");
         Path in = dir.resolve("bad.txt");
         Files.write(in, new byte[] {'o', 'k', '\n', 'f', 'i', 'n', 'e', '\n', (byte) 0xC3, (byte) 0x28, '\n'});
@@ -247,7 +184,7 @@ class EmbedCommandTest {
 
     @Test
     void benchEmbedEndsWithOneJsonLine() throws IOException {
-        Path m = tinyModel(dir, true);
+        Path m = TinyTextModel.folder(dir, true);
         Path in = dir.resolve("in.txt");
         Files.write(in, List.of("the sky is blue", "what colour is the sky?", "a cat sat on the mat"));
         var r = RunCommandTest.cli(

@@ -142,26 +142,58 @@ public final class Embedder implements AutoCloseable {
     public Embeddings embedWithUsage(List<String> texts) {
         gate.enter();
         try {
-            TextTokenizer.Tokens[] toks = tokenize(texts);
-            float[][] out = new float[toks.length][];
-            forEachBatch(toks, (index, hidden, len, offset) -> out[index] = pool(hidden, offset, len));
-            int[] counts = new int[toks.length];
-            boolean[] cut = new boolean[toks.length];
-            for (int i = 0; i < toks.length; i++) {
-                counts[i] = toks[i].ids().length;
-                cut[i] = toks[i].truncated();
-            }
-            return new Embeddings(out, counts, cut);
+            return embed(tokens(texts));
         } finally {
             gate.exit();
         }
+    }
+
+    /**
+     * Tokenizes texts for {@link #embed(TokenizedTexts)}: the token counts are then known (to check limits) before
+     * anything runs, and several callers' texts can be embedded in one call ({@link TokenizedTexts#concat}).
+     */
+    public TokenizedTexts tokenize(List<String> texts) {
+        gate.enter();
+        try {
+            return new TokenizedTexts(tokens(texts), tokenizer);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /**
+     * The vectors of texts tokenized by this embedder ({@link #tokenize}); each text's vector is bitwise what it is
+     * embedded alone.
+     */
+    public Embeddings embed(TokenizedTexts texts) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        if (texts.owner != tokenizer)
+            throw AttnException.badInput("these texts were tokenized by another embedder (another vocabulary)");
+        gate.enter();
+        try {
+            return embed(texts.tokens);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    private Embeddings embed(TextTokenizer.Tokens[] toks) {
+        float[][] out = new float[toks.length][];
+        forEachBatch(toks, (index, hidden, len, offset) -> out[index] = pool(hidden, offset, len));
+        int[] counts = new int[toks.length];
+        boolean[] cut = new boolean[toks.length];
+        for (int i = 0; i < toks.length; i++) {
+            counts[i] = toks[i].ids().length;
+            cut[i] = toks[i].truncated();
+        }
+        return new Embeddings(out, counts, cut);
     }
 
     /** Token-level output: each text's token ids and last hidden state {@code (L, E)}, in input order. */
     public List<TokenEmbeddings> embedTokens(List<String> texts) {
         gate.enter();
         try {
-            TextTokenizer.Tokens[] toks = tokenize(texts);
+            TextTokenizer.Tokens[] toks = tokens(texts);
             TokenEmbeddings[] out = new TokenEmbeddings[toks.length];
             forEachBatch(
                     toks,
@@ -178,7 +210,7 @@ public final class Embedder implements AutoCloseable {
     public int[] countTokens(List<String> texts) {
         gate.enter();
         try {
-            TextTokenizer.Tokens[] toks = tokenize(texts);
+            TextTokenizer.Tokens[] toks = tokens(texts);
             int[] n = new int[toks.length];
             for (int i = 0; i < n.length; i++) n[i] = toks[i].ids().length;
             return n;
@@ -211,7 +243,7 @@ public final class Embedder implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ internals
 
-    private TextTokenizer.Tokens[] tokenize(List<String> texts) {
+    private TextTokenizer.Tokens[] tokens(List<String> texts) {
         if (texts == null) throw AttnException.badInput("texts is null");
         for (int i = 0; i < texts.size(); i++) {
             String t = texts.get(i);
@@ -376,12 +408,19 @@ public final class Embedder implements AutoCloseable {
                     for (int k = 0; k < e; k++) v[k] = Math.max(v[k], hidden[offset + t * e + k]);
             }
         }
-        if (normalize) {
-            double ss = 0;
-            for (float x : v) ss += (double) x * x;
-            double norm = Math.max(Math.sqrt(ss), 1e-12); // torch.nn.functional.normalize's eps
-            for (int k = 0; k < e; k++) v[k] = (float) (v[k] / norm);
-        }
+        if (normalize) normalize(v);
         return v;
+    }
+
+    /**
+     * L2-normalizes {@code v} in place as sentence-transformers' Normalize module does ({@code
+     * torch.nn.functional.normalize}: {@code v / max(||v||, 1e-12)}), the norm summed in double: the same bits as an
+     * embedder that normalizes.
+     */
+    public static void normalize(float[] v) {
+        double ss = 0;
+        for (float x : v) ss += (double) x * x;
+        double norm = Math.max(Math.sqrt(ss), 1e-12);
+        for (int k = 0; k < v.length; k++) v[k] = (float) (v[k] / norm);
     }
 }

@@ -1,0 +1,188 @@
+package io.attn.server;
+
+import io.attn.AttnException;
+import io.attn.engine.Engine;
+import io.attn.text.EmbedderOptions;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.server.handler.SizeLimitHandler;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * {@code attn serve}: one model behind an HTTP API ({@link ApiHandler}), on Jetty 12. Jetty parses HTTP and enforces
+ * the transport limits (header size, body size against Content-Length and while a chunked body arrives, idle time, the
+ * minimum rate at which a body must arrive, the number of connections), answering a malformed request with a 4xx and
+ * closing its connection; requests are handled on virtual threads; the model's work is batched ({@link Batcher}).
+ *
+ * <p>Lifecycle: {@link #start} loads the model and runs one warm-up pass before the port opens (a model that fails to
+ * load never opens it); {@link #close} drains: new requests get 503, requests in flight finish within the drain
+ * timeout, what is left is answered 503, then the model and the engine's device are released. Thread-safe.
+ */
+public final class AttnServer implements AutoCloseable {
+    /** Connections held at once; more wait in the kernel's accept queue. */
+    static final int MAX_CONNECTIONS = 1024;
+
+    private final ServerOptions options;
+    private final Engine engine;
+    private final ModelService model;
+    private final Metrics metrics;
+    private final Semaphore admitted;
+    private final Batcher batcher;
+    private final ApiHandler api;
+    private final GracefulHandler graceful;
+    private final Server server;
+    private final ServerConnector connector;
+    private volatile boolean closed;
+
+    private AttnServer(ServerOptions options, Engine engine, ModelService model, String version) {
+        this.options = options;
+        this.engine = engine;
+        this.model = model;
+        this.admitted = new Semaphore(options.maxQueuedRequests());
+        this.metrics = new Metrics(() -> options.maxQueuedRequests() - admitted.availablePermits());
+        this.batcher = model.isText()
+                ? new Batcher(model.embedder, options.maxBatchTokens(), options.maxWaitMillis(), metrics)
+                : null;
+        this.api = new ApiHandler(model, batcher, options, metrics, admitted, engine.device(), version);
+
+        QueuedThreadPool threads = new QueuedThreadPool();
+        threads.setName("attn-http");
+        threads.setVirtualThreadsExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server = new Server(threads);
+        HttpConfiguration http = new HttpConfiguration();
+        http.setRequestHeaderSize(options.maxHeaderBytes());
+        http.setSendServerVersion(false);
+        http.setMinRequestDataRate(options.minDataRate());
+        http.setIdleTimeout(options.idleTimeoutMillis());
+        connector = new ServerConnector(server, new HttpConnectionFactory(http));
+        connector.setHost(options.host());
+        connector.setPort(options.port());
+        connector.setIdleTimeout(options.idleTimeoutMillis());
+        server.addConnector(connector);
+        server.addBean(new NetworkConnectionLimit(MAX_CONNECTIONS, server));
+        graceful = new GracefulHandler(new SizeLimitHandler(options.maxBodyBytes(), -1));
+        ((SizeLimitHandler) graceful.getHandler()).setHandler(api);
+        server.setHandler(graceful);
+        server.setErrorHandler(new JsonErrors());
+        server.setStopTimeout(options.drainTimeoutMillis());
+        server.setStopAtShutdown(false); // the caller's signal handling decides
+    }
+
+    /**
+     * Loads {@code model} on {@code engine} (owned by the server from then on), warms it up and starts listening.
+     *
+     * @throws AttnException the model cannot be loaded (nothing is listening then), or the port cannot be opened
+     */
+    public static AttnServer start(
+            Engine engine, Path model, EmbedderOptions embedder, ServerOptions options, String version) {
+        ModelService m;
+        try {
+            m = ModelService.load(engine, model, embedder, options.maxBatchTokens());
+            m.warmUp();
+        } catch (RuntimeException | Error e) {
+            engine.close();
+            throw e;
+        }
+        AttnServer s = new AttnServer(options, engine, m, version);
+        try {
+            s.server.start();
+        } catch (Exception e) {
+            s.close();
+            throw AttnException.badInput(
+                    "cannot listen on " + options.host() + ":" + options.port() + " (" + e.getMessage() + ")");
+        }
+        s.api.ready();
+        return s;
+    }
+
+    /** The port listened on (the one picked when {@code port} was 0). */
+    public int port() {
+        return connector.getLocalPort();
+    }
+
+    public String modelName() {
+        return model.name;
+    }
+
+    /** Blocks until the server has stopped. */
+    public void join() throws InterruptedException {
+        server.join();
+    }
+
+    /**
+     * Stops gracefully: new requests get 503 (and {@code /health} says draining), requests in flight get up to the
+     * drain timeout to finish, the rest are answered 503; then the port closes and the model and device are released.
+     * Idempotent.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        api.draining();
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.drainTimeoutMillis());
+        try {
+            // wait for admitted requests (queued in the batcher or running) to be answered
+            while (admitted.availablePermits() < options.maxQueuedRequests() && System.nanoTime() < until)
+                Thread.sleep(10);
+            if (batcher != null) batcher.close(); // anything left is answered 503
+            graceful.shutdown().get(Math.max(1, (until - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            // past the drain timeout: stop anyway
+        }
+        try {
+            server.stop();
+        } catch (Exception e) {
+            // the port closes with the JVM in the worst case
+        }
+        model.close();
+        engine.close();
+    }
+
+    /** Jetty's own errors (bad request line, header too large, body too large, slow body...) as JSON. */
+    private static final class JsonErrors extends ErrorHandler {
+        @Override
+        public boolean handle(Request request, Response response, Callback callback) {
+            int status = response.getStatus() >= 400 ? response.getStatus() : 500;
+            Object attr = request.getAttribute(ERROR_STATUS);
+            if (attr instanceof Integer i) status = i;
+            String code =
+                    switch (status) {
+                        case 400 -> "bad_request";
+                        case 408 -> "request_timeout";
+                        case 413 -> "body_too_large";
+                        case 414 -> "uri_too_long";
+                        case 431 -> "headers_too_large";
+                        default -> "http_" + status;
+                    };
+            String message =
+                    switch (status) {
+                        case 408 -> "the request body arrived too slowly";
+                        case 413 -> "the request body is too large";
+                        case 431 -> "the request headers are too large";
+                        default -> "the request could not be handled (HTTP " + status + ")";
+                    };
+            ApiError e = new ApiError(status, status >= 500 ? "server_error" : "invalid_request_error", code, message);
+            response.setStatus(status);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json; charset=utf-8");
+            if (status >= 400 && status != 401 && status != 404 && status != 405)
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
+            response.write(true, ByteBuffer.wrap(e.json().getBytes(StandardCharsets.UTF_8)), callback);
+            return true;
+        }
+    }
+}
