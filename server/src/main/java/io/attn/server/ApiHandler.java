@@ -22,7 +22,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -107,7 +106,9 @@ final class ApiHandler extends Handler.Abstract {
         } catch (ApiError e) {
             if (e.status == 429) response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
             if (e.status == 401) response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
-            if (e.status == 413) response.getHeaders().put(HttpHeader.CONNECTION, "close");
+            // the rest of a refused or broken body is not read: the connection cannot carry another request
+            if (e.status == 413 || e.status == 408 || e.code.equals("unreadable_body"))
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
             status = send(response, callback, e.status, "application/json", e.json());
         } catch (OutOfMemoryError e) {
             ApiError err = ApiError.unavailable("out_of_memory", "out of memory; retry later");
@@ -151,7 +152,7 @@ final class ApiHandler extends Handler.Abstract {
                             "too many requests in flight; retry after a second");
                 try {
                     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.requestTimeoutMillis());
-                    byte[] body = body(request);
+                    byte[] body = BodyReader.read(request, options.maxBodyBytes(), options.minDataRate(), deadline);
                     String json =
                             switch (path) {
                                 case "/v1/embeddings" -> openAi(body, deadline);
@@ -344,24 +345,6 @@ final class ApiHandler extends Handler.Abstract {
         } catch (ExecutionException e) {
             if (e.getCause() instanceof ApiError a) throw a;
             throw new ApiError(500, "server_error", "internal_error", "internal error");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw ApiError.unavailable("shutting_down", "the server is shutting down");
-        }
-    }
-
-    private byte[] body(Request request) {
-        try {
-            return Content.Source.asByteArrayAsync(
-                            request, (int) Math.min(Integer.MAX_VALUE - 8, options.maxBodyBytes()))
-                    .get();
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            String m = String.valueOf(c == null ? e.getMessage() : c.getMessage());
-            if (m.contains("imit") || m.contains("413") || m.contains("too large"))
-                throw ApiError.tooLarge(
-                        "body_too_large", "the request body is larger than " + options.maxBodyBytes() + " bytes");
-            throw ApiError.badRequest("unreadable_body", "the request body could not be read");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw ApiError.unavailable("shutting_down", "the server is shutting down");
