@@ -199,16 +199,20 @@ public final class Attention {
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         if (br >= TOUCH_ROWS) touch(k, ko, jEnd * d, sc.s);
+        // the general path's tile width: a sequence shorter than one tile (a sentence) works on its own length rounded
+        // up to the score kernel's two vectors, not on 64 keys, most of them padding. It depends on s alone, never on
+        // the block, so a row's operations still do not depend on the block size or the thread count.
+        int bcp = s < BC ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
         for (int j0 = 0; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
-            // transpose the key tile: kt[dd * BCP + c] = k[j0 + c, dd], zero columns past bc
+            // transpose the key tile: kt[dd * bcp + c] = k[j0 + c, dd], zero columns past bc
             if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, qscale);
             else
-                for (int c = 0; c < BCP; c++) {
+                for (int c = 0; c < bcp; c++) {
                     if (c < bc) {
                         int src = ko + (j0 + c) * d;
-                        for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[src + dd] * qscale;
-                    } else for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = 0f;
+                        for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = k[src + dd] * qscale;
+                    } else for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = 0f;
                 }
             boolean fullTile = fast && bc == BC;
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a group start
@@ -229,7 +233,7 @@ public final class Attention {
                     for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m);
                     if (lazy || firstMax(st, r, m)) expRows(st, r, m, sumv, corr);
                     else for (int rr = 0; rr < GR; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
-                } else general(r, r1, q, qo, d, bc, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
@@ -241,7 +245,7 @@ public final class Attention {
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
                     // on the block size (and so on the thread count)
                     int width = causal ? Math.min(bc, i0 + r1 - j0) : bc;
-                    accumulate(st, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
+                    accumulate(st, fastGroup ? BCP : bcp, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
                 }
             }
         }
@@ -293,17 +297,17 @@ public final class Attention {
         }
     }
 
-    /** {@code st[(r - r0) * BCP + c] = q[qo + r*d, :] . kt[:, c]} for {@code r0 <= r < br}, every {@code c < BCP}. */
-    private static void scores(float[] q, int qo, int d, int r0, int br, float[] kt, float[] st) {
+    /** {@code st[(r - r0) * w + c] = q[qo + r*d, :] . kt[:, c]} for {@code r0 <= r < br}, every {@code c < w} (the tile width, a multiple of two vectors). */
+    private static void scores(float[] q, int qo, int d, int r0, int br, float[] kt, float[] st, int w) {
         int r = r0;
         for (; r + 4 <= br; r += 4) {
             int q0 = qo + r * d;
-            for (int cv = 0; cv < BCP; cv += 2 * VL) {
+            for (int cv = 0; cv < w; cv += 2 * VL) {
                 FloatVector a00 = FloatVector.zero(SP), a01 = a00, a10 = a00, a11 = a00;
                 FloatVector a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                 for (int dd = 0; dd < d; dd++) {
-                    FloatVector k0 = FloatVector.fromArray(SP, kt, dd * BCP + cv);
-                    FloatVector k1 = FloatVector.fromArray(SP, kt, dd * BCP + cv + VL);
+                    FloatVector k0 = FloatVector.fromArray(SP, kt, dd * w + cv);
+                    FloatVector k1 = FloatVector.fromArray(SP, kt, dd * w + cv + VL);
                     FloatVector x = FloatVector.broadcast(SP, q[q0 + dd]);
                     a00 = x.fma(k0, a00);
                     a01 = x.fma(k1, a01);
@@ -317,24 +321,24 @@ public final class Attention {
                     a30 = x.fma(k0, a30);
                     a31 = x.fma(k1, a31);
                 }
-                int so = (r - r0) * BCP + cv;
+                int so = (r - r0) * w + cv;
                 a00.intoArray(st, so);
                 a01.intoArray(st, so + VL);
-                a10.intoArray(st, so + BCP);
-                a11.intoArray(st, so + BCP + VL);
-                a20.intoArray(st, so + 2 * BCP);
-                a21.intoArray(st, so + 2 * BCP + VL);
-                a30.intoArray(st, so + 3 * BCP);
-                a31.intoArray(st, so + 3 * BCP + VL);
+                a10.intoArray(st, so + w);
+                a11.intoArray(st, so + w + VL);
+                a20.intoArray(st, so + 2 * w);
+                a21.intoArray(st, so + 2 * w + VL);
+                a30.intoArray(st, so + 3 * w);
+                a31.intoArray(st, so + 3 * w + VL);
             }
         }
         for (; r < br; r++) {
             int q0 = qo + r * d;
-            for (int cv = 0; cv < BCP; cv += VL) {
+            for (int cv = 0; cv < w; cv += VL) {
                 FloatVector a = FloatVector.zero(SP);
                 for (int dd = 0; dd < d; dd++)
-                    a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * BCP + cv), a);
-                a.intoArray(st, (r - r0) * BCP + cv);
+                    a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * w + cv), a);
+                a.intoArray(st, (r - r0) * w + cv);
             }
         }
     }
@@ -515,6 +519,7 @@ public final class Attention {
             int qo,
             int d,
             int bc,
+            int bcp,
             float[] kt,
             float[] st,
             Masks masks,
@@ -526,9 +531,9 @@ public final class Attention {
             float[] sum,
             float[] sumv,
             float[] corr) {
-        scores(q, qo, d, r0, r1, kt, st);
+        scores(q, qo, d, r0, r1, kt, st, bcp);
         for (int r = r0; r < r1; r++) {
-            int so = (r - r0) * BCP;
+            int so = (r - r0) * bcp;
             masks.apply(st, so, bc, b, h, i0 + r, j0, 1f, LOG2E);
             float mt = Softmax.max(st, so, bc);
             float mNew = Math.max(m[r], mt);
@@ -541,8 +546,8 @@ public final class Attention {
             // the sum runs over the whole padded tile, columns past bc at p = 0: its order is then the same whatever
             // bc is, and bc (the block's last tile is cut at the block's end under a causal mask) depends on the
             // block size, so on the thread count
-            Arrays.fill(st, so + bc, so + BCP, Float.NEGATIVE_INFINITY);
-            float rowSum = exp2Sub(st, so, BCP, mNew);
+            Arrays.fill(st, so + bc, so + bcp, Float.NEGATIVE_INFINITY);
+            float rowSum = exp2Sub(st, so, bcp, mNew);
             sum[r] = sum[r] * cr + rowSum;
             if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
             m[r] = mNew;
@@ -605,14 +610,15 @@ public final class Attention {
      * at {@code vo}. The online-softmax rescale rides along with the load of the accumulator.
      */
     private static void accumulate(
-            float[] p, float[] corr, int r0, int bc, int br, float[] v, int vo, int dv, float[] acc) {
+            float[] p, int ps, float[] corr, int r0, int bc, int br, float[] v, int vo, int dv, float[] acc) {
         int ub = SP.loopBound(dv);
         int r = r0;
         int ub2 = dv / (2 * VL) * (2 * VL);
         int ub4 = dv / (4 * VL) * (4 * VL);
         for (; r + 4 <= br; r += 4) {
-            int p0 = (r - r0) * BCP, a0 = r * dv;
-            for (int cv = 0; cv < ub4; cv += 4 * VL) accumulate4x4(p, p0, corr, r, bc, v, vo + cv, dv, acc, a0 + cv);
+            int p0 = (r - r0) * ps, a0 = r * dv;
+            for (int cv = 0; cv < ub4; cv += 4 * VL)
+                accumulate4x4(p, p0, ps, corr, r, bc, v, vo + cv, dv, acc, a0 + cv);
             for (int cv = ub4; cv < ub2; cv += 2 * VL) { // 4 rows x 2 vectors: 8 accumulators
                 int a1 = a0 + dv, a2 = a0 + 2 * dv, a3 = a0 + 3 * dv;
                 FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
@@ -629,13 +635,13 @@ public final class Attention {
                     FloatVector w = FloatVector.broadcast(SP, p[p0 + c]);
                     x0 = w.fma(v0, x0);
                     y0 = w.fma(v1, y0);
-                    w = FloatVector.broadcast(SP, p[p0 + BCP + c]);
+                    w = FloatVector.broadcast(SP, p[p0 + ps + c]);
                     x1 = w.fma(v0, x1);
                     y1 = w.fma(v1, y1);
-                    w = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]);
+                    w = FloatVector.broadcast(SP, p[p0 + 2 * ps + c]);
                     x2 = w.fma(v0, x2);
                     y2 = w.fma(v1, y2);
-                    w = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]);
+                    w = FloatVector.broadcast(SP, p[p0 + 3 * ps + c]);
                     x3 = w.fma(v0, x3);
                     y3 = w.fma(v1, y3);
                 }
@@ -658,19 +664,19 @@ public final class Attention {
                 for (int c = 0; c < bc; c++) {
                     FloatVector vv = FloatVector.fromArray(SP, v, vo + c * dv + cv);
                     x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(vv, x0);
-                    x1 = FloatVector.broadcast(SP, p[p0 + BCP + c]).fma(vv, x1);
-                    x2 = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]).fma(vv, x2);
-                    x3 = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]).fma(vv, x3);
+                    x1 = FloatVector.broadcast(SP, p[p0 + ps + c]).fma(vv, x1);
+                    x2 = FloatVector.broadcast(SP, p[p0 + 2 * ps + c]).fma(vv, x2);
+                    x3 = FloatVector.broadcast(SP, p[p0 + 3 * ps + c]).fma(vv, x3);
                 }
                 x0.intoArray(acc, a0 + cv);
                 x1.intoArray(acc, a0 + dv + cv);
                 x2.intoArray(acc, a0 + 2 * dv + cv);
                 x3.intoArray(acc, a0 + 3 * dv + cv);
             }
-            for (int rr = r; rr < r + 4; rr++) tail(p, (rr - r0) * BCP, corr[rr], bc, v, vo, dv, ub, acc, rr * dv);
+            for (int rr = r; rr < r + 4; rr++) tail(p, (rr - r0) * ps, corr[rr], bc, v, vo, dv, ub, acc, rr * dv);
         }
         for (; r < br; r++) {
-            int p0 = (r - r0) * BCP, a0 = r * dv;
+            int p0 = (r - r0) * ps, a0 = r * dv;
             for (int cv = 0; cv < ub; cv += VL) {
                 FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
                 for (int c = 0; c < bc; c++)
@@ -683,10 +689,10 @@ public final class Attention {
 
     /**
      * {@link #accumulate} for rows {@code r..r+3} and four vectors of columns (16 accumulators): {@code acc[a0 + i*dv
-     * ..] = corr[r+i] acc[..] + sum_c p[p0 + i*BCP + c] v[vo + c*dv ..]}.
+     * ..] = corr[r+i] acc[..] + sum_c p[p0 + i*ps + c] v[vo + c*dv ..]} ({@code ps} the probabilities' row stride).
      */
     private static void accumulate4x4(
-            float[] p, int p0, float[] corr, int r, int bc, float[] v, int vo, int dv, float[] acc, int a0) {
+            float[] p, int p0, int ps, float[] corr, int r, int bc, float[] v, int vo, int dv, float[] acc, int a0) {
         int a1 = a0 + dv, a2 = a1 + dv, a3 = a2 + dv;
         float c0 = corr[r], c1 = corr[r + 1], c2 = corr[r + 2], c3 = corr[r + 3];
         FloatVector x00 = FloatVector.fromArray(SP, acc, a0).mul(c0);
@@ -716,17 +722,17 @@ public final class Attention {
             x01 = w.fma(v1, x01);
             x02 = w.fma(v2, x02);
             x03 = w.fma(v3, x03);
-            w = FloatVector.broadcast(SP, p[p0 + BCP + c]);
+            w = FloatVector.broadcast(SP, p[p0 + ps + c]);
             x10 = w.fma(v0, x10);
             x11 = w.fma(v1, x11);
             x12 = w.fma(v2, x12);
             x13 = w.fma(v3, x13);
-            w = FloatVector.broadcast(SP, p[p0 + 2 * BCP + c]);
+            w = FloatVector.broadcast(SP, p[p0 + 2 * ps + c]);
             x20 = w.fma(v0, x20);
             x21 = w.fma(v1, x21);
             x22 = w.fma(v2, x22);
             x23 = w.fma(v3, x23);
-            w = FloatVector.broadcast(SP, p[p0 + 3 * BCP + c]);
+            w = FloatVector.broadcast(SP, p[p0 + 3 * ps + c]);
             x30 = w.fma(v0, x30);
             x31 = w.fma(v1, x31);
             x32 = w.fma(v2, x32);
