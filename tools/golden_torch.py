@@ -49,15 +49,16 @@ import inspect
 import json
 import math
 import os
-import re
 import struct
+import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-TORCH = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)", torch.__version__).groups())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_only_lm import with_bias  # noqa: E402  (bias=False on every torch version)
 
 
 # ----------------------------------------------------------------------------------------------------------- files
@@ -139,24 +140,10 @@ def takes(fn, **kwargs):
     return {k: v for k, v in kwargs.items() if k in params}
 
 
-def without_bias(module):
-    """bias=False on a torch whose layers lack the argument (< 2.1): the biases of every Linear, MHA and LayerNorm
-    removed, which is what the argument does."""
-    for m in module.modules():
-        if isinstance(m, nn.MultiheadAttention):
-            m.in_proj_bias = None
-        if isinstance(m, (nn.Linear, nn.LayerNorm)) and m.bias is not None:
-            m.bias = None
-    return module
-
-
 def make(cls, **kw):
     """cls(**kw); "bias" is passed where the constructor has it, else applied by removing the biases."""
     bias = kw.pop("bias", True)
-    if "bias" in inspect.signature(cls.__init__).parameters:
-        return cls(bias=bias, **kw)
-    m = cls(**kw)
-    return m if bias else without_bias(m)
+    return with_bias(cls, bias, **kw)
 
 
 def computed_with(cls):

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,7 +34,9 @@ class DriverPathEmulatedTest {
         FakeDriver.build(dir);
     }
 
+    /** Every check in the child (about 50 s of emulated kernels): tagged {@code long}, run by CI's long-tests pass. */
     @Test
+    @Tag("long")
     void cublasPathsThroughFfmAndJCublas2() throws Exception {
         FakeDriver.buildCublas(dir); // libcublas.so.12 on the child's LD_LIBRARY_PATH: FFM and JCublas2 both load it
         String out = child(null, "ops");
