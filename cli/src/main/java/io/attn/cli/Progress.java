@@ -78,6 +78,13 @@ final class Progress {
         if (tty) draw(System.nanoTime());
     }
 
+    /** {@code text} on a line of its own: the bar, when drawn, is cleared first and drawn again below it. */
+    synchronized void line(String text) {
+        if (tty) System.err.print("\r\033[K");
+        System.err.println(text);
+        if (tty && lastDraw != 0) draw(System.nanoTime());
+    }
+
     /** Clears the bar (and stops its timer); a batch prints its summary. */
     synchronized void done(int failed) {
         if (ticker != null) ticker.cancel();

@@ -179,7 +179,7 @@ final class RunCommand implements Callable<Integer> {
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
                 Path in = input == null ? null : Path.of(input);
-                Progress progress = new Progress(1, false);
+                progress = new Progress(1, false);
                 String summary;
                 try {
                     summary = runOne(m, in, output, attentionWeights, heatmap, progress.within(in));
@@ -199,6 +199,9 @@ final class RunCommand implements Callable<Integer> {
     /** The backend runs go to: the selected one, or the CPU after a device fault with {@code --device auto}. */
     private Backend backend;
 
+    /** The progress of the files being run (its bar, on a terminal). */
+    private Progress progress;
+
     private Backend fallback;
 
     /**
@@ -212,8 +215,7 @@ final class RunCommand implements Callable<Integer> {
             boolean deviceFault = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
                     || e.code() == AttnException.Code.DEVICE_UNAVAILABLE;
             if (!deviceFault || !device.auto() || backend.name().equals("cpu")) throw e;
-            System.err.println(
-                    "attn: warning: " + backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
+            warn(backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
             fallback = device.open("cpu").backend();
             backend = fallback;
             return m.run(backend, inputs);
@@ -252,7 +254,7 @@ final class RunCommand implements Callable<Integer> {
         if (Files.exists(output) && !Files.isDirectory(output))
             throw AttnException.badInput(output + ": must be a directory when --input is a directory or glob");
         Files.createDirectories(output);
-        Progress progress = new Progress(files.size(), true);
+        progress = new Progress(files.size(), true);
         int failed = 0;
         try {
             for (Path f : files) {
@@ -402,10 +404,14 @@ final class RunCommand implements Callable<Integer> {
         return t;
     }
 
-    private static void warnNonFinite(Tensor t, String what) {
+    private void warnNonFinite(Tensor t, String what) {
         int bad = Finite.indexOfNonFinite(t.data());
-        if (bad >= 0)
-            System.err.println("attn: warning: " + what + ": holds " + t.data()[bad] + " at " + t.indexString(bad));
+        if (bad >= 0) warn(what + ": holds " + t.data()[bad] + " at " + t.indexString(bad));
+    }
+
+    /** A warning line on stderr, on a line of its own when a progress bar is drawn. */
+    private void warn(String message) {
+        progress.line("attn: warning: " + message);
     }
 
     private static String summary(Tensor out) {

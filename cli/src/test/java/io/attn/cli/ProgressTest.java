@@ -8,8 +8,10 @@ import io.attn.io.Npy;
 import io.attn.io.SafeTensors;
 import io.attn.reference.layers.LayerConfig;
 import io.attn.reference.layers.RandomStateDicts;
+import io.attn.tensor.Tensor;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -57,6 +59,17 @@ class ProgressTest {
         assertEquals(100, percents.get(percents.size() - 1), err);
         assertTrue(err.endsWith("\r\033[K"), "the bar is cleared at the end: " + err);
         assertTrue(Files.exists(dir.resolve("y.npy")));
+
+        // a warning gets a line of its own, not the end of the bar's
+        Tensor nan = RandomStateDicts.uniform(3, -1, 1, 1, 300, 16);
+        nan.data()[7] = Float.NaN;
+        Path xn = dir.resolve("xn.npy");
+        Npy.write(xn, nan);
+        List<String> a = new java.util.ArrayList<>(List.of(args(xn, dir.resolve("yn.npy"))));
+        a.addAll(List.of("--non-finite", "warn"));
+        var w = RunCommandTest.cli(a.toArray(String[]::new));
+        assertEquals(0, w.code(), w.err());
+        assertTrue(w.err().contains("\r\033[Kattn: warning: output: holds NaN"), w.err());
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.attn.AttnException;
 import io.attn.tensor.Tensor;
 import java.lang.foreign.MemorySegment;
 import java.nio.FloatBuffer;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
@@ -264,9 +265,9 @@ public final class Request {
         return f.masks.get(which);
     }
 
-    /** Every mask the request holds, in {@link MaskArg} order. */
+    /** Every mask the request holds, in {@link MaskArg} order (unmodifiable). */
     public Map<MaskArg, Mask> masks() {
-        return Map.copyOf(f.masks);
+        return Collections.unmodifiableMap(f.masks);
     }
 
     public boolean causal() {

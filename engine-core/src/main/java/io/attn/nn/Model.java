@@ -225,18 +225,18 @@ public final class Model implements AutoCloseable {
         if (!masksTaken().contains(which))
             throw AttnException.badInput(name + " is not an argument of " + config.kind() + "'s forward (its masks are "
                     + masksTaken().stream().map(MaskArg::torchName).toList() + ")");
-        boolean decoder = which == MaskArg.TGT_MASK
-                || which == MaskArg.MEMORY_MASK
-                || which == MaskArg.TGT_KEY_PADDING_MASK
-                || which == MaskArg.MEMORY_KEY_PADDING_MASK;
-        Tensor queries = !decoder ? x : config.kind() == ModelConfig.Kind.Transformer ? tgt : x;
+        boolean transformer = config.kind() == ModelConfig.Kind.Transformer;
+        Tensor decoderInput = transformer ? tgt : x, encoderOutput = transformer ? x : mem;
+        Tensor queries =
+                switch (which) {
+                    case ATTN_MASK, KEY_PADDING_MASK -> x;
+                    case TGT_MASK, TGT_KEY_PADDING_MASK, MEMORY_MASK, MEMORY_KEY_PADDING_MASK -> decoderInput;
+                };
         Tensor keys =
                 switch (which) {
-                    case ATTN_MASK, KEY_PADDING_MASK ->
-                        mem != null && config.kind() != ModelConfig.Kind.Transformer ? mem : x;
-                    case TGT_MASK, TGT_KEY_PADDING_MASK -> queries;
-                    case MEMORY_MASK, MEMORY_KEY_PADDING_MASK ->
-                        config.kind() == ModelConfig.Kind.Transformer ? x : mem;
+                    case ATTN_MASK, KEY_PADDING_MASK -> mem != null && !transformer ? mem : x;
+                    case TGT_MASK, TGT_KEY_PADDING_MASK -> decoderInput;
+                    case MEMORY_MASK, MEMORY_KEY_PADDING_MASK -> encoderOutput;
                 };
         int b = x.dim(0), l = queries.dim(1), s = keys.dim(1), h = heads();
         if (which.keyPadding()) {

@@ -7,16 +7,16 @@ import java.util.Locale;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /**
  * {@link CudaOpsChecks} with no GPU: {@link CudaBackend}'s real op logic, launching the real {@code .cu} kernels
  * compiled for the host ({@link KernelEmulator}); GEMMs use gemm.cu through {@link KernelGemm}. Catches indexing,
  * mask and reduction bugs in the kernels and in the launch code; says nothing about PTX/JIT, cuBLAS or timing.
- * Skipped without g++. The flash-attention checks take most of the time here (about 50 s of emulated tensor-core
- * and tile loops) and are tagged {@code long}: CI runs them ({@code ./attn test -Plong-tests}), README's {@code ./attn
- * test} does not; on a GPU ({@link CudaOpsGpuTest}) they are quick and always run.
+ * Skipped without g++. Tagged {@code long} (about a minute: the host build of the kernels, then emulated tensor-core
+ * and tile loops): CI runs it ({@code ./attn test -Plong-tests}), README's {@code ./attn test} does not; on a GPU the
+ * same checks run quickly in {@link CudaOpsGpuTest}, which is not tagged.
  */
+@Tag("long")
 class CudaOpsEmulatedTest extends CudaOpsChecks {
     @BeforeEach
     void needsCompiler() {
@@ -26,20 +26,6 @@ class CudaOpsEmulatedTest extends CudaOpsChecks {
         if (emu == null && why != null && why.contains("compiling the kernel emulator failed"))
             throw new AssertionError(why);
         Assumptions.assumeTrue(emu != null, "no kernel emulator: " + why);
-    }
-
-    @Test
-    @Tag("long")
-    @Override
-    void flashAttentionFp32EveryMaskAndHeadDim() {
-        super.flashAttentionFp32EveryMaskAndHeadDim();
-    }
-
-    @Test
-    @Tag("long")
-    @Override
-    void flashAttention16BitTensorCores() {
-        super.flashAttention16BitTensorCores();
     }
 
     @Override

@@ -18,8 +18,10 @@ import org.junit.jupiter.api.io.TempDir;
  * libcuda.so.1} first (LD_LIBRARY_PATH) runs {@link DriverPathMain}. This exercises the provider, JCuda's JNI,
  * DevPtr/RawStream handles, KernelArgs packing into {@code cuLaunchKernel}, the pool and module loading, with the
  * kernels emulated on the host. Skipped without g++ (and where a real driver would shadow the fake is irrelevant:
- * LD_LIBRARY_PATH is searched first).
+ * LD_LIBRARY_PATH is searched first). Tagged {@code long} (child JVMs running emulated kernels, about a minute): CI's
+ * {@code ./attn test -Plong-tests} runs it.
  */
+@Tag("long")
 class DriverPathEmulatedTest {
     @TempDir
     Path dir;
@@ -34,9 +36,7 @@ class DriverPathEmulatedTest {
         FakeDriver.build(dir);
     }
 
-    /** Every check in the child (about 50 s of emulated kernels): tagged {@code long}, run by CI's long-tests pass. */
     @Test
-    @Tag("long")
     void cublasPathsThroughFfmAndJCublas2() throws Exception {
         FakeDriver.buildCublas(dir); // libcublas.so.12 on the child's LD_LIBRARY_PATH: FFM and JCublas2 both load it
         String out = child(null, "ops");
