@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -35,17 +36,8 @@ final class GoldenCommand implements Callable<Integer> {
     @Option(names = "--filter", description = "Only cases whose name contains this text.")
     String filter;
 
-    @Option(
-            names = "--device",
-            paramLabel = "all|cpu|cuda",
-            description = "Backend(s) to check (default: all available).")
-    String device = "all";
-
-    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
-    int threads;
-
-    @Option(names = "--verbose", description = "Stack traces for errors.")
-    boolean verbose;
+    @Mixin
+    SuiteOptions suite;
 
     @Override
     public Integer call() {
@@ -56,13 +48,13 @@ final class GoldenCommand implements Callable<Integer> {
         int failed = 0, ran = 0;
         List<String> skipped = new ArrayList<>();
         for (BackendProvider p : Backends.providers()) {
-            if (!device.equals("all") && !device.equals(p.name())) continue;
+            if (!suite.includes(p.name())) continue;
             ProbeResult probe = p.probe();
             if (!probe.available()) {
                 skipped.add(p.name() + " (" + probe.reason() + ")");
                 continue;
             }
-            try (Backend b = p.create(new BackendOptions(threads, null, null))) {
+            try (Backend b = p.create(new BackendOptions(suite.threads, null, null))) {
                 ran++;
                 System.out.println("golden: " + dir + ", " + cases.size() + " cases on " + p.name() + " ("
                         + b.description() + ")");
@@ -93,7 +85,7 @@ final class GoldenCommand implements Callable<Integer> {
         }
         for (String s : skipped) System.out.println("skipped (not passed): " + s);
         if (ran == 0) {
-            System.err.println("attn: golden: no backend ran (" + device + ")");
+            System.err.println("attn: golden: no backend ran (" + suite.device + ")");
             return Main.EXIT_DEVICE;
         }
         System.out.println("bound: relative error <= " + GoldenCases.BOUND + " against PyTorch float64");

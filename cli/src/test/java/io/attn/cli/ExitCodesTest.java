@@ -72,6 +72,8 @@ class ExitCodesTest {
                 RunCommandTest.cli("bench", "gemm", "--m", "4", "--n", "4", "--k", "4", "--threads", "-1"),
                 2,
                 "--threads");
+        oneLine(RunCommandTest.cli("parity", "--threads", "-2"), 2, "--threads must be >= 0 (0 = all cores), got -2");
+        oneLine(RunCommandTest.cli("golden", "x", "--device", "gpu"), 2, "--device gpu: expected all, cpu or cuda");
     }
 
     @Test
