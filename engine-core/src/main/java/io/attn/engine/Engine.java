@@ -103,8 +103,8 @@ public final class Engine implements AutoCloseable {
      */
     public AttnModel load(String configJson, Map<String, Tensor> stateDict, String source) {
         ModelConfig c = parse(configJson);
-        Map<String, Tensor> copy = copied(stateDict);
-        return register(() -> Model.load(c, new StateDict(copy, source == null ? "state_dict" : source)));
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
+        return register(() -> Model.load(c, new StateDict(copied(stateDict), source == null ? "state_dict" : source)));
     }
 
     /**
@@ -121,8 +121,8 @@ public final class Engine implements AutoCloseable {
     /** Like {@link #load(String, Map)} with a parsed config; the weights are copied. */
     public AttnModel load(ModelConfig config, Map<String, Tensor> stateDict) {
         if (config == null) throw AttnException.badInput("config is null");
-        Map<String, Tensor> copy = copied(stateDict);
-        return register(() -> Model.load(config, new StateDict(copy)));
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
+        return register(() -> Model.load(config, new StateDict(copied(stateDict))));
     }
 
     @SuppressWarnings("unchecked")
@@ -133,8 +133,8 @@ public final class Engine implements AutoCloseable {
         return ModelConfig.parse((Map<String, Object>) m, "config");
     }
 
+    /** A copy of every tensor (inside {@link #register}: running out of heap here is DEVICE_OUT_OF_MEMORY too). */
     private static Map<String, Tensor> copied(Map<String, Tensor> stateDict) {
-        if (stateDict == null) throw AttnException.badInput("state dict is null");
         Map<String, Tensor> copy = new LinkedHashMap<>();
         for (var e : stateDict.entrySet()) {
             if (e.getValue() == null) throw AttnException.badInput("state dict: tensor '" + e.getKey() + "' is null");
