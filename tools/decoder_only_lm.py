@@ -11,8 +11,11 @@ x = layers.N(x) with a causal mask  (nn.TransformerEncoderLayer, batch_first, dr
 x = norm(x) when final_norm;  logits = lm_head(x)  (lm_head.weight is embed.weight when tied_embeddings)
 
 state_dict names: embed.weight, pos.weight (learned only), layers.N.*, norm.*, lm_head.weight, lm_head.bias.
+Runs on torch 1.13 and later: bias=False (a 2.1 argument of the layers and LayerNorm) is applied by removing the
+biases where the constructors lack it, and the is_causal hint (2.0) is passed only where the forward has it.
 """
 
+import inspect
 import math
 
 import torch
@@ -27,6 +30,21 @@ def sinusoidal_table(n, d):
     pe[:, 0::2] = torch.sin(pos * w)
     pe[:, 1::2] = torch.cos(pos * w)[:, : d // 2]
     return pe.to(torch.float32)
+
+
+def with_bias(cls, bias, **kw):
+    """cls(bias=bias, **kw) where the constructor has the argument (torch >= 2.1), else cls(**kw) with the biases of
+    every Linear, MultiheadAttention and LayerNorm inside removed when bias is False (what the argument does)."""
+    if "bias" in inspect.signature(cls.__init__).parameters:
+        return cls(bias=bias, **kw)
+    m = cls(**kw)
+    if not bias:
+        for sub in m.modules():
+            if isinstance(sub, nn.MultiheadAttention):
+                sub.in_proj_bias = None
+            if isinstance(sub, (nn.Linear, nn.LayerNorm)) and sub.bias is not None:
+                sub.bias = None
+    return m
 
 
 class DecoderOnlyLM(nn.Module):
@@ -49,11 +67,11 @@ class DecoderOnlyLM(nn.Module):
         else:
             self.register_buffer("pe", sinusoidal_table(max_len, d_model), persistent=False)
         self.layers = nn.ModuleList([
-            nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout=0.0, activation=activation,
-                                       layer_norm_eps=layer_norm_eps, batch_first=True, norm_first=norm_first,
-                                       bias=bias)
+            with_bias(nn.TransformerEncoderLayer, bias, d_model=d_model, nhead=nhead,
+                       dim_feedforward=dim_feedforward, dropout=0.0, activation=activation,
+                       layer_norm_eps=layer_norm_eps, batch_first=True, norm_first=norm_first)
             for _ in range(num_layers)])
-        self.norm = nn.LayerNorm(d_model, eps=layer_norm_eps, bias=bias) if final_norm else None
+        self.norm = with_bias(nn.LayerNorm, bias, normalized_shape=d_model, eps=layer_norm_eps) if final_norm else None
         self.lm_head = nn.Linear(d_model, vocab_size, bias=lm_head_bias)
         if tied_embeddings:
             self.lm_head.weight = self.embed.weight
@@ -69,9 +87,10 @@ class DecoderOnlyLM(nn.Module):
             raise ValueError(f"{n} tokens exceed max_len {self.cfg['max_len']}")
         positions = torch.arange(n, device=ids.device)
         x = self.embed(ids) + (self.pos(positions) if self.cfg["positional"] == "learned" else self.pe[:n])
-        mask = nn.Transformer.generate_square_subsequent_mask(n, device=ids.device)
+        mask = torch.full((n, n), float("-inf"), device=ids.device).triu(1)
         for layer in self.layers:
-            x = layer(x, src_mask=mask, is_causal=True)
+            hint = {"is_causal": True} if "is_causal" in inspect.signature(layer.forward).parameters else {}
+            x = layer(x, src_mask=mask, **hint)
         if self.norm is not None:
             x = self.norm(x)
         return self.lm_head(x)

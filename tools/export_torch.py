@@ -6,7 +6,8 @@ JSON string under __metadata__["config"]: {"module": ..., plus the constructor a
 nn.MultiheadAttention (kdim = vdim = embed_dim), nn.TransformerEncoderLayer, nn.TransformerDecoderLayer,
 nn.TransformerEncoder, nn.TransformerDecoder, nn.Transformer, and the decoder-only language model of
 tools/decoder_only_lm.py (DecoderOnlyLM, for `attn generate`; tied lm_head.weight is not written twice).
-attn assumes batch-first tensors (B, L, E).
+The config records the module's batch_first: attn takes and returns (B, L, E) when it is true, (L, B, E) when false
+(PyTorch's default), as the module does. Runs on torch 1.13 and later.
 
 As a library:
     import sys; sys.path.insert(0, "tools")
@@ -40,7 +41,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_torch import write_safetensors  # noqa: E402  (the shared, spec-following writer)
-from decoder_only_lm import DecoderOnlyLM  # noqa: E402
+from decoder_only_lm import DecoderOnlyLM, with_bias  # noqa: E402
 
 
 def _activation(layer):
@@ -61,6 +62,7 @@ def _layer_config(layer):
         "layer_norm_eps": layer.norm1.eps,
         "norm_first": bool(layer.norm_first),
         "bias": layer.linear1.bias is not None,
+        "batch_first": bool(layer.self_attn.batch_first),
     }
 
 
@@ -72,7 +74,7 @@ def config_of(module):
         if not module._qkv_same_embed_dim:
             raise ValueError("MultiheadAttention with kdim/vdim != embed_dim is not supported by attn")
         return {"module": "MultiheadAttention", "embed_dim": module.embed_dim, "num_heads": module.num_heads,
-                "bias": module.in_proj_bias is not None}
+                "bias": module.in_proj_bias is not None, "batch_first": bool(module.batch_first)}
     if isinstance(module, nn.TransformerEncoderLayer):
         return {"module": "TransformerEncoderLayer", **_layer_config(module)}
     if isinstance(module, nn.TransformerDecoderLayer):
@@ -92,36 +94,35 @@ def config_of(module):
 
 
 def module_from_config(cfg):
-    """A freshly initialised module (batch_first, eval mode) for an attn config dict."""
+    """A freshly initialised module (eval mode) for an attn config dict; batch_first as the config says (default
+    true, as attn reads a config without it)."""
     c = dict(cfg)
     kind = c.pop("module")
     if kind == "DecoderOnlyLM":
         return DecoderOnlyLM(**c)
     if kind == "MultiheadAttention":
-        return nn.MultiheadAttention(c["embed_dim"], c["num_heads"], bias=c.get("bias", True), batch_first=True)
+        return nn.MultiheadAttention(c["embed_dim"], c["num_heads"], bias=c.get("bias", True),
+                                     batch_first=c.get("batch_first", True))
+    bias = c.get("bias", True)
     layer_keys = dict(d_model=c.get("d_model", 512), nhead=c.get("nhead", 8),
                       dim_feedforward=c.get("dim_feedforward", 2048), activation=c.get("activation", "relu"),
                       layer_norm_eps=c.get("layer_norm_eps", 1e-5), norm_first=c.get("norm_first", False),
-                      batch_first=True, dropout=0.0)
-    if "bias" in c:
-        layer_keys["bias"] = c["bias"]
+                      batch_first=c.get("batch_first", True), dropout=0.0)
     if kind == "TransformerEncoderLayer":
-        return nn.TransformerEncoderLayer(**layer_keys)
+        return with_bias(nn.TransformerEncoderLayer, bias, **layer_keys)
     if kind == "TransformerDecoderLayer":
-        return nn.TransformerDecoderLayer(**layer_keys)
-    norm = lambda: nn.LayerNorm(layer_keys["d_model"], eps=layer_keys["layer_norm_eps"])  # noqa: E731
+        return with_bias(nn.TransformerDecoderLayer, bias, **layer_keys)
+    norm = lambda: with_bias(nn.LayerNorm, bias, normalized_shape=layer_keys["d_model"],  # noqa: E731
+                             eps=layer_keys["layer_norm_eps"])
     if kind == "TransformerEncoder":
-        return nn.TransformerEncoder(nn.TransformerEncoderLayer(**layer_keys), c["num_layers"],
+        return nn.TransformerEncoder(with_bias(nn.TransformerEncoderLayer, bias, **layer_keys), c["num_layers"],
                                      norm=norm() if c.get("final_norm") else None, enable_nested_tensor=False)
     if kind == "TransformerDecoder":
-        return nn.TransformerDecoder(nn.TransformerDecoderLayer(**layer_keys), c["num_layers"],
+        return nn.TransformerDecoder(with_bias(nn.TransformerDecoderLayer, bias, **layer_keys), c["num_layers"],
                                      norm=norm() if c.get("final_norm") else None)
     if kind == "Transformer":
-        layer_keys.pop("bias", None)
         return nn.Transformer(num_encoder_layers=c.get("num_encoder_layers", 6),
-                              num_decoder_layers=c.get("num_decoder_layers", 6), **{
-                                  k: v for k, v in layer_keys.items() if k != "d_model" and k != "nhead"},
-                              d_model=layer_keys["d_model"], nhead=layer_keys["nhead"])
+                              num_decoder_layers=c.get("num_decoder_layers", 6), **layer_keys)
     raise ValueError(f"unknown module {kind!r}")
 
 
@@ -177,7 +178,7 @@ def main():
         shape = [int(d) for d in a.example_shape.split(",")]
         if isinstance(module, DecoderOnlyLM):
             example = {"input": torch.randint(0, module.cfg["vocab_size"], shape)}
-        else:
+        else:  # in the module's layout: (L, B, E) for batch_first=False
             example = {"input": torch.randn(*shape)}
     cfg = export(module, a.out, example)
     print(f"wrote {a.out}: {json.dumps(cfg)}")

@@ -4,46 +4,61 @@
 Usage:
     python3 tools/golden_torch.py [--out golden] [--seed 1234] [--only SUBSTRING]
 
-Needs torch (>= 2.1, for the ``bias`` constructor argument) and numpy; uses the ``safetensors`` package when
-installed, else writes the file by hand (same format). Everything runs on CPU, in eval mode, with dropout 0 and
-PyTorch's MHA/encoder fast paths switched off, so the results come from the plain math path.
+Runs on torch 1.13 and later (checked on 1.13, Debian's python3-torch) with numpy; uses the ``safetensors`` package
+when installed, else writes the file by hand (same format). Everything runs on CPU with dropout 0 and the modules in
+training mode: with dropout 0 that is eval mode's arithmetic, and it keeps PyTorch on its plain math path on every
+version (the MHA / encoder fast paths and nested tensors are eval-only; torch.backends.mha.set_fastpath_enabled, where
+it exists, is switched off too). Where an older torch lacks a feature the case needs, it is written out with torch's
+own ops and the case says so (``"computed_with"``): ``F.scaled_dot_product_attention`` (torch 2.0; its ``scale``
+argument 2.1) as ``softmax(q k^T * scale + mask) v``, the layers' ``bias=False`` (2.1) by removing the biases of a
+``bias=True`` module. The ``is_causal`` hints (2.0 / 2.1) are passed where the forward takes them; the explicit causal
+mask they describe always is, so every version computes the same thing.
 
 Output layout, one folder per case::
 
-    <out>/index.json                 {"cases": [{"name": ..., "config": {...}}, ...]}
+    <out>/index.json                 {"torch": version, "seed": ..., "cases": [{"name": ..., "config": {...}}, ...]}
     <out>/<case>/model.safetensors   the module's state_dict() as F32 (PyTorch names); __metadata__["config"] is a
                                      JSON string: the constructor arguments plus "module" (e.g. {"module":
                                      "MultiheadAttention", "embed_dim": 16, "num_heads": 4, "bias": true, ...}),
                                      "forward" (the keyword arguments of the call) and "inputs"/"outputs" (names).
                                      SDPA cases have no parameters: the file holds only the metadata.
-    <out>/<case>/in.<name>.npy       float32 inputs (B-first layouts, batch_first=True).
+    <out>/<case>/in.<name>.npy       float32 inputs, in the module's layout ((B, L, E) with batch_first=True,
+                                     (L, B, E) with batch_first=False).
     <out>/<case>/out.<name>.npy      float64 outputs: the module converted to float64 (.double()) run on the same
                                      float32 weights and inputs widened to float64 -- the oracle for a double
                                      reference (agreement to ~1e-12 expected).
     <out>/<case>/out32.<name>.npy    float32 outputs of the float32 module (PyTorch's own float32 result).
 
 Mask convention in the .npy files (the engine's, see io.attn.graph.MaskSpec): a boolean mask is stored as float32
-0/1 where 1 = MASKED OUT; "forward" says "bool" or "float" per mask; float masks are additive (may hold -inf).
-Careful: F.scaled_dot_product_attention reads a bool mask the other way round (True = attend), so the SDPA cases
-pass the inverted mask to torch but store the masked-out convention. Key-padding masks are (B, S), 1 = padding.
-No case masks a whole query row (PyTorch gives NaN there; the engine gives zeros). For is_causal cases the explicit
-causal mask (nn.Transformer.generate_square_subsequent_mask, float -inf above the diagonal) is passed too, as
-PyTorch's modules require, and stored as in.<mask>.npy.
+0/1 where 1 = MASKED OUT; "forward" says "bool" or "float" per mask; float masks are added to the scores (may hold
+-inf), key-padding masks included, as PyTorch adds a float key_padding_mask. Careful: F.scaled_dot_product_attention
+reads a bool mask the other way round (True = attend), so the SDPA cases pass the inverted mask to torch but store the
+masked-out convention. Key-padding masks are (B, S), 1 = padding. No case masks a whole query row (PyTorch gives NaN
+there; the engine gives zeros). For is_causal cases the explicit causal mask (float -inf above the diagonal) is passed
+too, as PyTorch's modules require, and stored as in.<mask>.npy. Mask types are combined only where every torch
+version agrees (torch 1.13 reads a float key-padding mask beside a bool attention mask as bool).
 
-Outputs: MHA cases write "output" (B,L,E) and "weights" ((B,L,S) averaged or (B,H,L,S) per head); SDPA cases write
-"output" only (PyTorch's SDPA does not return weights); layer/stack/Transformer cases write "output".
+Outputs: MHA cases write "output" and "weights" ((B,L,S) averaged or (B,H,L,S) per head, batch-first in either
+layout, as PyTorch returns them); SDPA cases write "output" only (PyTorch's SDPA does not return weights);
+layer/stack/Transformer cases write "output".
 """
 
 import argparse
 import copy
+import inspect
 import json
+import math
 import os
 import struct
+import sys
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from decoder_only_lm import with_bias  # noqa: E402  (bias=False on every torch version)
 
 
 # ----------------------------------------------------------------------------------------------------------- files
@@ -107,16 +122,32 @@ def randomize(module):
                     m.in_proj_bias.uniform_(-0.1, 0.1)
                 if m.out_proj.bias is not None:
                     m.out_proj.bias.uniform_(-0.1, 0.1)
-    return module.eval()
+    return module.train()  # dropout is 0: the math of eval mode, never a fast path
 
 
 def run_both(module, call):
     """call(module, cast) -> dict of outputs; runs the float32 module and a float64 copy on widened inputs."""
     with torch.no_grad():
         out32 = call(module, lambda t: t)
-        m64 = copy.deepcopy(module).double().eval() if module is not None else None
+        m64 = copy.deepcopy(module).double().train() if module is not None else None
         out64 = call(m64, lambda t: t.double() if t is not None and t.is_floating_point() else t)
     return out64, out32
+
+
+def takes(fn, **kwargs):
+    """The keyword arguments that fn (a forward or constructor) has: the is_causal hints are 2.0/2.1 additions."""
+    params = inspect.signature(fn).parameters
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def make(cls, **kw):
+    """cls(**kw); "bias" is passed where the constructor has it, else applied by removing the biases."""
+    bias = kw.pop("bias", True)
+    return with_bias(cls, bias, **kw)
+
+
+def computed_with(cls):
+    return "torch" if "bias" in inspect.signature(cls.__init__).parameters else "torch (biases removed: torch < 2.1)"
 
 
 def padding_mask(b, s):
@@ -128,6 +159,11 @@ def padding_mask(b, s):
     return m
 
 
+def float_padding(b, s):
+    """(B,S) float, added to the scores: random values, and -inf at the positions padding_mask pads."""
+    return torch.randn(b, s).masked_fill(padding_mask(b, s), float("-inf"))
+
+
 def random_bool_mask(*shape, p=0.3):
     """Random bool mask, True = masked out, key column 0 always kept so no row is fully masked."""
     m = torch.rand(*shape) < p
@@ -135,8 +171,9 @@ def random_bool_mask(*shape, p=0.3):
     return m
 
 
-def causal_float(n):
-    return nn.Transformer.generate_square_subsequent_mask(n)
+def causal_float(n, s=None):
+    """(n, s) float: -inf above the diagonal (nn.Transformer.generate_square_subsequent_mask for s = n)."""
+    return torch.full((n, n if s is None else s), float("-inf")).triu(1)
 
 
 def as_float(mask):
@@ -147,23 +184,33 @@ def mask_kind(mask):
     return None if mask is None else ("bool" if mask.dtype == torch.bool else "float")
 
 
+def seq_first(x):
+    """(B, L, E) -> (L, B, E): an input as a batch_first=False module takes it."""
+    return x.transpose(0, 1).contiguous()
+
+
 # ----------------------------------------------------------------------------------------------------------- cases
 
 def mha_cases(out, index):
     specs = [
-        # name, E, H, bias, B, L, S, self-attention, kpm, attn mask kind, causal, average weights
-        ("mha_cross_avg", 16, 4, True, 2, 5, 7, False, False, None, False, True),
-        ("mha_cross_perhead_nobias", 16, 4, False, 2, 5, 7, False, False, None, False, False),
-        ("mha_self_kpm_boolmask", 16, 2, True, 3, 6, 6, True, True, "bool2d", False, True),
-        ("mha_cross_floatmask3d", 8, 2, True, 2, 4, 5, False, False, "float3d", False, False),
-        ("mha_self_causal", 16, 4, True, 2, 6, 6, True, False, "causal", True, False),
+        # name, E, H, bias, batch_first, B, L, S, self-attention, kpm kind, attn mask kind, causal, average
+        ("mha_cross_avg", 16, 4, True, True, 2, 5, 7, False, None, None, False, True),
+        ("mha_cross_perhead_nobias", 16, 4, False, True, 2, 5, 7, False, None, None, False, False),
+        ("mha_self_kpm_boolmask", 16, 2, True, True, 3, 6, 6, True, "bool", "bool2d", False, True),
+        ("mha_cross_floatmask3d", 8, 2, True, True, 2, 4, 5, False, None, "float3d", False, False),
+        ("mha_self_causal", 16, 4, True, True, 2, 6, 6, True, None, "causal", True, False),
+        ("mha_cross_floatkpm", 16, 4, True, True, 3, 4, 6, False, "float", None, False, True),
+        ("mha_seqfirst_cross_kpm_boolmask", 16, 4, True, False, 2, 5, 7, False, "bool", "bool2d", False, False),
+        ("mha_seqfirst_self_floatkpm", 12, 3, True, False, 3, 6, 6, True, "float", None, False, True),
     ]
-    for name, e, h, bias, b, l, s, self_attn, kpm, mk, causal, avg in specs:
-        m = randomize(nn.MultiheadAttention(e, h, dropout=0.0, bias=bias, batch_first=True))
+    for name, e, h, bias, bf, b, l, s, self_attn, kpm, mk, causal, avg in specs:
+        m = randomize(nn.MultiheadAttention(e, h, dropout=0.0, bias=bias, batch_first=bf))
         q = torch.randn(b, l, e)
         kv = q if self_attn else torch.randn(b, s, e)
         v = q if self_attn else torch.randn(b, s, e)
-        kpm_t = padding_mask(b, s) if kpm else None
+        if not bf:
+            q, kv, v = seq_first(q), seq_first(kv), seq_first(v)
+        kpm_t = padding_mask(b, s) if kpm == "bool" else float_padding(b, s) if kpm == "float" else None
         if mk == "bool2d":
             am = random_bool_mask(l, s)
         elif mk == "float3d":
@@ -176,8 +223,9 @@ def mha_cases(out, index):
                    attn_mask=mask_kind(am), key_padding_mask=mask_kind(kpm_t))
 
         def call(mod, c):
-            o, w = mod(c(q), c(kv), c(v), key_padding_mask=kpm_t, need_weights=True,
-                       attn_mask=c(am) if am is not None else None, average_attn_weights=avg, is_causal=causal)
+            o, w = mod(c(q), c(kv), c(v), key_padding_mask=None if kpm_t is None else c(kpm_t), need_weights=True,
+                       attn_mask=c(am) if am is not None else None, average_attn_weights=avg,
+                       **takes(mod.forward, is_causal=causal))
             return {"output": o, "weights": w}
 
         o64, o32 = run_both(m, call)
@@ -186,9 +234,19 @@ def mha_cases(out, index):
             inputs["key_padding_mask"] = as_float(kpm_t)
         if am is not None:
             inputs["attn_mask"] = as_float(am)
-        cfg = dict(module="MultiheadAttention", embed_dim=e, num_heads=h, bias=bias, batch_first=True, dropout=0.0,
+        cfg = dict(module="MultiheadAttention", embed_dim=e, num_heads=h, bias=bias, batch_first=bf, dropout=0.0,
                    forward=fwd)
         save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
+
+
+def sdpa_math(q, k, v, attn_mask, is_causal, scale):
+    """F.scaled_dot_product_attention's math path written out (torch < 2.0, or < 2.1 with a scale)."""
+    scores = q @ k.transpose(-2, -1) * (1 / math.sqrt(q.size(-1)) if scale is None else scale)
+    if is_causal:
+        scores = scores.masked_fill(torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).triu(1), float("-inf"))
+    if attn_mask is not None:
+        scores = scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else scores + attn_mask
+    return torch.softmax(scores, dim=-1) @ v
 
 
 def sdpa_cases(out, index):
@@ -201,6 +259,7 @@ def sdpa_cases(out, index):
         ("sdpa_floatmask_bcast", 2, 3, 4, 5, 8, 8, "float", False, None),
         ("sdpa_scale", 1, 2, 3, 4, 8, 8, None, False, 0.3),
     ]
+    native = hasattr(F, "scaled_dot_product_attention")
     for name, b, h, l, s, d, dv, mk, causal, scale in specs:
         q, k, v = torch.randn(b, h, l, d), torch.randn(b, h, s, d), torch.randn(b, h, s, dv)
         if mk == "bool":
@@ -212,11 +271,16 @@ def sdpa_cases(out, index):
             stored = torch_mask
         else:
             torch_mask, stored = None, None
+        use_torch = native and (scale is None or "scale" in inspect.signature(F.scaled_dot_product_attention).parameters)
 
         def call(_, c):
             tm = None if torch_mask is None else (torch_mask if torch_mask.dtype == torch.bool else c(torch_mask))
-            return {"output": F.scaled_dot_product_attention(c(q), c(k), c(v), attn_mask=tm, dropout_p=0.0,
-                                                            is_causal=causal, scale=scale)}
+            if use_torch:
+                o = F.scaled_dot_product_attention(c(q), c(k), c(v), attn_mask=tm, dropout_p=0.0, is_causal=causal,
+                                                   **({} if scale is None else {"scale": scale}))
+            else:
+                o = sdpa_math(c(q), c(k), c(v), tm, causal, scale)
+            return {"output": o}
 
         o64, o32 = run_both(None, call)
         inputs = {"q": q, "k": k, "v": v}
@@ -224,95 +288,121 @@ def sdpa_cases(out, index):
             inputs["attn_mask"] = stored
         cfg = dict(module="scaled_dot_product_attention",
                    forward=dict(attn_mask=mk, is_causal=causal, scale=scale,
-                                note="bool attn_mask stored as 1 = masked out (inverted for torch)"))
+                                note="bool attn_mask stored as 1 = masked out (inverted for torch)"),
+                   computed_with="F.scaled_dot_product_attention" if use_torch else "torch.matmul and torch.softmax")
         save_case(out, name, cfg, {}, inputs, o64, o32, index)
 
 
-def layer_kwargs(e, h, f, act, norm_first, bias):
+def layer_kwargs(e, h, f, act, norm_first, bias, batch_first=True):
     return dict(d_model=e, nhead=h, dim_feedforward=f, dropout=0.0, activation=act, layer_norm_eps=1e-5,
-                batch_first=True, norm_first=norm_first, bias=bias)
+                batch_first=batch_first, norm_first=norm_first, bias=bias)
 
 
 def encoder_layer_cases(out, index):
     b, l, e, h, f = 2, 6, 16, 4, 32
-    for norm_first in (False, True):
-        for act in ("relu", "gelu"):
-            for variant in ("plain", "kpm", "causal", "nobias"):
-                if variant == "nobias" and (norm_first or act == "gelu"):
-                    continue
-                bias = variant != "nobias"
-                kw = layer_kwargs(e, h, f, act, norm_first, bias)
-                m = randomize(nn.TransformerEncoderLayer(**kw))
-                x = torch.randn(b, l, e)
-                kpm = padding_mask(b, l) if variant == "kpm" else None
-                causal = variant == "causal"
-                mask = causal_float(l) if causal else None
+    variants = [(nf, act, v, True) for nf in (False, True) for act in ("relu", "gelu")
+                for v in ("plain", "kpm", "causal", "nobias") if v != "nobias" or (not nf and act == "relu")]
+    variants += [(False, "relu", "floatkpm", True), (True, "gelu", "floatmask_kpm", False)]
+    for norm_first, act, variant, bf in variants:
+        kw = layer_kwargs(e, h, f, act, norm_first, variant != "nobias", bf)
+        m = randomize(make(nn.TransformerEncoderLayer, **kw))
+        x = torch.randn(b, l, e)
+        kpm = {"kpm": padding_mask(b, l), "floatmask_kpm": padding_mask(b, l),
+               "floatkpm": float_padding(b, l)}.get(variant)
+        causal = variant == "causal"
+        mask = causal_float(l) if causal else torch.randn(l, l) if variant == "floatmask_kpm" else None
+        if not bf:
+            x = seq_first(x)
 
-                def call(mod, c):
-                    return {"output": mod(c(x), src_mask=c(mask) if mask is not None else None,
-                                          src_key_padding_mask=kpm, is_causal=causal)}
+        def call(mod, c):
+            return {"output": mod(c(x), src_mask=c(mask) if mask is not None else None,
+                                  src_key_padding_mask=None if kpm is None else c(kpm),
+                                  **takes(mod.forward, is_causal=causal))}
 
-                o64, o32 = run_both(m, call)
-                inputs = {"src": x}
-                if kpm is not None:
-                    inputs["src_key_padding_mask"] = as_float(kpm)
-                if mask is not None:
-                    inputs["src_mask"] = mask
-                cfg = dict(module="TransformerEncoderLayer", **kw,
-                           forward=dict(src_mask=mask_kind(mask), src_key_padding_mask=mask_kind(kpm),
-                                        is_causal=causal))
-                name = "enc_layer_%s_%s_%s" % ("pre" if norm_first else "post", act, variant)
-                save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
+        o64, o32 = run_both(m, call)
+        inputs = {"src": x}
+        if kpm is not None:
+            inputs["src_key_padding_mask"] = as_float(kpm)
+        if mask is not None:
+            inputs["src_mask"] = mask
+        cfg = dict(module="TransformerEncoderLayer", **kw,
+                   forward=dict(src_mask=mask_kind(mask), src_key_padding_mask=mask_kind(kpm), is_causal=causal),
+                   computed_with=computed_with(nn.TransformerEncoderLayer))
+        name = "enc_layer_%s%s_%s_%s" % ("" if bf else "seqfirst_", "pre" if norm_first else "post", act, variant)
+        save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
 
 
 def decoder_layer_cases(out, index):
     b, t, s, e, h, f = 2, 5, 7, 16, 4, 32
-    for norm_first in (False, True):
-        for act in ("relu", "gelu"):
-            kw = layer_kwargs(e, h, f, act, norm_first, True)
-            m = randomize(nn.TransformerDecoderLayer(**kw))
-            tgt, mem = torch.randn(b, t, e), torch.randn(b, s, e)
-            tgt_mask = causal_float(t)
-            tkpm, mkpm = padding_mask(b, t), padding_mask(b, s)
+    # norm_first, activation, batch_first, memory masks (float memory_mask (B*H, T, S) + memory_is_causal)
+    for norm_first, act, bf, memory_masks in ((False, "relu", True, False), (False, "gelu", True, False),
+                                              (True, "relu", True, False), (True, "gelu", True, False),
+                                              (True, "relu", False, True)):
+        kw = layer_kwargs(e, h, f, act, norm_first, True, bf)
+        m = randomize(make(nn.TransformerDecoderLayer, **kw))
+        tgt, mem = torch.randn(b, t, e), torch.randn(b, s, e)
+        if not bf:
+            tgt, mem = seq_first(tgt), seq_first(mem)
+        tgt_mask = causal_float(t)
+        tkpm, mkpm = padding_mask(b, t), padding_mask(b, s)
+        mem_mask = (causal_float(t, s) + torch.randn(b * h, t, s)) if memory_masks else None
 
-            def call(mod, c):
-                return {"output": mod(c(tgt), c(mem), tgt_mask=c(tgt_mask), tgt_key_padding_mask=tkpm,
-                                      memory_key_padding_mask=mkpm, tgt_is_causal=True)}
+        def call(mod, c):
+            return {"output": mod(c(tgt), c(mem), tgt_mask=c(tgt_mask), tgt_key_padding_mask=tkpm,
+                                  memory_mask=None if mem_mask is None else c(mem_mask),
+                                  memory_key_padding_mask=mkpm,
+                                  **takes(mod.forward, tgt_is_causal=True, memory_is_causal=memory_masks))}
 
-            o64, o32 = run_both(m, call)
-            inputs = {"tgt": tgt, "memory": mem, "tgt_mask": tgt_mask, "tgt_key_padding_mask": as_float(tkpm),
-                      "memory_key_padding_mask": as_float(mkpm)}
-            cfg = dict(module="TransformerDecoderLayer", **kw,
-                       forward=dict(tgt_mask="float", tgt_is_causal=True, tgt_key_padding_mask="bool",
-                                    memory_key_padding_mask="bool", memory_mask=None))
-            name = "dec_layer_%s_%s_causal_kpm" % ("pre" if norm_first else "post", act)
-            save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
+        o64, o32 = run_both(m, call)
+        inputs = {"tgt": tgt, "memory": mem, "tgt_mask": tgt_mask, "tgt_key_padding_mask": as_float(tkpm),
+                  "memory_key_padding_mask": as_float(mkpm)}
+        if mem_mask is not None:
+            inputs["memory_mask"] = mem_mask
+        cfg = dict(module="TransformerDecoderLayer", **kw,
+                   forward=dict(tgt_mask="float", tgt_is_causal=True, tgt_key_padding_mask="bool",
+                                memory_key_padding_mask="bool", memory_mask=mask_kind(mem_mask),
+                                memory_is_causal=memory_masks),
+                   computed_with=computed_with(nn.TransformerDecoderLayer))
+        name = "dec_layer_%s%s_%s_causal_kpm%s" % ("" if bf else "seqfirst_", "pre" if norm_first else "post", act,
+                                                  "_memory_mask" if memory_masks else "")
+        save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
 
 
 def stack_cases(out, index):
     b, l, t, e, h, f, n = 2, 6, 5, 16, 4, 32, 2
-    for norm_first, act in ((False, "relu"), (True, "gelu")):
-        kw = layer_kwargs(e, h, f, act, norm_first, True)
-        tag = "%s_%s" % ("pre" if norm_first else "post", act)
+    for norm_first, act, bf in ((False, "relu", True), (True, "gelu", True), (False, "gelu", False)):
+        kw = layer_kwargs(e, h, f, act, norm_first, True, bf)
+        tag = "%s%s_%s" % ("" if bf else "seqfirst_", "pre" if norm_first else "post", act)
 
-        enc = randomize(nn.TransformerEncoder(nn.TransformerEncoderLayer(**kw), num_layers=n,
+        enc = randomize(nn.TransformerEncoder(make(nn.TransformerEncoderLayer, **kw), num_layers=n,
                                               norm=nn.LayerNorm(e, eps=1e-5), enable_nested_tensor=False))
         x = torch.randn(b, l, e)
+        if not bf:
+            x = seq_first(x)
         kpm = padding_mask(b, l)
-        o64, o32 = run_both(enc, lambda mod, c: {"output": mod(c(x), src_key_padding_mask=kpm)})
+        src_mask = None if bf else torch.randn(l, l)
+        o64, o32 = run_both(enc, lambda mod, c: {"output": mod(c(x), mask=None if src_mask is None else c(src_mask),
+                                                               src_key_padding_mask=kpm)})
         cfg = dict(module="TransformerEncoder", num_layers=n, norm=True, encoder_layer=kw,
-                   forward=dict(mask=None, src_key_padding_mask="bool", is_causal=False))
-        save_case(out, "encoder_%s_kpm" % tag, cfg, enc.state_dict(), {"src": x, "src_key_padding_mask":
-                                                                       as_float(kpm)}, o64, o32, index)
+                   forward=dict(mask=mask_kind(src_mask), src_key_padding_mask="bool", is_causal=False),
+                   computed_with=computed_with(nn.TransformerEncoderLayer))
+        inputs = {"src": x, "src_key_padding_mask": as_float(kpm)}
+        if src_mask is not None:
+            inputs["mask"] = src_mask
+        save_case(out, "encoder_%s_kpm" % tag, cfg, enc.state_dict(), inputs, o64, o32, index)
 
-        dec = randomize(nn.TransformerDecoder(nn.TransformerDecoderLayer(**kw), num_layers=n,
+        dec = randomize(nn.TransformerDecoder(make(nn.TransformerDecoderLayer, **kw), num_layers=n,
                                               norm=nn.LayerNorm(e, eps=1e-5)))
         tgt, mem = torch.randn(b, t, e), torch.randn(b, l, e)
+        if not bf:
+            tgt, mem = seq_first(tgt), seq_first(mem)
         tmask = causal_float(t)
         o64, o32 = run_both(dec, lambda mod, c: {"output": mod(c(tgt), c(mem), tgt_mask=c(tmask),
-                                                               memory_key_padding_mask=kpm, tgt_is_causal=True)})
+                                                               memory_key_padding_mask=kpm,
+                                                               **takes(mod.forward, tgt_is_causal=True))})
         cfg = dict(module="TransformerDecoder", num_layers=n, norm=True, decoder_layer=kw,
-                   forward=dict(tgt_mask="float", tgt_is_causal=True, memory_key_padding_mask="bool"))
+                   forward=dict(tgt_mask="float", tgt_is_causal=True, memory_key_padding_mask="bool"),
+                   computed_with=computed_with(nn.TransformerDecoderLayer))
         save_case(out, "decoder_%s_causal" % tag, cfg, dec.state_dict(),
                   {"tgt": tgt, "memory": mem, "tgt_mask": tmask, "memory_key_padding_mask": as_float(kpm)},
                   o64, o32, index)
@@ -320,32 +410,37 @@ def stack_cases(out, index):
 
 def transformer_cases(out, index):
     b, s, t, e, h, f = 2, 7, 5, 16, 4, 32
-    for norm_first, act in ((False, "relu"), (True, "gelu")):
+    for norm_first, act, bf in ((False, "relu", True), (True, "gelu", True), (True, "relu", False)):
         kw = dict(d_model=e, nhead=h, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=f, dropout=0.0,
-                  activation=act, layer_norm_eps=1e-5, batch_first=True, norm_first=norm_first, bias=True)
-        m = randomize(nn.Transformer(**kw))
-        # nn.Transformer builds its encoder with enable_nested_tensor=True; where the fast path cannot be switched
-        # off (torch.backends.mha.set_fastpath_enabled only exists from about 2.3 on) the encoder would return zeros
-        # at padded source positions instead of the math path's values. Force the plain path on every version.
-        m.encoder.enable_nested_tensor = False
-        m.encoder.use_nested_tensor = False
+                  activation=act, layer_norm_eps=1e-5, batch_first=bf, norm_first=norm_first, bias=True)
+        m = randomize(make(nn.Transformer, **kw))
         src, tgt = torch.randn(b, s, e), torch.randn(b, t, e)
+        if not bf:
+            src, tgt = seq_first(src), seq_first(tgt)
         tmask = causal_float(t)
         skpm, tkpm = padding_mask(b, s), padding_mask(b, t)
+        src_mask = None if bf else torch.randn(s, s)
+        mem_mask = None if bf else torch.randn(t, s)
 
         def call(mod, c):
-            return {"output": mod(c(src), c(tgt), tgt_mask=c(tmask), src_key_padding_mask=skpm,
-                                  tgt_key_padding_mask=tkpm, memory_key_padding_mask=skpm, tgt_is_causal=True)}
+            return {"output": mod(c(src), c(tgt), src_mask=None if src_mask is None else c(src_mask),
+                                  tgt_mask=c(tmask), memory_mask=None if mem_mask is None else c(mem_mask),
+                                  src_key_padding_mask=skpm, tgt_key_padding_mask=tkpm,
+                                  memory_key_padding_mask=skpm, **takes(mod.forward, tgt_is_causal=True))}
 
         o64, o32 = run_both(m, call)
         cfg = dict(module="Transformer", **kw,
-                   forward=dict(tgt_mask="float", tgt_is_causal=True, src_key_padding_mask="bool",
-                                tgt_key_padding_mask="bool", memory_key_padding_mask="bool"))
-        name = "transformer_%s_%s" % ("pre" if norm_first else "post", act)
-        save_case(out, name, cfg, m.state_dict(),
-                  {"src": src, "tgt": tgt, "tgt_mask": tmask, "src_key_padding_mask": as_float(skpm),
-                   "tgt_key_padding_mask": as_float(tkpm), "memory_key_padding_mask": as_float(skpm)},
-                  o64, o32, index)
+                   forward=dict(src_mask=mask_kind(src_mask), tgt_mask="float", memory_mask=mask_kind(mem_mask),
+                                tgt_is_causal=True, src_key_padding_mask="bool", tgt_key_padding_mask="bool",
+                                memory_key_padding_mask="bool"),
+                   computed_with=computed_with(nn.Transformer))
+        inputs = {"src": src, "tgt": tgt, "tgt_mask": tmask, "src_key_padding_mask": as_float(skpm),
+                  "tgt_key_padding_mask": as_float(tkpm), "memory_key_padding_mask": as_float(skpm)}
+        if src_mask is not None:
+            inputs["src_mask"] = src_mask
+            inputs["memory_mask"] = mem_mask
+        name = "transformer_%s%s_%s" % ("" if bf else "seqfirst_", "pre" if norm_first else "post", act)
+        save_case(out, name, cfg, m.state_dict(), inputs, o64, o32, index)
 
 
 def main():
@@ -355,7 +450,7 @@ def main():
     ap.add_argument("--only", default="", help="run only case groups whose name contains this (mha, sdpa, ...)")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
-    try:  # plain math path everywhere (no fused MHA / nested-tensor encoder fast path)
+    try:  # plain math path everywhere (training mode already rules out the fast paths; this is belt and braces)
         torch.backends.mha.set_fastpath_enabled(False)
     except AttributeError:
         pass

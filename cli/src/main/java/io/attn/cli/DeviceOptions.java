@@ -1,6 +1,5 @@
 package io.attn.cli;
 
-import io.attn.AttnException;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
 import io.attn.backend.Precision;
@@ -9,18 +8,43 @@ import io.attn.engine.EngineOptions;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
-/** The options every computing command shares: device, threads, precision, backend options, verbosity. */
+/**
+ * The options every computing command shares: device, threads, precision, backend options, verbosity. A device name
+ * other than auto, cpu, cuda (or another backend on the class path), a negative thread count or an unknown precision
+ * is a usage error (exit 2).
+ */
 final class DeviceOptions {
+    String device;
+    int threads;
+    String precision = "fp32";
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
     @Option(
             names = "--device",
             paramLabel = "auto|cpu|cuda",
             description = "Backend (default: auto, or the attn.device property / ATTN_DEVICE variable).")
-    String device;
+    void setDevice(String d) {
+        String name = d.trim().toLowerCase(Locale.ROOT);
+        if (!name.equals("auto")
+                && !Backends.ARTIFACTS.containsKey(name)
+                && Backends.providers().stream().noneMatch(p -> p.name().equals(name)))
+            throw new ParameterException(command.commandLine(), "--device " + d + ": expected auto, cpu or cuda");
+        device = name;
+    }
 
     @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
-    int threads;
+    void setThreads(int t) {
+        if (t < 0)
+            throw new ParameterException(command.commandLine(), "--threads must be >= 0 (0 = all cores), got " + t);
+        threads = t;
+    }
 
     @Option(
             names = "--precision",
@@ -28,7 +52,15 @@ final class DeviceOptions {
             description = "Arithmetic precision (default: fp32, exact). On cuda: tf32 = TF32 tensor-core GEMMs;"
                     + " bf16 / fp16 = 16-bit tensor-core GEMMs and flash attention (fp32 accumulation, sm_80+)."
                     + " The cpu backend always computes in fp32.")
-    String precision = "fp32";
+    void setPrecision(String p) {
+        try {
+            Precision.valueOf(p.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(
+                    command.commandLine(), "--precision " + p + ": expected fp32, tf32, bf16 or fp16");
+        }
+        precision = p;
+    }
 
     @Option(
             names = "--backend-opt",
@@ -41,7 +73,6 @@ final class DeviceOptions {
 
     /** These options for the library's {@link Engine#open}. */
     EngineOptions engineOptions() {
-        if (threads < 0) throw AttnException.badInput("--threads must be >= 0 (0 = all cores), got " + threads);
         return new EngineOptions(device, threads, precision(precision), Map.copyOf(extra));
     }
 
@@ -59,11 +90,8 @@ final class DeviceOptions {
         return Backends.resolveDevice(device).equals("auto");
     }
 
+    /** A precision name already checked by {@link #setPrecision(String)}. */
     static Precision precision(String name) {
-        try {
-            return Precision.valueOf(name.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw AttnException.badInput("--precision " + name + ": expected fp32, tf32, bf16 or fp16");
-        }
+        return Precision.valueOf(name.trim().toUpperCase(Locale.ROOT));
     }
 }

@@ -18,7 +18,7 @@ final class EmbedProgress {
     }
 
     static boolean enabled() {
-        return System.console() != null && System.console().isTerminal();
+        return Terminal.stderr();
     }
 
     void update(long done) {

@@ -2,7 +2,10 @@ package io.attn.cli;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
+import io.attn.backend.ProbeResult;
 import io.attn.parity.GoldenCases;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -15,13 +18,17 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code attn golden DIR}: the PyTorch golden cases written by {@code tools/golden_torch.py} run through the engine on
- * one backend and compared with PyTorch's float64 outputs ({@link GoldenCases}). Prints a table and {@code N passed, M
- * failed}; exit 0 only when every case passed, 3 when DIR is not a readable golden folder.
+ * {@code attn golden DIR}: the PyTorch golden cases written by {@code tools/golden_torch.py} (the repository's own,
+ * from torch 1.13, are in {@code tests/golden}) run through the engine on every available backend, or the one {@code
+ * --device} names, and compared with PyTorch's float64 outputs ({@link GoldenCases}). Prints a table per backend, a
+ * {@code skipped (not passed)} line for each backend that is not available, and {@code N passed, M failed}; exit 0
+ * only when every case passed on every backend that ran, 3 when DIR is not a readable golden folder, 4 when no
+ * backend ran.
  */
 @Command(
         name = "golden",
-        description = "Compare the engine with PyTorch golden cases (made by tools/golden_torch.py) in DIR.")
+        description = "Compare the engine with PyTorch golden cases (made by tools/golden_torch.py) in DIR, on every"
+                + " available backend.")
 final class GoldenCommand implements Callable<Integer> {
     @Parameters(paramLabel = "DIR", description = "Folder written by tools/golden_torch.py (holds index.json).")
     Path dir;
@@ -30,7 +37,7 @@ final class GoldenCommand implements Callable<Integer> {
     String filter;
 
     @Mixin
-    DeviceOptions device = new DeviceOptions();
+    SuiteOptions suite;
 
     @Override
     public Integer call() {
@@ -38,35 +45,51 @@ final class GoldenCommand implements Callable<Integer> {
         for (GoldenCases.Case c : GoldenCases.load(dir)) // a missing or malformed folder: BAD_INPUT, exit 3
         if (filter == null || c.name().contains(filter)) cases.add(c);
         if (cases.isEmpty()) throw AttnException.badInput(dir + ": no case name contains \"" + filter + "\"");
-        Backends.Selection sel = device.open();
-        int failed = 0;
-        try (Backend b = sel.backend()) {
-            System.out.println("golden: " + dir + ", " + cases.size() + " cases on " + sel.reason());
-            System.out.printf(
-                    Locale.ROOT,
-                    "%-34s  %-28s  %-7s  %10s  %10s  %s%n",
-                    "case",
-                    "module",
-                    "backend",
-                    "rel err",
-                    "torch f32",
-                    "result");
-            for (GoldenCases.Case c : cases) {
-                GoldenCases.Result r = GoldenCases.run(c, b);
-                if (!r.pass()) failed++;
+        int failed = 0, ran = 0;
+        List<String> skipped = new ArrayList<>();
+        for (BackendProvider p : Backends.providers()) {
+            if (!suite.includes(p.name())) continue;
+            ProbeResult probe = p.probe();
+            if (!probe.available()) {
+                skipped.add(p.name() + " (" + probe.reason() + ")");
+                continue;
+            }
+            try (Backend b = p.create(new BackendOptions(suite.threads, null, null))) {
+                ran++;
+                System.out.println("golden: " + dir + ", " + cases.size() + " cases on " + p.name() + " ("
+                        + b.description() + ")");
                 System.out.printf(
                         Locale.ROOT,
-                        "%-34s  %-28s  %-7s  %10.3e  %10.3e  %s%n",
-                        r.name(),
-                        r.module(),
-                        r.backend(),
-                        r.relErr(),
-                        r.torch32RelErr(),
-                        r.pass() ? "PASS" : "FAIL " + r.message());
+                        "%-34s  %-28s  %-7s  %10s  %10s  %s%n",
+                        "case",
+                        "module",
+                        "backend",
+                        "rel err",
+                        "torch f32",
+                        "result");
+                for (GoldenCases.Case c : cases) {
+                    GoldenCases.Result r = GoldenCases.run(c, b);
+                    if (!r.pass()) failed++;
+                    System.out.printf(
+                            Locale.ROOT,
+                            "%-34s  %-28s  %-7s  %10.3e  %10.3e  %s%n",
+                            r.name(),
+                            r.module(),
+                            r.backend(),
+                            r.relErr(),
+                            r.torch32RelErr(),
+                            r.pass() ? "PASS" : "FAIL " + r.message());
+                }
+                System.out.println();
             }
         }
+        for (String s : skipped) System.out.println("skipped (not passed): " + s);
+        if (ran == 0) {
+            System.err.println("attn: golden: no backend ran (" + suite.device + ")");
+            return Main.EXIT_DEVICE;
+        }
         System.out.println("bound: relative error <= " + GoldenCases.BOUND + " against PyTorch float64");
-        System.out.println((cases.size() - failed) + " passed, " + failed + " failed");
+        System.out.println((ran * cases.size() - failed) + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }
 }

@@ -6,7 +6,9 @@ import io.attn.io.Npy;
 import io.attn.io.Npz;
 import io.attn.io.SafeTensors;
 import io.attn.io.WordVectors;
+import io.attn.nn.DecoderOnlyConfig;
 import io.attn.nn.ModelConfig;
+import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,6 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -24,14 +30,19 @@ import picocli.CommandLine.Parameters;
 
 /**
  * {@code attn inspect FILE}: what a file holds. The file is first read and validated in full by the same reader {@code
- * attn run} uses (so a bad file fails here exactly as it would there), then described: tensor names, dtypes and shapes
- * and the metadata / config of a safetensors file; the header of an .npy; the arrays of an .npz; the size of a
- * word-vector file; a config JSON as the engine understands it.
+ * attn run} uses (so a bad file fails here exactly as it would there), then described: for a safetensors file a table
+ * of its tensors (name, stored dtype, shape, elements, bytes), the config as the engine understands it (every
+ * constructor argument, defaults filled in) and the other metadata; for an .npy its version, dtype, shape and value
+ * range; for an .npz a table of its arrays; for a config JSON the config as understood; for word vectors their count
+ * and width. {@code --json} prints the same as one JSON object, for scripts.
  */
 @Command(name = "inspect", description = "Describe a .safetensors, .npy, .npz, config .json or word-vector file.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(paramLabel = "FILE")
     Path file;
+
+    @Option(names = "--json", description = "One JSON object instead of the tables (for scripts).")
+    boolean json;
 
     @Option(names = "--verbose", description = "Stack traces for errors.")
     boolean verbose;
@@ -42,41 +53,45 @@ final class InspectCommand implements Callable<Integer> {
         if (!Files.exists(file)) throw AttnException.badInput(file + ": no such file");
         if (!Files.isRegularFile(file))
             throw AttnException.badInput(file + ": not a regular file (a pipe, socket or device): give a file");
-        String n = file.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
-        if (n.endsWith(".safetensors")) safetensors();
-        else if (n.endsWith(".npy")) npy();
-        else if (n.endsWith(".npz")) npz();
-        else if (n.endsWith(".json")) config();
-        else if (n.endsWith(".txt") || n.endsWith(".vec")) vectors();
+        String n = file.getFileName().toString().toLowerCase(Locale.ROOT);
+        Map<String, Object> d;
+        if (n.endsWith(".safetensors")) d = safetensors();
+        else if (n.endsWith(".npy")) d = npy();
+        else if (n.endsWith(".npz")) d = npz();
+        else if (n.endsWith(".json")) d = config();
+        else if (n.endsWith(".txt") || n.endsWith(".vec")) d = vectors();
         else
             throw AttnException.badInput(
                     file + ": unknown file type (expected .safetensors, .npy, .npz, .json, .txt or .vec)");
+        System.out.println(json ? Json.write(d) : text(d));
         return 0;
     }
 
-    private void safetensors() throws IOException {
+    // ------------------------------------------------------------------------------------ descriptions (JSON-able)
+
+    private Map<String, Object> safetensors() throws IOException {
         SafeTensors.File f = SafeTensors.read(file); // validates offsets, sizes, dtypes
         Map<String, Object> header = rawSafetensorsHeader();
-        String cfgText = f.metadata().get("config");
-        Object cfg = cfgText == null ? null : describeConfig(cfgText, file + " (metadata \"config\")");
-        System.out.println(file + ": safetensors, " + f.tensors().size() + " tensors");
-        long total = 0;
+        Map<String, Object> d = start("safetensors");
+        List<Object> tensors = new ArrayList<>();
+        long elements = 0, bytes = 0;
         for (var e : f.tensors().entrySet()) {
-            Object info = header.get(e.getKey());
-            String dtype = info instanceof Map<?, ?> m ? String.valueOf(m.get("dtype")) : "?";
-            System.out.printf(
-                    "  %-48s %-5s %s%n", e.getKey(), dtype, e.getValue().shape());
-            total += e.getValue().size();
+            Map<?, ?> info = (Map<?, ?>) header.get(e.getKey());
+            List<?> offsets = (List<?>) info.get("data_offsets");
+            long size = ((Number) offsets.get(1)).longValue() - ((Number) offsets.get(0)).longValue();
+            tensors.add(array(
+                    e.getKey(), String.valueOf(info.get("dtype")), e.getValue().shape(), size));
+            elements += e.getValue().size();
+            bytes += size;
         }
-        System.out.println("  parameters: " + total);
-        for (var m : f.metadata().entrySet()) {
-            if (!m.getKey().equals("config")) {
-                System.out.println("  metadata " + m.getKey() + " = " + m.getValue());
-                continue;
-            }
-            System.out.println("  config: " + m.getValue());
-            System.out.println("  understood as: " + cfg);
-        }
+        d.put("tensors", tensors);
+        d.put("parameters", elements);
+        d.put("bytes", bytes);
+        Map<String, Object> meta = new LinkedHashMap<>(f.metadata());
+        String cfgText = (String) meta.remove("config");
+        if (cfgText != null) d.put("config", understand(cfgText, file + " (metadata \"config\")"));
+        d.put("metadata", meta);
+        return d;
     }
 
     @SuppressWarnings("unchecked")
@@ -90,65 +105,83 @@ final class InspectCommand implements Callable<Integer> {
         }
     }
 
-    private void npy() throws IOException {
-        Tensor t = Npy.read(file); // validates header against the file size
+    private Map<String, Object> npy() throws IOException {
+        Npy.Typed t = Npy.readTyped(file); // validates header against the file size
         byte[] head = new byte[12];
         try (var in = Files.newInputStream(file)) {
             in.readNBytes(head, 0, 12);
         }
-        ByteBuffer b = ByteBuffer.wrap(head).order(ByteOrder.LITTLE_ENDIAN);
-        int major = head[6];
-        int hlen = major == 1 ? b.getShort(8) & 0xffff : b.getInt(8);
-        int off = major == 1 ? 10 : 12;
-        byte[] all = new byte[off + hlen];
-        try (var in = Files.newInputStream(file)) {
-            in.readNBytes(all, 0, all.length);
+        Map<String, Object> d = start("npy");
+        d.put("version", head[6] + "." + head[7]);
+        d.putAll(array(null, t.dtype(), t.tensor().shape(), Files.size(file)));
+        stats(t.tensor(), d);
+        return d;
+    }
+
+    private Map<String, Object> npz() {
+        Map<String, Npy.Typed> arrays = Npz.readTyped(file);
+        Map<String, Object> d = start("npz");
+        List<Object> list = new ArrayList<>();
+        for (var e : arrays.entrySet()) {
+            Tensor t = e.getValue().tensor();
+            list.add(array(e.getKey(), e.getValue().dtype(), t.shape(), -1));
         }
-        String dict = new String(all, off, hlen, major == 3 ? StandardCharsets.UTF_8 : StandardCharsets.ISO_8859_1);
-        System.out.println(file + ": npy version " + major + "." + head[7]);
-        System.out.println("  header: " + dict.trim());
-        System.out.println("  shape " + t.shape() + ", " + t.size() + " elements (read as float32)");
-        stats(t);
-    }
-
-    private void npz() {
-        Map<String, Tensor> arrays = Npz.read(file);
-        System.out.println(file + ": npz, " + arrays.size() + " arrays");
-        for (var e : arrays.entrySet())
-            System.out.printf("  %-40s %s%n", e.getKey(), e.getValue().shape());
+        d.put("arrays", list);
+        return d;
     }
 
     @SuppressWarnings("unchecked")
-    private void config() {
-        Object json = Json.read(file); // UTF-8, size cap, nesting cap
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": config must be a JSON object");
-        Object c = understand((Map<String, Object>) m, file.toString());
-        System.out.println(file + ": config " + Json.write(json));
-        System.out.println("  understood as: " + c);
+    private Map<String, Object> config() {
+        Object parsed = Json.read(file); // UTF-8, size cap, nesting cap
+        if (!(parsed instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": config must be a JSON object");
+        Map<String, Object> d = start("config");
+        d.put("config", understand((Map<String, Object>) m, file.toString()));
+        return d;
     }
 
-    /** A config map as the engine understands it: a decoder-only LM config or a module config. */
-    private static Object understand(Map<String, Object> m, String source) {
-        return io.attn.nn.DecoderOnlyConfig.MODULE.equals(m.get("module"))
-                ? io.attn.nn.DecoderOnlyConfig.parse(m, source)
-                : ModelConfig.parse(m, source);
+    private Map<String, Object> vectors() {
+        WordVectors wv = WordVectors.load(file);
+        Map<String, Object> d = start("word vectors");
+        d.put("words", wv.size());
+        d.put("dim", wv.dim());
+        d.put("duplicates_ignored", wv.duplicates());
+        return d;
     }
 
-    /** Parses and checks a config (nothing printed, so a bad one fails before any output). */
+    private Map<String, Object> start(String format) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("file", file.toString());
+        d.put("format", format);
+        return d;
+    }
+
+    private static Map<String, Object> array(String name, String dtype, Shape shape, long bytes) {
+        Map<String, Object> a = new LinkedHashMap<>();
+        if (name != null) a.put("name", name);
+        a.put("dtype", dtype);
+        List<Object> dims = new ArrayList<>();
+        for (int x : shape.dims()) dims.add((long) x);
+        a.put("shape", dims);
+        a.put("elements", (long) shape.size());
+        if (bytes >= 0) a.put("bytes", bytes);
+        return a;
+    }
+
+    /** A config as the engine understands it: a decoder-only LM config or a module config, defaults filled in. */
+    private static Map<String, Object> understand(Map<String, Object> m, String source) {
+        return DecoderOnlyConfig.MODULE.equals(m.get("module"))
+                ? DecoderOnlyConfig.parse(m, source).arguments()
+                : ModelConfig.parse(m, source).arguments();
+    }
+
     @SuppressWarnings("unchecked")
-    private static Object describeConfig(String json, String source) {
+    private static Map<String, Object> understand(String json, String source) {
         if (!(Json.parse(json, source) instanceof Map<?, ?> m))
             throw AttnException.badInput(source + ": config must be a JSON object");
         return understand((Map<String, Object>) m, source);
     }
 
-    private void vectors() {
-        WordVectors wv = WordVectors.load(file);
-        System.out.println(file + ": word vectors, " + wv.size() + " words, dim " + wv.dim()
-                + (wv.duplicates() > 0 ? ", " + wv.duplicates() + " duplicate words ignored (first kept)" : ""));
-    }
-
-    private static void stats(Tensor t) {
+    private static void stats(Tensor t, Map<String, Object> d) {
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY, sum = 0;
         long nonFinite = 0;
         for (float v : t.data()) {
@@ -161,12 +194,139 @@ final class InspectCommand implements Callable<Integer> {
             sum += v;
         }
         long n = t.size() - nonFinite;
-        System.out.printf(
-                java.util.Locale.ROOT,
-                "  min %.6g, max %.6g, mean %.6g%s%n",
-                n == 0 ? Double.NaN : min,
-                n == 0 ? Double.NaN : max,
-                n == 0 ? Double.NaN : sum / n,
-                nonFinite > 0 ? ", " + nonFinite + " NaN/Inf" : "");
+        if (n > 0) {
+            d.put("min", min);
+            d.put("max", max);
+            d.put("mean", sum / n);
+        }
+        d.put("non_finite", nonFinite);
+    }
+
+    // ------------------------------------------------------------------------------------------------------ text
+
+    @SuppressWarnings("unchecked")
+    private static String text(Map<String, Object> d) {
+        StringBuilder b = new StringBuilder();
+        String format = (String) d.get("format");
+        b.append(d.get("file")).append(": ");
+        switch (format) {
+            case "safetensors" -> {
+                List<Object> tensors = (List<Object>) d.get("tensors");
+                b.append(String.format(
+                        Locale.ROOT,
+                        "safetensors, %d tensors, %,d parameters, %s%n",
+                        tensors.size(),
+                        (Long) d.get("parameters"),
+                        size((Long) d.get("bytes"))));
+                table(b, tensors, true);
+                if (d.containsKey("config")) {
+                    b.append(String.format("config (from the metadata, as understood):%n"));
+                    fields(b, (Map<String, Object>) d.get("config"));
+                }
+                Map<String, Object> meta = (Map<String, Object>) d.get("metadata");
+                if (!meta.isEmpty()) {
+                    b.append(String.format("metadata:%n"));
+                    fields(b, meta);
+                }
+            }
+            case "npy" -> {
+                b.append(String.format(
+                        Locale.ROOT,
+                        ".npy version %s, %s, shape %s, %,d elements (%s file)%n",
+                        d.get("version"),
+                        d.get("dtype"),
+                        shape((List<Object>) d.get("shape")),
+                        (Long) d.get("elements"),
+                        size((Long) d.get("bytes"))));
+                if (d.containsKey("min"))
+                    b.append(String.format(
+                            Locale.ROOT, "  min %.6g, max %.6g, mean %.6g", d.get("min"), d.get("max"), d.get("mean")));
+                long bad = (Long) d.get("non_finite");
+                if (bad > 0)
+                    b.append(d.containsKey("min") ? ", " : "  ").append(bad).append(" NaN/Inf");
+                if (d.containsKey("min") || bad > 0) b.append(String.format("%n"));
+            }
+            case "npz" -> {
+                List<Object> arrays = (List<Object>) d.get("arrays");
+                b.append(String.format(".npz, %d arrays%n", arrays.size()));
+                table(b, arrays, false);
+            }
+            case "config" -> {
+                b.append(String.format("config, as understood:%n"));
+                fields(b, (Map<String, Object>) d.get("config"));
+            }
+            default ->
+                b.append(String.format(
+                        Locale.ROOT,
+                        "word vectors, %,d words, dim %d%s%n",
+                        (Integer) d.get("words"),
+                        (Integer) d.get("dim"),
+                        (Integer) d.get("duplicates_ignored") > 0
+                                ? ", " + d.get("duplicates_ignored") + " duplicate words ignored (first kept)"
+                                : ""));
+        }
+        return b.toString().stripTrailing();
+    }
+
+    /** Rows of {@code name, dtype, shape, elements[, bytes]}, columns as wide as their widest cell. */
+    @SuppressWarnings("unchecked")
+    private static void table(StringBuilder b, List<Object> rows, boolean withBytes) {
+        List<String[]> cells = new ArrayList<>();
+        cells.add(
+                withBytes
+                        ? new String[] {"name", "dtype", "shape", "elements", "bytes"}
+                        : new String[] {"name", "dtype", "shape", "elements"});
+        for (Object o : rows) {
+            Map<String, Object> r = (Map<String, Object>) o;
+            String[] c = {
+                (String) r.get("name"),
+                (String) r.get("dtype"),
+                shape((List<Object>) r.get("shape")),
+                String.format(Locale.ROOT, "%,d", (Long) r.get("elements")),
+                withBytes ? size((Long) r.get("bytes")) : null
+            };
+            cells.add(withBytes ? c : java.util.Arrays.copyOf(c, 4));
+        }
+        int[] w = new int[cells.get(0).length];
+        for (String[] c : cells) for (int i = 0; i < c.length; i++) w[i] = Math.max(w[i], c[i].length());
+        for (String[] c : cells) {
+            StringBuilder line = new StringBuilder(" ");
+            for (int i = 0; i < c.length; i++) {
+                boolean right = i >= 3; // numbers
+                String cell = right ? " ".repeat(w[i] - c[i].length()) + c[i] : c[i] + " ".repeat(w[i] - c[i].length());
+                line.append(' ').append(cell).append(' ');
+            }
+            b.append(line.toString().stripTrailing()).append(String.format("%n"));
+        }
+    }
+
+    private static void fields(StringBuilder b, Map<String, Object> m) {
+        int w = 0;
+        for (String k : m.keySet()) w = Math.max(w, k.length());
+        for (var e : m.entrySet())
+            b.append("  ")
+                    .append(e.getKey())
+                    .append(" ".repeat(w - e.getKey().length() + 2))
+                    .append(e.getValue())
+                    .append(String.format("%n"));
+    }
+
+    private static String shape(List<Object> dims) {
+        List<String> s = new ArrayList<>();
+        for (Object o : dims) s.add(String.valueOf(o));
+        return "(" + String.join(", ", s) + ")";
+    }
+
+    /** Bytes in binary units: {@code 640 B}, {@code 3.0 KiB}, {@code 86.8 MiB}. */
+    private static String size(long n) {
+        if (n < 1024) return n + " B";
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        double v = n;
+        int u = -1;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 }

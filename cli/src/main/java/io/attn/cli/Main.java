@@ -5,8 +5,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code attn} command line. Exit codes: 0 ok, 1 internal error, 2 usage, 3 bad input, 4 device unavailable, 5
- * device out of memory, 6 non-finite values. User errors print one line, no stack trace ({@code --verbose} shows it).
+ * The {@code attn} command line. Exit codes ({@link #EXIT_CODES}, shown by every command's {@code --help}): 0 ok, 1
+ * internal error, 2 usage, 3 bad input, 4 device unavailable, 5 device out of memory, 6 non-finite values. Errors
+ * print one line, no stack trace ({@code --verbose} shows it); a usage error names the command's {@code --help}.
  */
 @Command(
         name = "attn",
@@ -27,17 +28,19 @@ import picocli.CommandLine.Command;
             GenerateCommand.class,
             CommandLine.HelpCommand.class
         },
-        exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {
-            "0:ok",
-            "1:internal error",
-            "2:usage error",
-            "3:bad input (file, shape, config)",
-            "4:device unavailable",
-            "5:device out of memory",
-            "6:non-finite values (NaN/Inf)"
-        })
+        exitCodeListHeading = "%nExit codes:%n")
 public final class Main {
+    /** The exit codes, as every command's help lists them (README's table says the same). */
+    static final String[] EXIT_CODES = {
+        "0:ok",
+        "1:internal error (a bug; --verbose shows the stack trace)",
+        "2:usage error: unknown option, missing or bad option value",
+        "3:bad input: a file, shape, config or mask; an empty input",
+        "4:device unavailable: no GPU, driver or backend for --device",
+        "5:device out of memory (GPU memory or Java heap)",
+        "6:non-finite values: NaN or Inf in the inputs or weights"
+    };
+
     public static final int EXIT_INTERNAL = 1,
             EXIT_USAGE = 2,
             EXIT_BAD_INPUT = 3,
@@ -60,7 +63,15 @@ public final class Main {
     /** Runs the CLI and returns its exit code (used by tests). */
     public static int execute(String... args) {
         CommandLine cl = new CommandLine(new Main());
+        withHelp(cl);
         boolean verbose = java.util.Arrays.asList(args).contains("--verbose");
+        cl.setParameterExceptionHandler((ex, cmdArgs) -> {
+            CommandLine cmd = ex.getCommandLine();
+            cmd.getErr()
+                    .println("attn: " + AttnException.oneLine(ex.getMessage()) + " ("
+                            + cmd.getCommandSpec().qualifiedName() + " --help shows the usage)");
+            return EXIT_USAGE;
+        });
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {
             boolean internal = !(ex instanceof AttnException a) || a.code() == AttnException.Code.INTERNAL;
             // one line, always: the hint for internal errors goes on the same line
@@ -80,6 +91,18 @@ public final class Main {
             if (verbose) t.printStackTrace();
             return EXIT_INTERNAL;
         }
+    }
+
+    /** Every command gets {@code --help} (with the exit codes) and {@code --version}. */
+    private static void withHelp(CommandLine cl) {
+        if (cl.getCommandSpec().optionsMap().get("--help") == null)
+            cl.getCommandSpec().mixinStandardHelpOptions(true);
+        var usage = cl.getCommandSpec().usageMessage();
+        usage.exitCodeListHeading("%nExit codes:%n");
+        java.util.Map<String, String> codes = new java.util.LinkedHashMap<>();
+        for (String c : EXIT_CODES) codes.put(c.substring(0, c.indexOf(':')), c.substring(c.indexOf(':') + 1));
+        usage.exitCodeList(codes);
+        for (CommandLine sub : cl.getSubcommands().values()) withHelp(sub);
     }
 
     static String oneLine(Throwable ex) {

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -29,20 +30,11 @@ import picocli.CommandLine.Option;
         description =
                 "Run the op and layer parity suite on every available backend against the double-precision reference.")
 final class ParityCommand implements Callable<Integer> {
-    @Option(
-            names = "--device",
-            paramLabel = "all|cpu|cuda",
-            description = "Backend(s) to check (default: all available).")
-    String device = "all";
-
     @Option(names = "--filter", description = "Only cases whose name contains this text.")
     String filter;
 
-    @Option(names = "--threads", description = "CPU threads (default: all cores).")
-    int threads;
-
-    @Option(names = "--verbose", description = "Stack traces for errors.")
-    boolean verbose;
+    @Mixin
+    SuiteOptions suite;
 
     @Override
     public Integer call() {
@@ -53,13 +45,13 @@ final class ParityCommand implements Callable<Integer> {
         int failed = 0, ran = 0;
         List<String> skipped = new ArrayList<>();
         for (BackendProvider p : Backends.providers()) {
-            if (!device.equals("all") && !device.equals(p.name())) continue;
+            if (!suite.includes(p.name())) continue;
             ProbeResult probe = p.probe();
             if (!probe.available()) {
                 skipped.add(p.name() + " (" + probe.reason() + ")");
                 continue;
             }
-            try (Backend b = p.create(new BackendOptions(threads, null, null))) {
+            try (Backend b = p.create(new BackendOptions(suite.threads, null, null))) {
                 ran++;
                 System.out.println("== " + p.name() + ": " + b.description());
                 List<ParityResult> results = ParityHarness.runAll(ops, b);
@@ -91,7 +83,7 @@ final class ParityCommand implements Callable<Integer> {
         }
         for (String s : skipped) System.out.println("skipped (not passed): " + s);
         if (ran == 0) {
-            System.err.println("attn: parity: no backend ran (" + device + ")");
+            System.err.println("attn: parity: no backend ran (" + suite.device + ")");
             return Main.EXIT_DEVICE;
         }
         int total = ran * (ops.size() + layers.size());

@@ -5,6 +5,7 @@ import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.engine.AttentionWeights;
 import io.attn.engine.Request;
+import io.attn.engine.Request.MaskArg;
 import io.attn.engine.Result;
 import io.attn.io.AtomicFiles;
 import io.attn.io.Npy;
@@ -13,6 +14,7 @@ import io.attn.io.SafeTensors;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
+import io.attn.tensor.Finite;
 import io.attn.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -20,19 +22,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.DoubleConsumer;
 import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code attn run}: runs a PyTorch-exported module (safetensors named as its {@code state_dict()}, config JSON) on
- * embeddings files and writes outputs, attention weights and heatmaps. Every output is written to a temporary file
- * and renamed into place, so a failure leaves no half-written file.
+ * embeddings files and writes outputs, attention weights and heatmaps. The masks are the ones PyTorch's {@code
+ * forward} takes, as {@code .npy} files with PyTorch's meaning (bool: true = not allowed to attend; float: added to the
+ * scores). Every output is written to a temporary file and renamed into place, so a failure leaves no half-written
+ * file.
  */
 @Command(
         name = "run",
@@ -85,11 +94,41 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(
             names = "--causal",
-            description = "Causal self-attention (the decoder's; the encoder's or MHA's when given for them).")
+            description = "Causal self-attention: is_causal (MHA, encoders), tgt_is_causal (decoders, Transformer).")
     boolean causal;
 
-    @Option(names = "--key-padding-mask", paramLabel = "P.npy", description = "(B, S) bool or 0/1; true/1 = padding.")
+    @Option(
+            names = "--memory-causal",
+            description = "memory_is_causal: a causal mask on the decoder's cross-attention.")
+    boolean memoryCausal;
+
+    @Option(
+            names = "--attn-mask",
+            paramLabel = "M.npy",
+            description = "attn_mask (MHA), mask / src_mask (encoders, Transformer): (L, S) or (B*num_heads, L, S).")
+    Path attnMask;
+
+    @Option(
+            names = "--key-padding-mask",
+            paramLabel = "P.npy",
+            description = "key_padding_mask (MHA), src_key_padding_mask (encoders, Transformer): (B, S).")
     Path keyPaddingMask;
+
+    @Option(names = "--tgt-mask", paramLabel = "M.npy", description = "tgt_mask: (T, T) or (B*num_heads, T, T).")
+    Path tgtMask;
+
+    @Option(names = "--memory-mask", paramLabel = "M.npy", description = "memory_mask: (T, S) or (B*num_heads, T, S).")
+    Path memoryMask;
+
+    @Option(names = "--tgt-key-padding-mask", paramLabel = "P.npy", description = "tgt_key_padding_mask: (B, T).")
+    Path tgtKeyPaddingMask;
+
+    @Option(
+            names = "--memory-key-padding-mask",
+            paramLabel = "P.npy",
+            description = "memory_key_padding_mask: (B, S). Every mask is an .npy, bool (true = not allowed to attend,"
+                    + " as PyTorch) or float (added to the scores).")
+    Path memoryKeyPaddingMask;
 
     @Option(
             names = "--output",
@@ -116,17 +155,22 @@ final class RunCommand implements Callable<Integer> {
     @Option(
             names = "--non-finite",
             paramLabel = "error|warn",
-            description = "NaN/Inf in inputs or weights: fail or warn (default: ${DEFAULT-VALUE}).")
+            description = "NaN/Inf in the inputs: fail or warn and run on (default: ${DEFAULT-VALUE}). Weights must be"
+                    + " finite.")
     String nonFinite = "error";
 
     @Mixin
     DeviceOptions device;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws IOException {
-        if ((input == null) == (text == null)) throw AttnException.badInput("give exactly one of --input and --text");
+        if ((input == null) == (text == null))
+            throw new ParameterException(spec.commandLine(), "give exactly one of --input and --text");
         if (!nonFinite.equals("error") && !nonFinite.equals("warn"))
-            throw AttnException.badInput("--non-finite must be error or warn, got " + nonFinite);
+            throw new ParameterException(spec.commandLine(), "--non-finite must be error or warn, got " + nonFinite);
         Model m = loadModel();
         Backends.Selection sel = device.open();
         System.err.println("attn: device " + sel.reason());
@@ -134,7 +178,15 @@ final class RunCommand implements Callable<Integer> {
         try (m) {
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
-                runOne(m, input == null ? null : Path.of(input), output, attentionWeights, heatmap);
+                Path in = input == null ? null : Path.of(input);
+                progress = new Progress(1, false);
+                String summary;
+                try {
+                    summary = runOne(m, in, output, attentionWeights, heatmap, progress.within(in));
+                } finally {
+                    progress.done(0);
+                }
+                if (summary != null) System.out.println(summary);
                 return 0;
             }
             return runBatch(m, batch);
@@ -146,6 +198,9 @@ final class RunCommand implements Callable<Integer> {
 
     /** The backend runs go to: the selected one, or the CPU after a device fault with {@code --device auto}. */
     private Backend backend;
+
+    /** The progress of the files being run (its bar, on a terminal). */
+    private Progress progress;
 
     private Backend fallback;
 
@@ -160,18 +215,17 @@ final class RunCommand implements Callable<Integer> {
             boolean deviceFault = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
                     || e.code() == AttnException.Code.DEVICE_UNAVAILABLE;
             if (!deviceFault || !device.auto() || backend.name().equals("cpu")) throw e;
-            System.err.println(
-                    "attn: warning: " + backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
+            warn(backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
             fallback = device.open("cpu").backend();
             backend = fallback;
             return m.run(backend, inputs);
         }
     }
 
+    /** The model, its weights checked (shapes, names, finite values) by the engine. */
     private Model loadModel() {
         SafeTensors.File f = SafeTensors.read(model);
         ModelConfig c = Model.readConfig(f, model, config);
-        for (var e : f.tensors().entrySet()) checkFinite(e.getValue(), model + ": tensor '" + e.getKey() + "'");
         return Model.load(c, new StateDict(f.tensors(), model.toString()));
     }
 
@@ -200,24 +254,30 @@ final class RunCommand implements Callable<Integer> {
         if (Files.exists(output) && !Files.isDirectory(output))
             throw AttnException.badInput(output + ": must be a directory when --input is a directory or glob");
         Files.createDirectories(output);
-        Progress progress = new Progress(files.size());
+        progress = new Progress(files.size(), true);
         int failed = 0;
-        for (Path f : files) {
-            String stem = stem(f);
-            try {
-                runOne(
-                        m,
-                        f,
-                        output.resolve(stem + ".npy"),
-                        attentionWeights == null ? null : dir(attentionWeights).resolve(stem + ".npz"),
-                        heatmap == null ? null : dir(heatmap).resolve(stem + ".png"));
-                progress.ok(f);
-            } catch (AttnException | IOException e) {
-                failed++;
-                progress.failed(f, Main.oneLine(e));
+        try {
+            for (Path f : files) {
+                String stem = stem(f);
+                try {
+                    runOne(
+                            m,
+                            f,
+                            output.resolve(stem + ".npy"),
+                            attentionWeights == null
+                                    ? null
+                                    : dir(attentionWeights).resolve(stem + ".npz"),
+                            heatmap == null ? null : dir(heatmap).resolve(stem + ".png"),
+                            progress.within(f));
+                    progress.ok(f);
+                } catch (AttnException | IOException e) {
+                    failed++;
+                    progress.failed(f, Main.oneLine(e));
+                }
             }
+        } finally {
+            progress.done(failed);
         }
-        progress.done(failed);
         return failed == 0 ? 0 : Main.EXIT_BAD_INPUT;
     }
 
@@ -226,31 +286,41 @@ final class RunCommand implements Callable<Integer> {
         return p;
     }
 
-    private void runOne(Model m, Path in, Path out, Path weightsOut, Path heatmapOut) throws IOException {
+    /** Runs one input; returns the output's summary line when nothing is written, else null. */
+    private String runOne(Model m, Path in, Path out, Path weightsOut, Path heatmapOut, DoubleConsumer progress)
+            throws IOException {
         List<String> labels = new ArrayList<>();
         Tensor x;
         if (in != null) {
-            x = readArray(in);
+            x = readInput(in);
         } else {
             TextInput t = TextInput.embed(text, vectors, unknown);
             x = t.embeddings();
             labels = t.tokens();
         }
-        checkFinite(x, String.valueOf(in == null ? "--text" : in));
-        Tensor mem = memory == null ? null : readArray(memory);
-        Tensor tgt = target == null ? null : readArray(target);
-        Tensor kp = keyPaddingMask == null ? null : readArray(keyPaddingMask);
-        if (mem != null) checkFinite(mem, memory.toString());
-        if (tgt != null) checkFinite(tgt, target.toString());
+        Tensor mem = memory == null ? null : readInput(memory);
+        Tensor tgt = target == null ? null : readInput(target);
         boolean wantWeights = weightsOut != null || heatmapOut != null;
         AttentionWeights w =
                 !wantWeights ? AttentionWeights.NONE : perHead ? AttentionWeights.PER_HEAD : AttentionWeights.AVERAGED;
         Request inputs = Request.of(x)
                 .withMemory(mem)
                 .withTarget(tgt)
-                .withKeyPaddingMask(kp)
                 .withCausal(causal)
-                .withAttentionWeights(w);
+                .withMemoryCausal(memoryCausal)
+                .withAttentionWeights(w)
+                .withProgress(progress);
+        Map<MaskArg, Path> maskFiles = maskFiles();
+        for (var e : maskFiles.entrySet()) {
+            Npy.Typed mask = readMask(e.getValue());
+            inputs = inputs.withMask(e.getKey(), mask.tensor(), mask.isBool());
+        }
+        if (nonFinite.equals("warn")) {
+            warnNonFinite(x, String.valueOf(in == null ? "--text" : in));
+            if (mem != null) warnNonFinite(mem, memory.toString());
+            if (tgt != null) warnNonFinite(tgt, target.toString());
+            inputs = inputs.withFiniteCheck(false);
+        }
         Result r;
         try {
             r = compute(m, inputs);
@@ -260,14 +330,13 @@ final class RunCommand implements Callable<Integer> {
             Object file = in == null ? "--text" : in;
             if (memory != null && msg.startsWith("memory ")) file = memory;
             else if (target != null && msg.startsWith("target ")) file = target;
-            else if (keyPaddingMask != null && msg.startsWith("key-padding mask")) file = keyPaddingMask;
+            for (var f : maskFiles.entrySet()) if (msg.startsWith(f.getKey().torchName() + " ")) file = f.getValue();
             throw new AttnException(e.code(), file + ": " + msg, e);
         }
-        checkFinite(r.output(), "output");
+        if (nonFinite.equals("warn")) warnNonFinite(r.output(), "output");
         // everything computed: now write every output as one unit (all or none)
         Map<Path, AtomicFiles.Writer> files = new LinkedHashMap<>();
         if (out != null) files.put(out, arrayWriter(out, "output", r.output()));
-        else if (!wantWeights) printSummary(r.output());
         if (weightsOut != null) files.put(weightsOut, weightsWriter(weightsOut, r.attentionWeights()));
         if (heatmapOut != null) {
             var first = r.attentionWeights().entrySet().iterator().next();
@@ -279,6 +348,7 @@ final class RunCommand implements Callable<Integer> {
             files.put(heatmapOut, o -> o.write(png));
         }
         AtomicFiles.writeAll(files);
+        return out == null && !wantWeights ? summary(r.output()) : null;
     }
 
     private static AtomicFiles.Writer weightsWriter(Path p, Map<String, Tensor> weights) {
@@ -305,22 +375,54 @@ final class RunCommand implements Callable<Integer> {
         return Npy.read(p);
     }
 
-    private void checkFinite(Tensor t, String what) {
-        if (t.allFinite()) return;
-        String msg = what + ": contains NaN or Inf values";
-        if (nonFinite.equals("error")) throw new AttnException(AttnException.Code.NON_FINITE, msg);
-        System.err.println("attn: warning: " + msg);
+    /** An input, memory or target array: something to run on. */
+    private static Tensor readInput(Path p) {
+        Tensor t = readArray(p);
+        if (t.size() == 0) throw AttnException.badInput(p + ": the array " + t.shape() + " is empty: nothing to run");
+        return t;
     }
 
-    private static void printSummary(Tensor out) {
+    /** The mask options given, by the PyTorch argument each one is. */
+    private Map<MaskArg, Path> maskFiles() {
+        Map<MaskArg, Path> m = new EnumMap<>(MaskArg.class);
+        if (attnMask != null) m.put(MaskArg.ATTN_MASK, attnMask);
+        if (keyPaddingMask != null) m.put(MaskArg.KEY_PADDING_MASK, keyPaddingMask);
+        if (tgtMask != null) m.put(MaskArg.TGT_MASK, tgtMask);
+        if (memoryMask != null) m.put(MaskArg.MEMORY_MASK, memoryMask);
+        if (tgtKeyPaddingMask != null) m.put(MaskArg.TGT_KEY_PADDING_MASK, tgtKeyPaddingMask);
+        if (memoryKeyPaddingMask != null) m.put(MaskArg.MEMORY_KEY_PADDING_MASK, memoryKeyPaddingMask);
+        return m;
+    }
+
+    /** A mask file: an .npy of bool (true = not allowed to attend) or float (added to the scores), as PyTorch takes. */
+    private static Npy.Typed readMask(Path p) {
+        if (!p.toString().endsWith(".npy")) throw AttnException.badInput(p + ": a mask is an .npy file");
+        Npy.Typed t = Npy.readTyped(p);
+        if (!t.isBool() && !t.isFloat())
+            throw AttnException.badInput(p + ": a mask of " + t.dtype() + ": PyTorch takes bool masks (true = not"
+                    + " allowed to attend) or float masks (added to the scores); save it with .astype(bool)");
+        return t;
+    }
+
+    private void warnNonFinite(Tensor t, String what) {
+        int bad = Finite.indexOfNonFinite(t.data());
+        if (bad >= 0) warn(what + ": holds " + t.data()[bad] + " at " + t.indexString(bad));
+    }
+
+    /** A warning line on stderr, on a line of its own when a progress bar is drawn. */
+    private void warn(String message) {
+        progress.line("attn: warning: " + message);
+    }
+
+    private static String summary(Tensor out) {
         double s = 0, s2 = 0;
         for (float v : out.data()) {
             s += v;
             s2 += (double) v * v;
         }
-        System.out.printf(
+        return String.format(
                 java.util.Locale.ROOT,
-                "output %s: mean %.6f, rms %.6f (use --output to save it)%n",
+                "output %s: mean %.6f, rms %.6f (use --output to save it)",
                 out.shape(),
                 s / out.size(),
                 Math.sqrt(s2 / out.size()));

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code attn golden DIR}: a one-case golden folder in golden_torch.py's layout (an SDPA case with a bool mask, the
+ * {@code attn golden DIR}: the committed PyTorch cases pass on every available backend; a one-case golden folder in golden_torch.py's layout (an SDPA case with a bool mask, the
  * expected output from the double reference, stored as float32 here; the float64 files and every module kind are
  * covered by GoldenCasesTest in the tests module) passes with exit 0; a corrupted expectation fails with exit 1; a
  * missing folder or a filter matching nothing is one line and exit 3.
@@ -75,6 +75,20 @@ class GoldenCommandTest {
         assertEquals(1, r.code(), r.out() + r.err());
         assertTrue(r.out().contains("FAIL output: relative error"), r.out());
         assertTrue(r.out().strip().endsWith("0 passed, 1 failed"), r.out());
+    }
+
+    /** What CI runs: the committed cases from real PyTorch, on every backend (here the CPU; CUDA skipped, not passed). */
+    @Test
+    void theCommittedPyTorchCasesPassOnEveryAvailableBackend() {
+        var r = RunCommandTest.cli("golden", Path.of("..", "tests", "golden").toString());
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertTrue(r.out().contains("golden: ../tests/golden, 43 cases on cpu"), r.out());
+        assertTrue(r.out().contains("transformer_seqfirst_pre_relu"), r.out());
+        assertTrue(r.out().lines().noneMatch(l -> l.contains("FAIL")), r.out());
+        boolean gpu = io.attn.backend.Backends.probeAll().stream()
+                .anyMatch(p -> p.backend().equals("cuda") && p.available());
+        assertTrue(r.out().contains(gpu ? "43 cases on cuda" : "skipped (not passed): cuda"), r.out());
+        assertTrue(r.out().strip().endsWith((gpu ? 86 : 43) + " passed, 0 failed"), r.out());
     }
 
     @Test

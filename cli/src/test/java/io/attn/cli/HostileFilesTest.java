@@ -545,13 +545,13 @@ class HostileFilesTest {
         // a few cases must also say the right thing (exit code, the file and the problem)
         Map<String, String> says = new LinkedHashMap<>();
         says.put("memory-wrong-width", "3|m7.npy: memory has shape (2, 4, 7) but the model width is 8");
-        says.put("key-padding-wrong-shape", "3|kp.npy: key-padding mask (2, 5) does not fit: expected (B, S) = (2, 3)");
+        says.put("key-padding-wrong-shape", "3|kp.npy: key_padding_mask has shape (2, 5): expected (B, S) = (2, 3)");
         says.put("model-missing-tensor", "3|missing.safetensors: missing tensor 'out_proj.bias' (expected shape (8))");
         says.put("model-wrong-shape", "3|tensor 'out_proj.weight' has shape (8, 9), expected (8, 8)");
         says.put("model-extra-tensor", "3|unexpected tensor(s) not used by the model: extra.weight");
         says.put("config-not_divisible.json", "3|embed_dim 8 is not divisible by num_heads 3");
-        says.put("input-nan", "6|nan.npy: contains NaN or Inf values");
-        says.put("model-inf-weight", "6|tensor 'in_proj_bias': contains NaN or Inf values");
+        says.put("input-nan", "6|nan.npy: input holds NaN at [0, 0, 5]: inputs must be finite");
+        says.put("model-inf-weight", "6|tensor 'in_proj_bias' holds Infinity at [3]: weights must be finite");
         says.put("input-bomb.npz/inspect", "3|refusing a possible zip bomb");
         says.put("input-wrong-width", "3|w7.npy: input has shape (2, 3, 7) but the model width is 8");
         says.put("model-newline_name.safetensors", "3|tensor 'a\\nb\\u001b[2J' has unsupported dtype 'C64'");

@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Model / config / input mismatches through the library: each is one line naming what is wrong, with the expected and
- * the actual shape; extreme values stay finite; NaN weights warn or fail as {@code --non-finite} says.
+ * the actual shape; extreme values stay finite; NaN weights are refused, NaN inputs fail or warn as {@code
+ * --non-finite} says.
  */
 class MismatchTest {
     static final int E = HostileFilesTest.E;
@@ -129,7 +130,7 @@ class MismatchTest {
                     AttnException.Code.SHAPE_MISMATCH,
                     () -> m.run(b, Request.of(x).withAttnMask(Tensor.zeros(5, 3, 3), true)),
                     "(5, 3, 3)",
-                    "(4, L, S)");
+                    "(B*num_heads, L, S) = (4, 3, 3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
                     () -> m.run(b, Request.of(x).withKeyPaddingMask(Tensor.zeros(2, 4))),
@@ -173,40 +174,52 @@ class MismatchTest {
     }
 
     @Test
-    void nanWeightsFailOrWarnAsAsked() throws Exception {
+    void nanWeightsAreRefusedAndNanInputsFailOrWarnAsAsked() throws Exception {
         Map<String, Tensor> w = HostileFilesTest.mhaWeights();
+        Path good = dir.resolve("good.safetensors");
+        io.attn.io.SafeTensors.write(good, w, Map.of("config", HostileFilesTest.mhaConfig(E, 2)));
         w.get("out_proj.weight").data()[0] = Float.NaN;
         Path m = dir.resolve("nan.safetensors");
         io.attn.io.SafeTensors.write(m, w, Map.of("config", HostileFilesTest.mhaConfig(E, 2)));
         Path x = dir.resolve("x.npy");
         io.attn.io.Npy.write(x, HostileFilesTest.random(25, 1, 3, E));
-        var err = RunCommandTest.cli(
-                "run",
-                "--model",
-                m.toString(),
-                "--input",
-                x.toString(),
-                "--device",
-                "cpu",
-                "--output",
-                dir.resolve("e.npy").toString());
+        for (String mode : List.of("error", "warn")) { // weights must be finite either way
+            var err = RunCommandTest.cli(
+                    "run",
+                    "--model",
+                    m.toString(),
+                    "--input",
+                    x.toString(),
+                    "--non-finite",
+                    mode,
+                    "--output",
+                    dir.resolve("e.npy").toString());
+            assertEquals(Main.EXIT_NON_FINITE, err.code(), err.err());
+            assertTrue(
+                    err.err().contains("tensor 'out_proj.weight' holds NaN at [0, 0]: weights must be finite"),
+                    err.err());
+            assertFalse(Files.exists(dir.resolve("e.npy")));
+        }
+        Tensor nan = HostileFilesTest.random(25, 1, 3, E);
+        nan.data()[4] = Float.NaN;
+        Path xn = dir.resolve("xn.npy");
+        io.attn.io.Npy.write(xn, nan);
+        var err = RunCommandTest.cli("run", "--model", good.toString(), "--input", xn.toString());
         assertEquals(Main.EXIT_NON_FINITE, err.code(), err.err());
-        assertTrue(err.err().contains("tensor 'out_proj.weight': contains NaN or Inf"), err.err());
-        assertFalse(Files.exists(dir.resolve("e.npy")));
+        assertTrue(err.err().contains("xn.npy: input holds NaN at [0, 0, 4]: inputs must be finite"), err.err());
         var warn = RunCommandTest.cli(
                 "run",
                 "--model",
-                m.toString(),
+                good.toString(),
                 "--input",
-                x.toString(),
-                "--device",
-                "cpu",
+                xn.toString(),
                 "--non-finite",
                 "warn",
                 "--output",
                 dir.resolve("w.npy").toString());
-        assertTrue(warn.err().contains("attn: warning: ") && warn.err().contains("out_proj.weight"), warn.err());
+        assertTrue(warn.err().contains("attn: warning: " + xn + ": holds NaN at [0, 0, 4]"), warn.err());
         // the NaN propagates to the output, which --non-finite warn reports too rather than failing
+        assertTrue(warn.err().contains("attn: warning: output: holds NaN"), warn.err());
         assertEquals(0, warn.code(), warn.err());
     }
 }

@@ -68,6 +68,36 @@ class RunCommandTest {
         return p;
     }
 
+    /** {@code t} (0/1) as a NumPy bool array, as {@code np.save} writes a bool mask. */
+    Path boolNpy(String name, Tensor t) {
+        return typedNpy(dir.resolve(name + ".npy"), t, "|b1");
+    }
+
+    /** {@code t} as an .npy of dtype {@code |b1} (bool) or {@code <i8} (int64), as {@code np.save} writes them. */
+    static Path typedNpy(Path p, Tensor t, String descr) {
+        StringBuilder shape = new StringBuilder("(");
+        for (int i = 0; i < t.rank(); i++) shape.append(i > 0 ? ", " : "").append(t.dim(i));
+        String header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape
+                + (t.rank() == 1 ? ",)" : ")") + ", }";
+        header += " ".repeat(63 - (10 + header.length()) % 64) + "\n";
+        byte[] h = header.getBytes(StandardCharsets.ISO_8859_1);
+        int width = descr.equals("|b1") ? 1 : 8;
+        java.nio.ByteBuffer b =
+                java.nio.ByteBuffer.allocate(10 + h.length + width * t.size()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        b.put(new byte[] {(byte) 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0})
+                .putShort((short) h.length)
+                .put(h);
+        for (float v : t.data())
+            if (width == 1) b.put((byte) (v != 0 ? 1 : 0));
+            else b.putLong((long) v);
+        try {
+            Files.write(p, b.array());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return p;
+    }
+
     static double relErr(Tensor got, DTensor want) {
         assertEquals(Arrays.toString(want.shape()), Arrays.toString(got.shape().dims()), "shape");
         double num = 0, den = 0;
@@ -107,7 +137,7 @@ class RunCommandTest {
                 "--memory",
                 npy("m", mem).toString(),
                 "--key-padding-mask",
-                npy("kp", kp).toString(),
+                boolNpy("kp", kp).toString(),
                 "--output",
                 dir.resolve("y.npy").toString(),
                 "--attention-weights",
@@ -233,7 +263,7 @@ class RunCommandTest {
                 "--input",
                 npy("s", src).toString(),
                 "--key-padding-mask",
-                npy("p", kp).toString(),
+                boolNpy("p", kp).toString(),
                 "--output",
                 dir.resolve("el.npy").toString(),
                 "--attention-weights",
@@ -386,7 +416,7 @@ class RunCommandTest {
                         npy("nan", nan).toString()),
                 new Bad(
                         "mask shape",
-                        "key-padding mask",
+                        "kp.npy: key_padding_mask has shape (2, 3): expected (S) = (3)",
                         "--model",
                         good.toString(),
                         "--input",
@@ -415,17 +445,33 @@ class RunCommandTest {
     }
 
     @Test
-    void inspectDescribesModelAndArrays() {
+    void inspectPrintsTablesAndJson() {
         var sd = RandomStateDicts.multiheadAttention(8, true, 1);
         Path m = model("mha", sd, "{\"module\":\"MultiheadAttention\",\"embed_dim\":8,\"num_heads\":2}");
         Result r = ok("inspect", m.toString());
-        assertTrue(
-                r.out().contains("in_proj_weight")
-                        && r.out().contains("(24, 8)")
-                        && r.out().contains("F32"),
-                r.out());
-        assertTrue(r.out().contains("num_heads"), r.out());
+        List<String> lines = r.out().lines().toList();
+        assertEquals(m + ": safetensors, 4 tensors, 288 parameters, 1.1 KiB", lines.get(0));
+        assertEquals("  name             dtype  shape    elements  bytes", lines.get(1));
+        assertEquals("  in_proj_weight   F32    (24, 8)       192  768 B", lines.get(2));
+        assertTrue(r.out().contains("config (from the metadata, as understood):"), r.out());
+        assertTrue(r.out().contains("  num_heads    2"), r.out()); // every constructor argument, defaults filled in
+        assertTrue(r.out().contains("  batch_first  true"), r.out());
+        assertFalse(r.out().contains("ModelConfig["), r.out()); // no Java record dumps
+        Map<?, ?> json = (Map<?, ?>)
+                io.attn.io.Json.parse(ok("inspect", "--json", m.toString()).out());
+        assertEquals("safetensors", json.get("format"));
+        assertEquals(288L, json.get("parameters"));
+        Map<?, ?> first = (Map<?, ?>) ((List<?>) json.get("tensors")).get(0);
+        assertEquals(List.of(24L, 8L), first.get("shape"));
+        assertEquals("F32", first.get("dtype"));
+        assertEquals(768L, first.get("bytes"));
+        assertEquals(2L, ((Map<?, ?>) json.get("config")).get("num_heads"));
+
         Result n = ok("inspect", npy("x", Tensor.zeros(2, 3)).toString());
-        assertTrue(n.out().contains("'shape': (2, 3)"), n.out());
+        assertTrue(n.out().contains(".npy version 1.0, float32, shape (2, 3), 6 elements"), n.out());
+        Result b = ok("inspect", "--json", boolNpy("mask", Tensor.zeros(4, 5)).toString());
+        Map<?, ?> bj = (Map<?, ?>) io.attn.io.Json.parse(b.out());
+        assertEquals("bool", bj.get("dtype"));
+        assertEquals(List.of(4L, 5L), bj.get("shape"));
     }
 }

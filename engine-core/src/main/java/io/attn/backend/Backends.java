@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
@@ -15,6 +16,10 @@ import java.util.ServiceLoader;
  */
 public final class Backends {
     private Backends() {}
+
+    /** The devices attn has backends for, and the artifact that brings each. */
+    public static final Map<String, String> ARTIFACTS =
+            Map.of("cpu", "io.attn:engine-cpu", "cuda", "io.attn:engine-cuda");
 
     /** A chosen backend and a line saying why it was chosen (for "which device ran it" messages). */
     public record Selection(Backend backend, String reason) {}
@@ -62,7 +67,8 @@ public final class Backends {
     /**
      * Opens the backend for {@code device} ({@code auto|cpu|cuda|...}, null for the default).
      *
-     * @throws AttnException DEVICE_UNAVAILABLE when a named device cannot be used, BAD_INPUT for an unknown name
+     * @throws AttnException DEVICE_UNAVAILABLE when a named device cannot be used (no device, or its backend not on
+     *     the class path: the message names the artifact), BAD_INPUT for an unknown name
      */
     public static Selection open(String device, BackendOptions options) {
         String d = resolveDevice(device);
@@ -74,7 +80,7 @@ public final class Backends {
                 if (!r.available()) {
                     skipped.append("; ")
                             .append(p.name())
-                            .append(" unavailable: ")
+                            .append(" not available: ")
                             .append(r.reason());
                     continue;
                 }
@@ -85,7 +91,12 @@ public final class Backends {
                     skipped.append("; ").append(p.name()).append(" failed: ").append(e.getMessage());
                 }
             }
-            throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, "no backend is usable" + skipped);
+            throw new AttnException(
+                    AttnException.Code.DEVICE_UNAVAILABLE,
+                    ps.isEmpty()
+                            ? "no backend is on the class path (add the artifact " + ARTIFACTS.get("cpu") + " and/or "
+                                    + ARTIFACTS.get("cuda") + ")"
+                            : "no backend is usable" + skipped);
         }
         for (BackendProvider p : ps) {
             if (!p.name().equals(d)) continue;
@@ -101,7 +112,12 @@ public final class Backends {
                         AttnException.Code.DEVICE_UNAVAILABLE, "device '" + d + "' is not usable: " + e, e);
             }
         }
-        List<String> names = ps.stream().map(BackendProvider::name).toList();
-        throw AttnException.badInput("unknown device '" + d + "': expected auto or one of " + names);
+        String artifact = ARTIFACTS.get(d);
+        if (artifact != null)
+            throw new AttnException(
+                    AttnException.Code.DEVICE_UNAVAILABLE,
+                    "device '" + d + "' is not available: its backend is not on the class path (add the artifact "
+                            + artifact + ")");
+        throw AttnException.badInput("unknown device '" + d + "': expected auto, cpu or cuda");
     }
 }

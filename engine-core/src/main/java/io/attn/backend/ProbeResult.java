@@ -12,6 +12,6 @@ public record ProbeResult(String backend, boolean available, String description,
 
     @Override
     public String toString() {
-        return backend + ": " + (available ? "available, " + description : "unavailable, " + reason);
+        return backend + ": " + (available ? "available, " + description : "not available, " + reason);
     }
 }

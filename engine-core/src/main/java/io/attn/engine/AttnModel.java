@@ -73,15 +73,15 @@ public final class AttnModel implements AutoCloseable {
     }
 
     /**
-     * Encodes a batch {@code x (B, L, E)} (or one sequence {@code (L, E)}) into the output of the same shape: the
-     * encoder output for {@code TransformerEncoder(Layer)}, the self-attention output for {@code MultiheadAttention}
-     * and {@code SelfAttention}.
+     * Encodes a batch {@code x (B, L, E)} ({@code (L, B, E)} for a {@code "batch_first": false} model; or one sequence
+     * {@code (L, E)}) into the output of the same shape: the encoder output for {@code TransformerEncoder(Layer)}, the
+     * self-attention output for {@code MultiheadAttention} and {@code SelfAttention}.
      */
     public Tensor encode(Tensor x) {
         return encode(x, null);
     }
 
-    /** {@link #encode(Tensor)} with a key padding mask {@code (B, L)}, non-zero = padding (may be null). */
+    /** {@link #encode(Tensor)} with a bool key padding mask {@code (B, L)}, non-zero = padding (may be null). */
     public Tensor encode(Tensor x, Tensor keyPaddingMask) {
         requireKind(
                 "encode",
@@ -109,20 +109,24 @@ public final class AttnModel implements AutoCloseable {
             maxL = Math.max(maxL, s.dim(0));
         }
         int b = sequences.size();
+        boolean batchFirst = config().batchFirst();
+        // row l of sequence i sits at (i, l) batch-first, at (l, i) sequence-first
+        int seqStride = batchFirst ? maxL * e : e, rowStride = batchFirst ? e : b * e;
         float[] x = new float[Math.multiplyExact(Math.multiplyExact(b, maxL), e)];
         float[] pad = new float[b * maxL];
         for (int i = 0; i < b; i++) {
             Tensor s = sequences.get(i);
-            System.arraycopy(s.data(), 0, x, i * maxL * e, s.size());
+            for (int l = 0; l < s.dim(0); l++) System.arraycopy(s.data(), l * e, x, i * seqStride + l * rowStride, e);
             for (int l = s.dim(0); l < maxL; l++) pad[i * maxL + l] = 1f;
         }
-        Tensor y = encode(Tensor.of(x, b, maxL, e), Tensor.of(pad, b, maxL));
+        Tensor xs = batchFirst ? Tensor.of(x, b, maxL, e) : Tensor.of(x, maxL, b, e);
+        Tensor y = encode(xs, Tensor.of(pad, b, maxL));
         List<Tensor> out = new ArrayList<>(b);
         for (int i = 0; i < b; i++) {
-            int l = sequences.get(i).dim(0);
-            float[] d = new float[l * e];
-            System.arraycopy(y.data(), i * maxL * e, d, 0, d.length);
-            out.add(Tensor.of(d, l, e));
+            int n = sequences.get(i).dim(0);
+            float[] d = new float[n * e];
+            for (int l = 0; l < n; l++) System.arraycopy(y.data(), i * seqStride + l * rowStride, d, l * e, e);
+            out.add(Tensor.of(d, n, e));
         }
         return out;
     }

@@ -10,6 +10,7 @@ import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
 import io.attn.tensor.Tensor;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,8 +45,9 @@ public final class Engine implements AutoCloseable {
     /**
      * Opens the device named in {@code options}.
      *
-     * @throws AttnException DEVICE_UNAVAILABLE when the device cannot be used (for {@code auto}: when none can),
-     *     BAD_INPUT for an unknown device name
+     * @throws AttnException DEVICE_UNAVAILABLE when the device cannot be used (for {@code auto}: when none can), with
+     *     the reason: no GPU or driver, or its backend not on the class path (the message names the artifact to add,
+     *     {@code io.attn:engine-cuda} or {@code io.attn:engine-cpu}); BAD_INPUT for an unknown device name
      */
     public static Engine open(EngineOptions options) {
         if (options == null) options = EngineOptions.defaults();
@@ -86,7 +88,9 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Builds a model in code from a config and weights under PyTorch's {@code state_dict} names.
+     * Builds a model in code from a config and weights under PyTorch's {@code state_dict} names. The weights are
+     * copied, so later changes to the caller's arrays do not reach the model (loading holds the weights twice for a
+     * moment); {@link #loadOwned} takes the arrays without a copy. Non-finite weights are refused (NON_FINITE).
      *
      * @param configJson e.g. {@code {"module":"MultiheadAttention","embed_dim":64,"num_heads":4}}
      */
@@ -97,20 +101,46 @@ public final class Engine implements AutoCloseable {
     /**
      * Like {@link #load(String, Map)}; {@code source} names the weights in error messages (the file they came from).
      */
-    @SuppressWarnings("unchecked")
     public AttnModel load(String configJson, Map<String, Tensor> stateDict, String source) {
-        if (configJson == null) throw AttnException.badInput("config is null");
+        ModelConfig c = parse(configJson);
         if (stateDict == null) throw AttnException.badInput("state dict is null");
-        Object json = Json.parse(configJson, "config");
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        ModelConfig c = ModelConfig.parse((Map<String, Object>) m, "config");
+        return register(() -> Model.load(c, new StateDict(copied(stateDict), source == null ? "state_dict" : source)));
+    }
+
+    /**
+     * Like {@link #load(String, Map, String)} without copying: the engine takes ownership of the tensors' arrays. The
+     * model reads them for as long as it is open, so the caller must not change them, now or later. For a loader that
+     * has just read the weights from a file and keeps no other use for them (peak memory: the weights once).
+     */
+    public AttnModel loadOwned(String configJson, Map<String, Tensor> stateDict, String source) {
+        ModelConfig c = parse(configJson);
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
         return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
-    /** Builds a model in code from a parsed config and weights under PyTorch's {@code state_dict} names. */
+    /** Like {@link #load(String, Map)} with a parsed config; the weights are copied. */
     public AttnModel load(ModelConfig config, Map<String, Tensor> stateDict) {
-        if (config == null || stateDict == null) throw AttnException.badInput("config and state dict are required");
-        return register(() -> Model.load(config, new StateDict(stateDict)));
+        if (config == null) throw AttnException.badInput("config is null");
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
+        return register(() -> Model.load(config, new StateDict(copied(stateDict))));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static ModelConfig parse(String configJson) {
+        if (configJson == null) throw AttnException.badInput("config is null");
+        Object json = Json.parse(configJson, "config");
+        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
+        return ModelConfig.parse((Map<String, Object>) m, "config");
+    }
+
+    /** A copy of every tensor (inside {@link #register}: running out of heap here is DEVICE_OUT_OF_MEMORY too). */
+    private static Map<String, Tensor> copied(Map<String, Tensor> stateDict) {
+        Map<String, Tensor> copy = new LinkedHashMap<>();
+        for (var e : stateDict.entrySet()) {
+            if (e.getValue() == null) throw AttnException.badInput("state dict: tensor '" + e.getKey() + "' is null");
+            copy.put(e.getKey(), e.getValue().copy());
+        }
+        return copy;
     }
 
     /** The models loaded and not yet closed. */

@@ -1,5 +1,6 @@
 package io.attn.engine;
 
+import io.attn.AttnException;
 import io.attn.backend.Precision;
 import java.util.Map;
 
@@ -9,12 +10,14 @@ import java.util.Map;
  * threads ({@code 0} = every available processor), the arithmetic precision (FP32 unless asked; the reduced precisions
  * apply to CUDA GEMMs only) and backend-specific settings ({@code extra}, e.g. {@code cublas.path}).
  *
+ * <p>An invalid argument is an {@link AttnException} BAD_INPUT, as everywhere in the library: a negative thread count
+ * here, an unknown device name when {@link Engine#open} resolves it.
+ *
  * <p>Immutable and thread-safe.
  */
 public record EngineOptions(String device, int threads, Precision precision, Map<String, String> extra) {
     public EngineOptions {
-        if (threads < 0)
-            throw new IllegalArgumentException("threads must be >= 0 (0 = all processors), got " + threads);
+        if (threads < 0) throw AttnException.badInput("threads must be >= 0 (0 = all processors), got " + threads);
         if (precision == null) precision = Precision.FP32;
         extra = extra == null ? Map.of() : Map.copyOf(extra);
     }

@@ -12,6 +12,7 @@ import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.DoubleConsumer;
 
 /**
  * Runs one {@link Graph} on one {@link Backend}. Constants are uploaded once, when the executor is made (or once per
@@ -37,6 +38,7 @@ public final class Executor implements AutoCloseable {
     private final Resources resources;
     private final boolean ownsResources;
     private volatile boolean closed;
+    private volatile double[] workDone; // by node id, made on the first run that reports progress
 
     /** An executor with resources of its own, released when it is closed. */
     public Executor(Backend backend, Graph graph) {
@@ -103,12 +105,21 @@ public final class Executor implements AutoCloseable {
     }
 
     /**
+     * Runs the graph, telling {@code progress} (when not null) after each op the fraction of the graph's estimated
+     * work done so far: each op weighs its floating-point operations (a GEMM {@code 2MNK}, attention {@code 4LSD} per
+     * head), or its output's size for the memory-bound ops. The last call, once the outputs are on the host, says 1.
+     */
+    public List<Tensor> run(Map<String, Tensor> inputs, DoubleConsumer progress) {
+        return run(inputs, Map.of(), null, progress);
+    }
+
+    /**
      * Runs the graph with some inputs bound to backend buffers ({@code bound}, by input name; at least the input's size,
      * owned by the caller and left allocated) and the others given as host tensors ({@code inputs}). A bound input read
      * by a {@link Op#CACHE_WRITE} holds the written cache after the call.
      */
     public List<Tensor> run(Map<String, Tensor> inputs, Map<String, Buffer> bound) {
-        return run(inputs, bound, null);
+        return run(inputs, bound, null, null);
     }
 
     /**
@@ -137,16 +148,17 @@ public final class Executor implements AutoCloseable {
                     throw AttnException.badInput(
                             "runInto: output " + i + " is the array of input '" + e.getKey() + "'");
         }
-        return run(inputs, Map.of(), outputs);
+        return run(inputs, Map.of(), outputs, null);
     }
 
-    private List<Tensor> run(Map<String, Tensor> inputs, Map<String, Buffer> bound, float[][] into) {
+    private List<Tensor> run(
+            Map<String, Tensor> inputs, Map<String, Buffer> bound, float[][] into, DoubleConsumer progress) {
         if (closed) throw new IllegalStateException("executor is closed");
         Buffer[] values = new Buffer[graph.nodes().size()];
         List<Buffer> uploaded = new ArrayList<>();
         try {
             bindInputs(inputs, bound, values, uploaded);
-            return execute(values, into);
+            return execute(values, into, progress);
         } finally {
             for (Buffer b : uploaded) backend.release(b);
         }
@@ -182,7 +194,8 @@ public final class Executor implements AutoCloseable {
     }
 
     /** Runs the nodes; outputs go to fresh arrays, or to {@code into} (one per graph output) when it is not null. */
-    private List<Tensor> execute(Buffer[] values, float[][] into) {
+    private List<Tensor> execute(Buffer[] values, float[][] into, DoubleConsumer progress) {
+        double[] done = progress == null ? null : workDone();
         Buffer[] arena = resources.takeArena(plan.slotSizes());
         // a backend whose host views share the array computes outputs straight into the returned arrays
         float[][] direct = new float[graph.nodes().size()][];
@@ -210,6 +223,7 @@ public final class Executor implements AutoCloseable {
                             ins[i] = values[n.input(i).id()];
                         backend.execute(n, out, ins);
                         values[n.id()] = out;
+                        if (progress != null) progress.accept(done[n.id()]);
                     }
                 }
             }
@@ -224,10 +238,42 @@ public final class Executor implements AutoCloseable {
                 }
                 outs.add(Tensor.of(o.shape(), host));
             }
+            if (progress != null) progress.accept(1.0);
             return outs;
         } finally {
             resources.giveBack(arena);
         }
+    }
+
+    /**
+     * By node id: the fraction of the graph's estimated work done once that node has run (below 1: the outputs'
+     * download comes last).
+     */
+    private double[] workDone() {
+        double[] w = workDone;
+        if (w != null) return w;
+        List<Node> nodes = graph.nodes();
+        w = new double[nodes.size()];
+        double total = 0;
+        for (Node n : nodes) w[n.id()] = total += n.isLeaf() ? 0 : work(n);
+        for (int i = 0; i < w.length; i++) w[i] = 0.999 * w[i] / Math.max(total, 1);
+        return workDone = w;
+    }
+
+    /** The estimated work of one op: its floating-point operations, or its output's size when it moves memory. */
+    private static double work(Node n) {
+        double out = n.shape().size();
+        return switch (n.params()) {
+            case OpParams.MatMul m -> {
+                var a = n.input(0).shape();
+                yield 2 * out * (m.transA() ? a.dim(-2) : a.dim(-1));
+            }
+            case OpParams.Attention a ->
+                4 * n.input(0).shape().size() * (double) n.input(1).shape().dim(-2);
+            case OpParams.Softmax s
+            when s.product() -> 2 * out * n.input(0).shape().dim(-1);
+            default -> out;
+        };
     }
 
     /** Releases pooled buffers and constants when they are this executor's own. Callers must not run after closing. */

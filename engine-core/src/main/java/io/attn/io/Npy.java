@@ -35,8 +35,27 @@ public final class Npy {
 
     private Npy() {}
 
+    /**
+     * An array as read (widened to float32) and the dtype the file stores it in, as NumPy names it ({@code float32},
+     * {@code float16}, {@code bool}, {@code int64}, ...): what a mask's meaning depends on.
+     */
+    public record Typed(Tensor tensor, String dtype) {
+        public boolean isBool() {
+            return dtype.equals("bool");
+        }
+
+        public boolean isFloat() {
+            return dtype.startsWith("float") || dtype.equals("bfloat16");
+        }
+    }
+
     /** Reads a {@code .npy} file. */
     public static Tensor read(Path path) {
+        return readTyped(path).tensor();
+    }
+
+    /** Reads a {@code .npy} file with its stored dtype. */
+    public static Typed readTyped(Path path) {
         try (ByteSource src = ByteSource.of(path)) {
             return read(src);
         } catch (IOException e) {
@@ -47,7 +66,7 @@ public final class Npy {
     /** Reads {@code .npy} content from memory; {@code name} labels error messages. */
     public static Tensor read(byte[] bytes, String name) {
         try (ByteSource src = ByteSource.of(bytes, name)) {
-            return read(src);
+            return read(src).tensor();
         } catch (IOException e) {
             throw IoUtil.io(name, "read", e);
         }
@@ -58,6 +77,11 @@ public final class Npy {
      * an inflated npz entry); {@code name} labels error messages.
      */
     public static Tensor read(InputStream in, long length, String name) {
+        return readTyped(in, length, name).tensor();
+    }
+
+    /** {@link #read(InputStream, long, String)} with the stored dtype. */
+    static Typed readTyped(InputStream in, long length, String name) {
         try (ByteSource src = ByteSource.of(in, length, name)) {
             return read(src);
         } catch (IOException e) {
@@ -101,7 +125,7 @@ public final class Npy {
         return new long[] {data > Long.MAX_VALUE - prefix - hlen ? Long.MAX_VALUE : prefix + hlen + data, floats};
     }
 
-    static Tensor read(ByteSource src) throws IOException {
+    static Typed read(ByteSource src) throws IOException {
         String name = src.name;
         long size = src.size();
         ByteBuffer pre = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
@@ -166,7 +190,7 @@ public final class Npy {
         float[] data = IoUtil.floats(numel, name, "array " + shapeText);
         h.num.readInto(src, prefix + hlen, h.order, data, 0, data.length);
         if (h.fortran && dims.length > 1) data = fortranToC(data, dims);
-        return Tensor.of(Shape.of(dims), data);
+        return new Typed(Tensor.of(Shape.of(dims), data), h.num.dtypeName());
     }
 
     /** Reorders column-major (first index fastest) data of shape {@code d} into row-major order. */

@@ -48,11 +48,22 @@ public final class Npz {
         return read(path, MAX_ENTRY_BYTES);
     }
 
+    /** Reads every array in the archive, in archive order, with the dtype each is stored in. */
+    public static Map<String, Npy.Typed> readTyped(Path path) {
+        return readTyped(path, MAX_ENTRY_BYTES);
+    }
+
     /**
      * Reads every array in the archive, in archive order, refusing any entry that inflates to more than
      * {@code maxEntryBytes} (a service can set this well below the default).
      */
     public static Map<String, Tensor> read(Path path, long maxEntryBytes) {
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        readTyped(path, maxEntryBytes).forEach((k, v) -> out.put(k, v.tensor()));
+        return out;
+    }
+
+    private static Map<String, Npy.Typed> readTyped(Path path, long maxEntryBytes) {
         IoUtil.refuseSpecialFile(path);
         String name = path.toString();
         long fileLen;
@@ -61,7 +72,7 @@ public final class Npz {
         } catch (IOException e) {
             throw IoUtil.io(name, "read", e);
         }
-        Map<String, Tensor> out = new LinkedHashMap<>();
+        Map<String, Npy.Typed> out = new LinkedHashMap<>();
         try (ZipFile zf = new ZipFile(path.toFile())) {
             Enumeration<? extends ZipEntry> en = zf.entries();
             while (en.hasMoreElements()) {
@@ -94,7 +105,7 @@ public final class Npz {
                 }
                 if (length > limit) throw bomb(label, "inflates to more than", limit, csize, limit);
                 try (InputStream in = zf.getInputStream(e)) {
-                    out.put(key, Npy.read(in, length, label));
+                    out.put(key, Npy.readTyped(in, length, label));
                 }
             }
         } catch (IOException e) {

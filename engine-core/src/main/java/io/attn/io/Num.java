@@ -26,6 +26,19 @@ enum Num {
         this.size = size;
     }
 
+    /** The dtype's name as NumPy and PyTorch spell it: {@code float32}, {@code bfloat16}, {@code int64}, {@code bool}. */
+    String dtypeName() {
+        return this == BOOL
+                ? "bool"
+                : this == BF16
+                        ? "bfloat16"
+                        : switch (name().charAt(0)) {
+                            case 'F' -> "float" + name().substring(1);
+                            case 'I' -> "int" + name().substring(1);
+                            default -> "uint" + name().substring(1);
+                        };
+    }
+
     private static final int CHUNK_BYTES = 1 << 18;
 
     /**

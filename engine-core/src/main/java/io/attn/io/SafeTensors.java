@@ -64,6 +64,17 @@ public final class SafeTensors {
 
     private record Info(String name, Num num, long[] shape, long begin, long end) {}
 
+    /** What a file starting with {@code head} (8 bytes) is when it is a format often mistaken for this one, or null. */
+    private static String otherFormat(byte[] head) {
+        String h = new String(head, StandardCharsets.ISO_8859_1);
+        if (h.startsWith("\u0093NUMPY")) return "a NumPy .npy array";
+        if (h.startsWith("PK\u0003\u0004"))
+            return "a zip archive (an .npz, or a PyTorch .pt/.pth checkpoint: tools/export_torch.py exports a module's"
+                    + " weights as .safetensors)";
+        if (h.stripLeading().startsWith("{")) return "a JSON file";
+        return null;
+    }
+
     static File read(ByteSource src) throws IOException {
         String name = src.name;
         long size = src.size();
@@ -73,6 +84,9 @@ public final class SafeTensors {
         src.read(0, lb);
         long n = lb.getLong(0);
         String nText = Long.toUnsignedString(n);
+        String other = otherFormat(lb.array());
+        if (other != null && (n < 0 || n > size - 8))
+            throw IoUtil.bad(name, "this is " + other + ", not a .safetensors file");
         if (n < 0 || n > MAX_HEADER_BYTES)
             throw IoUtil.bad(
                     name, "header length " + nText + " exceeds the " + IoUtil.bytes(MAX_HEADER_BYTES) + " cap");

@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -49,6 +50,20 @@ public record DecoderOnlyConfig(
         if (vocabSize <= 0) throw AttnException.badInput("vocab_size must be positive, got " + vocabSize);
         if (numLayers <= 0) throw AttnException.badInput("num_layers must be positive, got " + numLayers);
         if (maxLen <= 0) throw AttnException.badInput("max_len must be positive, got " + maxLen);
+    }
+
+    /** The config as the engine understands it: {@code "module"} and every key, defaults filled in. */
+    public Map<String, Object> arguments() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("module", MODULE);
+        m.put("vocab_size", vocabSize);
+        layer.putArguments(m);
+        m.put("num_layers", numLayers);
+        m.put("max_len", maxLen);
+        m.put("positional", learnedPositions ? "learned" : "sinusoidal");
+        m.put("tied_embeddings", tiedEmbeddings);
+        m.put("final_norm", finalNorm);
+        return m;
     }
 
     /** Parses a config map; {@code source} names the file in error messages. */

@@ -4,6 +4,7 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.engine.AttentionWeights;
 import io.attn.engine.Request;
+import io.attn.engine.Request.MaskArg;
 import io.attn.engine.Result;
 import io.attn.exec.Executor;
 import io.attn.exec.Resources;
@@ -14,14 +15,19 @@ import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.io.Json;
 import io.attn.io.SafeTensors;
+import io.attn.tensor.Finite;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.function.DoubleConsumer;
 
 /**
  * A loaded model: a {@link ModelConfig} and its weights, ready to run on a backend. The forward graph is built per
@@ -50,12 +56,14 @@ public final class Model implements AutoCloseable {
             Shape input,
             Shape memory,
             Shape target,
-            Shape keyPadding,
-            Shape attnMask,
-            boolean attnMaskBool,
+            Map<MaskArg, MaskSig> masks,
             boolean causal,
+            boolean memoryCausal,
             AttentionWeights weights,
             List<Integer> segments) {}
+
+    /** A mask's part of a graph signature: its shape as fed, and bool or float. */
+    private record MaskSig(Shape shape, boolean bool) {}
 
     private Model(ModelConfig config, Object root) {
         this.config = config;
@@ -124,48 +132,169 @@ public final class Model implements AutoCloseable {
         return config.layer() != null ? config.layer().dModel() : config.embedDim();
     }
 
-    /** Runs the model on {@code backend}. */
+    /**
+     * Runs the model on {@code backend}: checks the request against the module's PyTorch forward (inputs, layout,
+     * which masks it takes and their shapes; NaN/Inf unless the request opts out), then runs the graph built for its
+     * signature.
+     */
     public Result run(Backend backend, Request in) {
         if (closed) throw new IllegalStateException("model is closed");
         if (config.takesTokenIds()) return runTokens(backend, in);
+        if (in.sequenceLengths() != null)
+            throw AttnException.badInput(config.kind() + " does not take a ragged batch (sequence lengths): pad it");
+        requireInputs(in.memory(), in.target());
         boolean unbatched = in.input().rank() == 2;
-        Tensor x = batched(in.input(), unbatched, "input");
-        Tensor mem = in.memory() == null ? null : batched(in.memory(), unbatched, "memory");
-        Tensor tgt = in.target() == null ? null : batched(in.target(), unbatched, "target");
-        sameBatch(mem, x, "memory");
-        sameBatch(tgt, x, "target");
-        Tensor kp = in.keyPaddingMask();
-        if (kp != null && unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
-        Tensor am = in.attnMask();
-        if (am != null && am.rank() == 3) {
-            int h = config.layer() != null ? config.layer().nhead() : config.numHeads();
-            if (am.dim(0) != x.dim(0) * h)
-                throw AttnException.shape("attention mask " + am.shape()
-                        + ": a 3-D mask must be (B*num_heads, L, S) = (" + x.dim(0) * h + ", L, S)");
-            am = am.reshape(x.dim(0), h, am.dim(1), am.dim(2));
+        Tensor x = layout(in.input(), unbatched, "input");
+        Tensor mem = in.memory() == null ? null : layout(in.memory(), unbatched, "memory");
+        Tensor tgt = in.target() == null ? null : layout(in.target(), unbatched, "target");
+        sameBatch(mem, in.memory(), x, "memory");
+        sameBatch(tgt, in.target(), x, "target");
+        if (in.memoryCausal() && !takesMemory())
+            throw AttnException.badInput("memory_is_causal is not an argument of " + config.kind()
+                    + "'s forward (it is for a decoder's cross-attention)");
+        Map<String, Tensor> feeds = new HashMap<>();
+        Map<MaskArg, MaskSig> masks = new EnumMap<>(MaskArg.class);
+        for (var e : in.masks().entrySet()) {
+            Tensor m = maskTensor(e.getKey(), e.getValue().values(), x, mem, tgt, unbatched);
+            masks.put(e.getKey(), new MaskSig(m.shape(), e.getValue().bool()));
+            feeds.put(e.getKey().torchName(), m);
         }
-        requireInputs(mem, tgt);
-
+        if (in.finiteCheck()) {
+            checkFinite(in.input(), "input");
+            if (mem != null) checkFinite(in.memory(), "memory");
+            if (tgt != null) checkFinite(in.target(), "target");
+            for (var e : in.masks().entrySet()) {
+                Tensor m = e.getValue().values();
+                int bad = Finite.indexOfNanOrPositiveInfinity(m.data());
+                if (bad >= 0)
+                    throw new AttnException(
+                            AttnException.Code.NON_FINITE,
+                            e.getKey().torchName() + " holds " + m.data()[bad] + " at " + m.indexString(bad)
+                                    + " (a mask may hold -inf, not NaN or +inf)");
+            }
+        }
         Key key = new Key(
                 backend,
                 x.shape(),
                 mem == null ? null : mem.shape(),
                 tgt == null ? null : tgt.shape(),
-                kp == null ? null : kp.shape(),
-                am == null ? null : am.shape(),
-                in.attnMaskBool(),
+                masks,
                 in.causal(),
+                in.memoryCausal(),
                 in.attentionWeights(),
                 null);
-        if (in.sequenceLengths() != null)
-            throw AttnException.badInput(config.kind() + " does not take a ragged batch (sequence lengths): pad it");
-        Map<String, Tensor> feeds = new HashMap<>();
         feeds.put("input", x);
         if (mem != null) feeds.put("memory", mem);
         if (tgt != null) feeds.put("target", tgt);
-        if (kp != null) feeds.put("key_padding_mask", kp);
-        if (am != null) feeds.put("attn_mask", am);
-        return execute(key, backend, feeds, unbatched);
+        Result r = execute(key, backend, feeds, in.progress(), unbatched);
+        return new Result(toLayout(r.output(), unbatched), r.attentionWeights());
+    }
+
+    /** The masks each module kind's forward takes (by PyTorch argument). */
+    private Set<MaskArg> masksTaken() {
+        return switch (config.kind()) {
+            case MultiheadAttention, SelfAttention, TransformerEncoderLayer, TransformerEncoder ->
+                EnumSet.of(MaskArg.ATTN_MASK, MaskArg.KEY_PADDING_MASK);
+            case TransformerDecoderLayer, TransformerDecoder ->
+                EnumSet.of(
+                        MaskArg.TGT_MASK,
+                        MaskArg.MEMORY_MASK,
+                        MaskArg.TGT_KEY_PADDING_MASK,
+                        MaskArg.MEMORY_KEY_PADDING_MASK);
+            case Transformer -> EnumSet.allOf(MaskArg.class);
+            case BertModel -> EnumSet.of(MaskArg.KEY_PADDING_MASK);
+        };
+    }
+
+    /** Whether the module has a decoder's cross-attention over a memory. */
+    private boolean takesMemory() {
+        return switch (config.kind()) {
+            case TransformerDecoderLayer, TransformerDecoder, Transformer -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * The mask {@code which} checked against the module and the batch-first inputs, shaped for the graph: attention
+     * masks {@code (L, S)} or {@code (B, H, L, S)} (from PyTorch's {@code (B*H, L, S)}), key-padding masks {@code (B,
+     * S)}. L and S are the mask's queries and keys: the src for encoders' masks, tgt for {@code tgt_*}, tgt against
+     * the memory (the src for {@code Transformer}) for {@code memory_*}, query against key for MHA.
+     */
+    private Tensor maskTensor(MaskArg which, Tensor m, Tensor x, Tensor mem, Tensor tgt, boolean unbatched) {
+        String name = which.torchName();
+        if (!masksTaken().contains(which))
+            throw AttnException.badInput(name + " is not an argument of " + config.kind() + "'s forward (its masks are "
+                    + masksTaken().stream().map(MaskArg::torchName).toList() + ")");
+        boolean transformer = config.kind() == ModelConfig.Kind.Transformer;
+        Tensor decoderInput = transformer ? tgt : x, encoderOutput = transformer ? x : mem;
+        Tensor queries =
+                switch (which) {
+                    case ATTN_MASK, KEY_PADDING_MASK -> x;
+                    case TGT_MASK, TGT_KEY_PADDING_MASK, MEMORY_MASK, MEMORY_KEY_PADDING_MASK -> decoderInput;
+                };
+        Tensor keys =
+                switch (which) {
+                    case ATTN_MASK, KEY_PADDING_MASK -> mem != null && !transformer ? mem : x;
+                    case TGT_MASK, TGT_KEY_PADDING_MASK -> decoderInput;
+                    case MEMORY_MASK, MEMORY_KEY_PADDING_MASK -> encoderOutput;
+                };
+        int b = x.dim(0), l = queries.dim(1), s = keys.dim(1), h = heads();
+        if (which.keyPadding()) {
+            if (unbatched && m.rank() == 1 && m.dim(0) == s) return m.reshape(1, s);
+            if (m.rank() == 2 && m.dim(0) == b && m.dim(1) == s) return m;
+            throw AttnException.shape(name + " has shape " + m.shape() + ": expected "
+                    + (unbatched ? "(S) = (" + s + ")" : "(B, S) = (" + b + ", " + s + ")"));
+        }
+        if (m.rank() == 2 && m.dim(0) == l && m.dim(1) == s) return m;
+        if (m.rank() == 3 && m.dim(0) == b * h && m.dim(1) == l && m.dim(2) == s) return m.reshape(b, h, l, s);
+        throw AttnException.shape(name + " has shape " + m.shape() + ": expected (L, S) = (" + l + ", " + s + ") or "
+                + (unbatched ? "(num_heads, L, S) = (" : "(B*num_heads, L, S) = (") + b * h + ", " + l + ", " + s
+                + ")");
+    }
+
+    private int heads() {
+        return config.layer() != null ? config.layer().nhead() : config.numHeads();
+    }
+
+    /**
+     * An input in the graph's layout {@code (B, L, E)}: unbatched {@code (L, E)} gets a batch of one; a sequence-first
+     * model's {@code (L, B, E)} is transposed (a copy).
+     */
+    private Tensor layout(Tensor t, boolean unbatched, String what) {
+        int e = width();
+        String want = unbatched ? "(L, " + e + ")" : config.batchFirst() ? "(B, L, " + e + ")" : "(L, B, " + e + ")";
+        String or = unbatched ? "" : " or (L, " + e + ")";
+        if (t.rank() != (unbatched ? 2 : 3))
+            throw AttnException.shape(what + " has shape " + t.shape() + ": expected " + want
+                    + (what.equals("input") ? or : ", as the input is"));
+        if (t.dim(-1) != e)
+            throw AttnException.shape(
+                    what + " has shape " + t.shape() + " but the model width is " + e + ": expected " + want + or);
+        if (unbatched) return t.reshape(1, t.dim(0), t.dim(1));
+        return config.batchFirst() ? t : swap01(t);
+    }
+
+    /** An output back in the caller's layout (see {@link #layout}). */
+    private Tensor toLayout(Tensor t, boolean unbatched) {
+        if (unbatched) return t.reshape(t.shape().remove(0));
+        return config.batchFirst() ? t : swap01(t);
+    }
+
+    /** {@code (P, Q, E) -> (Q, P, E)}: PyTorch's {@code transpose(0, 1)}, copied. */
+    private static Tensor swap01(Tensor t) {
+        int p = t.dim(0), q = t.dim(1), e = t.dim(2);
+        float[] src = t.data(), dst = new float[src.length];
+        for (int i = 0; i < p; i++)
+            for (int j = 0; j < q; j++) System.arraycopy(src, (i * q + j) * e, dst, (j * p + i) * e, e);
+        return Tensor.of(dst, q, p, e);
+    }
+
+    private static void checkFinite(Tensor t, String what) {
+        int bad = Finite.indexOfNonFinite(t.data());
+        if (bad >= 0)
+            throw new AttnException(
+                    AttnException.Code.NON_FINITE,
+                    what + " holds " + t.data()[bad] + " at " + t.indexString(bad) + ": inputs must be finite");
     }
 
     /**
@@ -173,9 +302,16 @@ public final class Model implements AutoCloseable {
      * shape; or a ragged batch, ids {@code (1, T)} or {@code (T)} with the sequences' lengths.
      */
     private Result runTokens(Backend backend, Request in) {
-        if (in.memory() != null || in.target() != null || in.attnMask() != null || in.causal())
+        Request.Mask kpMask = in.mask(MaskArg.KEY_PADDING_MASK);
+        if (in.memory() != null
+                || in.target() != null
+                || in.masks().size() != (kpMask == null ? 0 : 1)
+                || in.causal()
+                || in.memoryCausal())
             throw AttnException.badInput(config.kind()
-                    + " takes token ids and a key-padding mask only (no memory, target, attention mask or causal)");
+                    + " takes token ids and a key-padding mask only (no memory, target, other masks or causal)");
+        if (kpMask != null && !kpMask.bool())
+            throw AttnException.badInput(config.kind() + " takes a bool key-padding mask (non-zero = padding)");
         Tensor ids = in.input();
         boolean unbatched = ids.rank() == 1;
         if (unbatched) ids = ids.reshape(1, ids.dim(0));
@@ -191,7 +327,7 @@ public final class Model implements AutoCloseable {
                 throw AttnException.badInput("token id " + d[i] + " at [" + i / len + ", " + i % len
                         + "] is not in the vocabulary [0, " + vocab + ")");
         int[] lengths = in.sequenceLengths();
-        Tensor kp = in.keyPaddingMask();
+        Tensor kp = kpMask == null ? null : kpMask.values();
         float[] positions = new float[b * len];
         List<Integer> segments = null;
         if (lengths != null) {
@@ -216,28 +352,22 @@ public final class Model implements AutoCloseable {
                 if (unbatched && kp.rank() == 1) kp = kp.reshape(1, kp.dim(0));
                 if (!kp.shape().equals(ids.shape()))
                     throw AttnException.shape(
-                            "key-padding mask " + in.keyPaddingMask().shape() + " does not fit token ids "
+                            "key-padding mask " + kpMask.values().shape() + " does not fit token ids "
                                     + in.input().shape() + ": expected the same shape");
             }
             for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = l;
         }
-        Key key = new Key(
-                backend,
-                ids.shape(),
-                null,
-                null,
-                kp == null ? null : kp.shape(),
-                null,
-                false,
-                false,
-                in.attentionWeights(),
-                segments);
+        if (in.finiteCheck() && kp != null) checkFinite(kp, "key_padding_mask");
+        Map<MaskArg, MaskSig> masks = new EnumMap<>(MaskArg.class);
+        if (kp != null) masks.put(MaskArg.KEY_PADDING_MASK, new MaskSig(kp.shape(), true));
+        Key key = new Key(backend, ids.shape(), null, null, masks, false, false, in.attentionWeights(), segments);
         Map<String, Tensor> feeds = new HashMap<>();
         feeds.put("input", ids);
         feeds.put(BertModel.POSITIONS, Tensor.of(positions, b, len));
         feeds.put(BertModel.TOKEN_TYPES, Tensor.zeros(b, len));
-        if (kp != null) feeds.put("key_padding_mask", kp);
-        return execute(key, backend, feeds, unbatched);
+        if (kp != null) feeds.put(MaskArg.KEY_PADDING_MASK.torchName(), kp);
+        Result r = execute(key, backend, feeds, in.progress(), unbatched);
+        return unbatched ? new Result(r.output().reshape(r.output().shape().remove(0)), r.attentionWeights()) : r;
     }
 
     /**
@@ -250,12 +380,18 @@ public final class Model implements AutoCloseable {
         return backend.supports(g.attention(q, q, q, 0.5f, MaskSpec.segments(false, 1, 2), null, null));
     }
 
-    private Result execute(Key key, Backend backend, Map<String, Tensor> feeds, boolean unbatched) {
+    /** Runs the graph for {@code key}; outputs and weights in the graph's layout, weights unbatched with the input. */
+    private Result execute(
+            Key key, Backend backend, Map<String, Tensor> feeds, DoubleConsumer progress, boolean unbatched) {
         Compiled c = compiled(key, backend);
-        List<Tensor> outs = c.executor().run(feeds);
+        List<Tensor> outs = c.executor().run(feeds, progress);
         Map<String, Tensor> weights = new LinkedHashMap<>();
-        for (int i = 1; i < outs.size(); i++) weights.put(c.weightNames().get(i - 1), unbatch(outs.get(i), unbatched));
-        return new Result(unbatch(outs.get(0), unbatched), weights);
+        for (int i = 1; i < outs.size(); i++) {
+            Tensor w = outs.get(i);
+            weights.put(
+                    c.weightNames().get(i - 1), unbatched ? w.reshape(w.shape().remove(0)) : w);
+        }
+        return new Result(outs.get(0), weights);
     }
 
     /**
@@ -308,23 +444,22 @@ public final class Model implements AutoCloseable {
         Node x = g.input("input", k.input());
         Node mem = k.memory() == null ? null : g.input("memory", k.memory());
         Node tgt = k.target() == null ? null : g.input("target", k.target());
-        Node kp = k.keyPadding() == null ? null : g.input("key_padding_mask", k.keyPadding());
-        Node am = k.attnMask() == null ? null : g.input("attn_mask", k.attnMask());
+        Map<MaskArg, Node> nodes = new EnumMap<>(MaskArg.class);
+        for (var e : k.masks().entrySet())
+            nodes.put(e.getKey(), g.input(e.getKey().torchName(), e.getValue().shape()));
         if (root instanceof BertModel bert) {
             Masks masks = k.segments() != null
                     ? Masks.segments(
                             k.segments().stream().mapToInt(Integer::intValue).toArray(), false)
-                    : Masks.keyPadding(kp, false);
+                    : Masks.keyPadding(nodes.get(MaskArg.KEY_PADDING_MASK), false);
             Node out = bert.forward(
                     f, x, g.input(BertModel.POSITIONS, k.input()), g.input(BertModel.TOKEN_TYPES, k.input()), masks);
             return compiled(g, f, out, backend);
         }
-        MaskKind amKind = am == null ? MaskKind.NONE : k.attnMaskBool() ? MaskKind.BOOL : MaskKind.ADDITIVE;
-        Masks selfMasks = new Masks(am, amKind, kp, kp == null ? MaskKind.NONE : MaskKind.BOOL, k.causal());
-        Masks memMasks = Masks.keyPadding(kp, false);
-        checkWidth(x, "input");
-        if (mem != null) checkWidth(mem, "memory");
-        if (tgt != null) checkWidth(tgt, "target");
+        boolean transformer = root instanceof Object[];
+        Masks selfMasks = masks(k, nodes, MaskArg.ATTN_MASK, MaskArg.KEY_PADDING_MASK, k.causal() && !transformer);
+        Masks tgtMasks = masks(k, nodes, MaskArg.TGT_MASK, MaskArg.TGT_KEY_PADDING_MASK, k.causal());
+        Masks memMasks = masks(k, nodes, MaskArg.MEMORY_MASK, MaskArg.MEMORY_KEY_PADDING_MASK, k.memoryCausal());
         Node out =
                 switch (root) {
                     case MultiheadAttention m ->
@@ -332,17 +467,25 @@ public final class Model implements AutoCloseable {
                     case SelfAttention s -> s.forward(f, x, selfMasks);
                     case TransformerEncoderLayer l -> l.forward(f, x, selfMasks);
                     case TransformerEncoder e -> e.forward(f, x, selfMasks);
-                    case TransformerDecoderLayer l ->
-                        l.forward(f, x, mem, decoderSelf(am, amKind, k.causal()), memMasks);
-                    case TransformerDecoder d -> d.forward(f, x, mem, decoderSelf(am, amKind, k.causal()), memMasks);
+                    case TransformerDecoderLayer l -> l.forward(f, x, mem, tgtMasks, memMasks);
+                    case TransformerDecoder d -> d.forward(f, x, mem, tgtMasks, memMasks);
                     case Object[] t -> {
-                        Node memory = ((TransformerEncoder) t[0]).forward(f, x, Masks.keyPadding(kp, false));
-                        yield ((TransformerDecoder) t[1])
-                                .forward(f, tgt, memory, decoderSelf(am, amKind, k.causal()), memMasks);
+                        Node memory = ((TransformerEncoder) t[0]).forward(f, x, selfMasks);
+                        yield ((TransformerDecoder) t[1]).forward(f, tgt, memory, tgtMasks, memMasks);
                     }
                     default -> throw new IllegalStateException("unexpected root " + root);
                 };
         return compiled(g, f, out, backend);
+    }
+
+    /** One attention block's masks: an attention mask and a key-padding mask (each bool or float), causal or not. */
+    private static Masks masks(Key k, Map<MaskArg, Node> nodes, MaskArg attn, MaskArg keyPadding, boolean causal) {
+        return new Masks(nodes.get(attn), kind(k, attn), nodes.get(keyPadding), kind(k, keyPadding), causal);
+    }
+
+    private static MaskKind kind(Key k, MaskArg which) {
+        MaskSig m = k.masks().get(which);
+        return m == null ? MaskKind.NONE : m.bool() ? MaskKind.BOOL : MaskKind.ADDITIVE;
     }
 
     private Compiled compiled(GraphBuilder g, Forward f, Node out, Backend backend) {
@@ -355,37 +498,11 @@ public final class Model implements AutoCloseable {
                 List.copyOf(f.weightNodes().keySet()));
     }
 
-    private static Masks decoderSelf(Node am, MaskKind amKind, boolean causal) {
-        return new Masks(am, amKind, null, MaskKind.NONE, causal);
-    }
-
-    private void checkWidth(Node n, String what) {
-        int e = width();
-        if (n.shape().rank() != 3 || n.shape().dim(2) != e)
-            throw AttnException.shape(what + " has shape " + n.shape() + " but the model width is " + e
-                    + ": expected (B, L, " + e + ") or (L, " + e + ")");
-    }
-
-    private static Tensor batched(Tensor t, boolean unbatched, String what) {
-        if (unbatched) {
-            if (t.rank() != 2)
-                throw AttnException.shape(what + " has shape " + t.shape() + " but the input is unbatched (L, E)");
-            return t.reshape(1, t.dim(0), t.dim(1));
-        }
-        if (t.rank() != 3)
-            throw AttnException.shape(what + " has shape " + t.shape() + ": expected (B, L, E) or (L, E)");
-        return t;
-    }
-
-    private static void sameBatch(Tensor t, Tensor x, String what) {
+    /** {@code t} (as given: {@code original}) has the batch of the input {@code x}; both in the graph's layout. */
+    private static void sameBatch(Tensor t, Tensor original, Tensor x, String what) {
         if (t != null && t.dim(0) != x.dim(0))
-            throw AttnException.shape(what + " has shape " + t.shape() + " but the input has batch " + x.dim(0)
+            throw AttnException.shape(what + " has shape " + original.shape() + " but the input has batch " + x.dim(0)
                     + ": the batch sizes must match");
-    }
-
-    private static Tensor unbatch(Tensor t, boolean unbatched) {
-        if (!unbatched) return t;
-        return t.reshape(t.shape().remove(0));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,12 @@ import java.util.Set;
  *            max_position_embeddings, type_vocab_size.
  * </pre>
  *
- * Missing keys take PyTorch's defaults; unknown keys are an error (they usually mean a typo).
+ * Missing keys take PyTorch's defaults, with one exception: {@code "batch_first"} (MultiheadAttention, the layers,
+ * stacks and Transformer) defaults to {@code true}, attn's layout {@code (B, L, E)}; {@code "batch_first": false}
+ * (PyTorch's default) takes and returns sequence-first {@code (L, B, E)}, as PyTorch does, and {@code
+ * tools/export_torch.py} always writes the key. Unknown keys are an error (they usually mean a typo).
+ *
+ * @param batchFirst whether batched inputs and outputs are {@code (B, L, E)} (true) or {@code (L, B, E)} (false)
  */
 public record ModelConfig(
         Kind kind,
@@ -35,9 +41,10 @@ public record ModelConfig(
         boolean finalNorm,
         int numEncoderLayers,
         int numDecoderLayers,
-        BertConfig bert) {
+        BertConfig bert,
+        boolean batchFirst) {
 
-    /** A config of any kind but {@code BertModel}. */
+    /** A batch-first config of any kind but {@code BertModel}. */
     public ModelConfig(
             Kind kind,
             LayerConfig layer,
@@ -48,13 +55,91 @@ public record ModelConfig(
             boolean finalNorm,
             int numEncoderLayers,
             int numDecoderLayers) {
-        this(kind, layer, embedDim, numHeads, bias, numLayers, finalNorm, numEncoderLayers, numDecoderLayers, null);
+        this(
+                kind,
+                layer,
+                embedDim,
+                numHeads,
+                bias,
+                numLayers,
+                finalNorm,
+                numEncoderLayers,
+                numDecoderLayers,
+                null,
+                true);
+    }
+
+    /** This config with {@code batch_first} set. */
+    public ModelConfig withBatchFirst(boolean b) {
+        return new ModelConfig(
+                kind,
+                layer,
+                embedDim,
+                numHeads,
+                bias,
+                numLayers,
+                finalNorm,
+                numEncoderLayers,
+                numDecoderLayers,
+                bert,
+                b);
     }
 
     /** A {@code BertModel} config. */
     public static ModelConfig bert(BertConfig c) {
         return new ModelConfig(
-                Kind.BertModel, null, c.hiddenSize(), c.numAttentionHeads(), true, c.numHiddenLayers(), false, 0, 0, c);
+                Kind.BertModel,
+                null,
+                c.hiddenSize(),
+                c.numAttentionHeads(),
+                true,
+                c.numHiddenLayers(),
+                false,
+                0,
+                0,
+                c,
+                true);
+    }
+
+    /**
+     * The config as the engine understands it: {@code "module"} and every constructor argument it reads, defaults
+     * filled in, under PyTorch's (or, for {@code BertModel}, Hugging Face's) names.
+     */
+    public Map<String, Object> arguments() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("module", kind.name());
+        switch (kind) {
+            case MultiheadAttention -> {
+                m.put("embed_dim", embedDim);
+                m.put("num_heads", numHeads);
+                m.put("bias", bias);
+            }
+            case SelfAttention -> m.put("embed_size", embedDim);
+            case TransformerEncoderLayer, TransformerDecoderLayer -> layer.putArguments(m);
+            case TransformerEncoder, TransformerDecoder -> {
+                layer.putArguments(m);
+                m.put("num_layers", numLayers);
+                m.put("final_norm", finalNorm);
+            }
+            case Transformer -> {
+                layer.putArguments(m);
+                m.put("num_encoder_layers", numEncoderLayers);
+                m.put("num_decoder_layers", numDecoderLayers);
+            }
+            case BertModel -> {
+                m.put("vocab_size", bert.vocabSize());
+                m.put("hidden_size", bert.hiddenSize());
+                m.put("num_hidden_layers", bert.numHiddenLayers());
+                m.put("num_attention_heads", bert.numAttentionHeads());
+                m.put("intermediate_size", bert.intermediateSize());
+                m.put("hidden_act", bert.hiddenAct());
+                m.put("layer_norm_eps", Double.parseDouble(Float.toString(bert.layerNormEps())));
+                m.put("max_position_embeddings", bert.maxPositionEmbeddings());
+                m.put("type_vocab_size", bert.typeVocabSize());
+            }
+        }
+        if (kind != Kind.SelfAttention && kind != Kind.BertModel) m.put("batch_first", batchFirst);
+        return m;
     }
 
     /** Whether the model's input is token ids {@code (B, L)} rather than embeddings {@code (B, L, E)}. */
@@ -177,7 +262,9 @@ public record ModelConfig(
                     }
                 };
         r.checkNoUnknown();
-        return c;
+        return c.kind == Kind.SelfAttention || c.kind == Kind.BertModel
+                ? c
+                : c.withBatchFirst(r.bool("batch_first", true));
     }
 
     private static LayerConfig layer(Reader r) {

@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.tensor.Finite;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.util.LinkedHashMap;
@@ -10,8 +11,9 @@ import java.util.Set;
 
 /**
  * Weights under PyTorch {@code state_dict()} names. Layers take what they need with {@link #take}, which checks the
- * shape and names the tensor when it is missing or wrongly shaped; {@link #checkAllUsed} then reports tensors no layer
- * took (a model/config mismatch).
+ * shape and the values (NaN or Inf: {@link AttnException.Code#NON_FINITE}) and names the tensor when it is missing,
+ * wrongly shaped or not finite; {@link #checkAllUsed} then reports tensors no layer took (a model/config mismatch).
+ * The tensors are not copied: a layer keeps the arrays it takes.
  *
  * <p>Not thread-safe; used while a model is built.
  */
@@ -42,6 +44,12 @@ public final class StateDict {
             throw AttnException.shape(source + ": missing tensor '" + name + "' (expected shape " + want + ")");
         if (!t.shape().equals(want))
             throw AttnException.shape(source + ": tensor '" + name + "' has shape " + t.shape() + ", expected " + want);
+        int bad = Finite.indexOfNonFinite(t.data());
+        if (bad >= 0)
+            throw new AttnException(
+                    AttnException.Code.NON_FINITE,
+                    source + ": tensor '" + name + "' holds " + t.data()[bad] + " at " + t.indexString(bad)
+                            + ": weights must be finite");
         used.add(name);
         return t;
     }

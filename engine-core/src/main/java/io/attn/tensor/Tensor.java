@@ -114,10 +114,20 @@ public final class Tensor {
         return new Tensor(shape.with(0, to - from), d);
     }
 
-    /** Whether every element is finite. */
+    /** Whether every element is finite (a vectorised scan, see {@link Finite}). */
     public boolean allFinite() {
-        for (float v : data) if (!Float.isFinite(v)) return false;
-        return true;
+        return Finite.indexOfNonFinite(data) < 0;
+    }
+
+    /** The multi-index of flat element {@code i}, as {@code [b, l, e]}, for messages. */
+    public String indexString(int i) {
+        int[] idx = new int[shape.rank()];
+        for (int d = shape.rank() - 1; d >= 0; d--) {
+            int n = Math.max(1, shape.dim(d));
+            idx[d] = i % n;
+            i /= n;
+        }
+        return Arrays.toString(idx);
     }
 
     @Override

@@ -52,9 +52,10 @@ final class CudaProbe {
         try (Arena a = Arena.ofConfined()) {
             SymbolLookup.libraryLookup(DRIVER_LIB, a);
             return null;
-        } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
-            return "NVIDIA driver not found: " + DRIVER_LIB + " cannot be loaded (" + e.getMessage()
-                    + "); install the NVIDIA driver, or use the cpu device";
+        } catch (IllegalArgumentException e) { // the dynamic linker found no such library: no driver installed
+            return "no NVIDIA driver (" + DRIVER_LIB + " not found)";
+        } catch (UnsatisfiedLinkError e) {
+            return "the NVIDIA driver library " + DRIVER_LIB + " does not load (" + e.getMessage() + ")";
         } catch (RuntimeException e) {
             return "NVIDIA driver check failed: " + e;
         }

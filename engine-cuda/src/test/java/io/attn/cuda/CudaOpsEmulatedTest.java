@@ -6,13 +6,17 @@ import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 
 /**
  * {@link CudaOpsChecks} with no GPU: {@link CudaBackend}'s real op logic, launching the real {@code .cu} kernels
  * compiled for the host ({@link KernelEmulator}); GEMMs use gemm.cu through {@link KernelGemm}. Catches indexing,
  * mask and reduction bugs in the kernels and in the launch code; says nothing about PTX/JIT, cuBLAS or timing.
- * Skipped without g++.
+ * Skipped without g++. Tagged {@code long} (about a minute: the host build of the kernels, then emulated tensor-core
+ * and tile loops): CI runs it ({@code ./attn test -Plong-tests}), README's {@code ./attn test} does not; on a GPU the
+ * same checks run quickly in {@link CudaOpsGpuTest}, which is not tagged.
  */
+@Tag("long")
 class CudaOpsEmulatedTest extends CudaOpsChecks {
     @BeforeEach
     void needsCompiler() {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,8 +18,10 @@ import org.junit.jupiter.api.io.TempDir;
  * libcuda.so.1} first (LD_LIBRARY_PATH) runs {@link DriverPathMain}. This exercises the provider, JCuda's JNI,
  * DevPtr/RawStream handles, KernelArgs packing into {@code cuLaunchKernel}, the pool and module loading, with the
  * kernels emulated on the host. Skipped without g++ (and where a real driver would shadow the fake is irrelevant:
- * LD_LIBRARY_PATH is searched first).
+ * LD_LIBRARY_PATH is searched first). Tagged {@code long} (child JVMs running emulated kernels, about a minute): CI's
+ * {@code ./attn test -Plong-tests} runs it.
  */
+@Tag("long")
 class DriverPathEmulatedTest {
     @TempDir
     Path dir;

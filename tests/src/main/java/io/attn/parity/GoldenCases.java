@@ -114,9 +114,13 @@ public final class GoldenCases {
                 names.add(String.valueOf(o));
                 nodes.add(n);
             }
-            List<Tensor> got;
+            List<Tensor> got = new ArrayList<>();
             try (Executor ex = new Executor(backend, built.g.build(nodes.toArray(Node[]::new)))) {
-                got = ex.run(built.feeds);
+                List<Tensor> results = ex.run(built.feeds);
+                for (int i = 0; i < results.size(); i++) { // a batch_first=False module's output is (L, B, E)
+                    Tensor t = results.get(i);
+                    got.add(built.seqFirst && names.get(i).equals("output") ? LayerCases.transpose01(t) : t);
+                }
             }
             double worst = 0, torch32 = Double.NaN;
             String where = names.get(0);

@@ -37,6 +37,11 @@ import java.util.function.Function;
  * {@code b*H + h}, as PyTorch indexes them); an SDPA 3-D mask {@code (H|1, L, S)} broadcasts as {@code (1, H|1, L,
  * S)}. {@code is_causal} flags become the engine's causal flag, applied together with the explicit causal mask
  * PyTorch also receives (the two agree, so applying both equals applying either).
+ *
+ * <p>{@code batch_first=False} (or absent: PyTorch's default): the inputs {@code (L, B, E)} are fed transposed to the
+ * layers' {@code (B, L, E)}, and
+ * {@link Built#seqFirst} tells the runner to transpose the output back (attention weights are batch-first either way,
+ * as PyTorch returns them).
  */
 final class GoldenMapping {
     /** The graph under construction, its per-call inputs, and the outputs it can deliver by golden name. */
@@ -44,9 +49,11 @@ final class GoldenMapping {
         final GraphBuilder g = new GraphBuilder();
         final Map<String, Tensor> feeds = new LinkedHashMap<>();
         final Map<String, Node> outputs = new LinkedHashMap<>();
+        /** Whether the case is {@code batch_first=False}: its {@code "output"} is {@code (L, B, E)}. */
+        boolean seqFirst;
     }
 
-    private static final Set<String> COMMON = Set.of("module", "forward", "inputs", "outputs");
+    private static final Set<String> COMMON = Set.of("module", "forward", "inputs", "outputs", "computed_with");
     private static final Set<String> LAYER_ARGS = Set.of(
             "d_model",
             "nhead",
@@ -119,7 +126,7 @@ final class GoldenMapping {
                 "add_bias_kv",
                 "add_zero_attn");
         checkKeys(fwd, "forward", "need_weights", "average_attn_weights", "is_causal", "attn_mask", "key_padding_mask");
-        requireBatchFirst(cfg);
+        out.seqFirst = !bool(cfg, "batch_first", false);
         int e = integer(cfg, "embed_dim"), h = integer(cfg, "num_heads");
         for (String k : new String[] {"kdim", "vdim"})
             if (cfg.get(k) != null && integer(cfg, k) != e) throw bad(k + " != embed_dim is not supported");
@@ -159,6 +166,7 @@ final class GoldenMapping {
         checkKeys(cfg, "constructor", LAYER_ARGS.toArray(String[]::new));
         checkKeys(fwd, "forward", "src_mask", "src_key_padding_mask", "is_causal");
         LayerConfig c = layerConfig(cfg);
+        out.seqFirst = !bool(cfg, "batch_first", false);
         Node x = input("src");
         Masks m = selfMasks(x, c, "src_mask", List.of("src_mask"), "src_key_padding_mask", "is_causal");
         Forward f = new Forward(out.g, AttentionWeights.NONE); // the layers call MHA with need_weights=False
@@ -169,6 +177,7 @@ final class GoldenMapping {
         checkKeys(cfg, "constructor", LAYER_ARGS.toArray(String[]::new));
         checkKeys(fwd, "forward", DECODER_FWD.toArray(String[]::new));
         LayerConfig c = layerConfig(cfg);
+        out.seqFirst = !bool(cfg, "batch_first", false);
         Node x = input("tgt"), mem = input("memory");
         Forward f = new Forward(out.g, AttentionWeights.NONE);
         var layer = new TransformerDecoderLayer(sd, "", c);
@@ -181,6 +190,7 @@ final class GoldenMapping {
         Map<String, Object> lc = map(cfg.get("encoder_layer"), "encoder_layer");
         checkKeys(lc, "encoder_layer", LAYER_ARGS.toArray(String[]::new));
         LayerConfig c = layerConfig(lc);
+        out.seqFirst = !bool(lc, "batch_first", false);
         Node x = input("src");
         Masks m = selfMasks(x, c, "mask", List.of("mask", "src_mask"), "src_key_padding_mask", "is_causal");
         Forward f = new Forward(out.g, AttentionWeights.NONE);
@@ -194,6 +204,7 @@ final class GoldenMapping {
         Map<String, Object> lc = map(cfg.get("decoder_layer"), "decoder_layer");
         checkKeys(lc, "decoder_layer", LAYER_ARGS.toArray(String[]::new));
         LayerConfig c = layerConfig(lc);
+        out.seqFirst = !bool(lc, "batch_first", false);
         Node x = input("tgt"), mem = input("memory");
         Forward f = new Forward(out.g, AttentionWeights.NONE);
         var dec = new TransformerDecoder(sd, "", c, integer(cfg, "num_layers"), bool(cfg, "norm", false));
@@ -210,6 +221,7 @@ final class GoldenMapping {
         if (cfg.get("custom_encoder") != null || cfg.get("custom_decoder") != null)
             throw bad("custom_encoder / custom_decoder are not supported");
         LayerConfig c = layerConfig(cfg);
+        out.seqFirst = !bool(cfg, "batch_first", false);
         Node src = input("src"), tgt = input("tgt");
         Masks em = selfMasks(src, c, "src_mask", List.of("src_mask"), "src_key_padding_mask", "src_is_causal");
         Forward f = new Forward(out.g, AttentionWeights.NONE);
@@ -303,8 +315,10 @@ final class GoldenMapping {
         return reader.apply(name);
     }
 
+    /** A module input (not a mask): {@code (L, B, E)} for {@code batch_first=False}, fed as {@code (B, L, E)}. */
     private Node input(String name) {
-        return feed(name, tensor(name));
+        Tensor t = tensor(name);
+        return feed(name, out.seqFirst && t.rank() == 3 ? LayerCases.transpose01(t) : t);
     }
 
     private Node feed(String name, Tensor t) {
@@ -313,7 +327,6 @@ final class GoldenMapping {
     }
 
     private static LayerConfig layerConfig(Map<String, Object> m) {
-        requireBatchFirst(m);
         return new LayerConfig(
                 integer(m, "d_model"),
                 integer(m, "nhead"),
@@ -322,10 +335,6 @@ final class GoldenMapping {
                 m.get("layer_norm_eps") == null ? 1e-5f : (float) number(m, "layer_norm_eps"),
                 bool(m, "norm_first", false),
                 bool(m, "bias", true));
-    }
-
-    private static void requireBatchFirst(Map<String, Object> m) {
-        if (!bool(m, "batch_first", true)) throw bad("batch_first=False is not supported (the engine is B-first)");
     }
 
     private static void checkKeys(Map<String, Object> m, String what, String... allowed) {

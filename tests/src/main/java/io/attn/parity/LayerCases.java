@@ -254,7 +254,7 @@ public final class LayerCases {
                         dsd,
                         Request.of(tgt)
                                 .withMemory(memory)
-                                .withKeyPaddingMask(mkp)
+                                .withMemoryKeyPaddingMask(mkp, true)
                                 .withCausal(true)
                                 .withAttentionWeights(AttentionWeights.PER_HEAD),
                         () -> {
@@ -315,12 +315,13 @@ public final class LayerCases {
         ModelConfig tmc =
                 new ModelConfig(ModelConfig.Kind.Transformer, engineLayer(tc.layer()), 0, 0, true, 0, true, 2, 2);
         cs.add(new Case(
-                "Transformer 2+2, causal tgt, src padding",
+                "Transformer 2+2, causal tgt, src and memory padding",
                 tmc,
                 tSd,
                 Request.of(src)
                         .withTarget(tgt)
                         .withKeyPaddingMask(tkp)
+                        .withMemoryKeyPaddingMask(tkp, true)
                         .withCausal(true)
                         .withAttentionWeights(AttentionWeights.AVERAGED),
                 () -> {
@@ -340,6 +341,130 @@ public final class LayerCases {
                     }
                     return new Expected(r.output(), w);
                 }));
+
+        // ---- PyTorch's other forward arguments: float key-padding masks (added to the scores, not read as bool),
+        // tgt/memory masks and paddings, memory_is_causal, src_mask for Transformer; and batch_first=False (inputs and
+        // outputs (L, B, E), masks and weights as batch-first)
+        var fsd = RandomStateDicts.multiheadAttention(e, true, 14);
+        Tensor fq = rand(17, 2, 4, e), fmem = rand(18, 2, 7, e);
+        Tensor fkp = rand(19, 2, 7); // float: added to the scores, as PyTorch does (0/1 would not mask anything out)
+        cs.add(new Case(
+                "mha batch_first=false cross + float key padding, averaged",
+                mhaConfig(e, h, true).withBatchFirst(false),
+                fsd,
+                Request.of(transpose01(fq))
+                        .withMemory(transpose01(fmem))
+                        .withKeyPaddingMask(fkp, false)
+                        .withAttentionWeights(AttentionWeights.AVERAGED),
+                () -> {
+                    var r = RefAttention.multiheadAttention(
+                            fsd,
+                            "",
+                            e,
+                            h,
+                            DTensor.of(fq),
+                            DTensor.of(fmem),
+                            DTensor.of(fmem),
+                            fkp,
+                            false,
+                            null,
+                            false,
+                            false,
+                            true,
+                            true);
+                    return new Expected(transpose01(r.output()), Map.of("attn", r.weights()));
+                }));
+        LayerConfig bf = LayerConfig.of(16, 4, 24).withActivation("gelu");
+        var bfsd = RandomStateDicts.encoderLayer(bf, 24);
+        Tensor bfx = rand(20, 3, 5, 16);
+        Tensor bfMask = rand(21, 3 * 4, 5, 5);
+        Tensor bfkp = padding(5, 0, 2, 1);
+        cs.add(new Case(
+                "encoder layer batch_first=false, float src_mask (B*H,L,S) + bool padding + causal",
+                layerConfig(ModelConfig.Kind.TransformerEncoderLayer, bf, 0, false)
+                        .withBatchFirst(false),
+                bfsd,
+                Request.of(transpose01(bfx))
+                        .withAttnMask(bfMask, false)
+                        .withKeyPaddingMask(bfkp)
+                        .withCausal(true)
+                        .withAttentionWeights(AttentionWeights.PER_HEAD),
+                () -> {
+                    var r = RefTransformer.encoderLayer(
+                            bfsd, "", bf, bfx, Mask.additive(bfMask), Mask.bool(bfkp), true);
+                    return new Expected(transpose01(r.output()), Map.of("self_attn", r.selfAttnHeadWeights()));
+                }));
+        LayerConfig dc = LayerConfig.of(16, 4, 24).withNormFirst(true);
+        var dmsd = RandomStateDicts.decoderLayer(dc, 25);
+        Tensor dmt = rand(22, 2, 5, 16), dmm = rand(23, 2, 6, 16);
+        Tensor tgtMask = Tensor.zeros(5, 5), memMask = rand(24, 2 * 4, 5, 6), tgtKp = rand(25, 2, 5);
+        for (int i = 0; i < 5; i++) tgtMask.set(1f, i, (i + 2) % 5);
+        Tensor memKp = padding(6, 1, 3);
+        cs.add(new Case(
+                "decoder layer tgt_mask bool + float tgt padding + float memory_mask + memory padding + memory causal",
+                layerConfig(ModelConfig.Kind.TransformerDecoderLayer, dc, 0, false),
+                dmsd,
+                Request.of(dmt)
+                        .withMemory(dmm)
+                        .withTgtMask(tgtMask, true)
+                        .withTgtKeyPaddingMask(tgtKp, false)
+                        .withMemoryMask(memMask, false)
+                        .withMemoryKeyPaddingMask(memKp, true)
+                        .withMemoryCausal(true)
+                        .withAttentionWeights(AttentionWeights.AVERAGED),
+                () -> {
+                    var r = RefTransformer.decoderLayer(
+                            dmsd,
+                            "",
+                            dc,
+                            DTensor.of(dmt),
+                            DTensor.of(dmm),
+                            Mask.bool(tgtMask),
+                            Mask.additive(memMask),
+                            Mask.additive(tgtKp),
+                            Mask.bool(memKp),
+                            false,
+                            true);
+                    Map<String, DTensor> w = new LinkedHashMap<>();
+                    w.put("self_attn", r.selfAttnWeights());
+                    w.put("multihead_attn", r.crossAttnWeights());
+                    return new Expected(r.output(), w);
+                }));
+        TransformerConfig btc =
+                new TransformerConfig(1, 2, LayerConfig.of(16, 4, 32).withActivation("gelu"));
+        var btSd = RandomStateDicts.transformer(btc, 34);
+        Tensor bs = rand(26, 2, 6, 16), bt = rand(27, 2, 4, 16);
+        Tensor srcMask = rand(28, 6, 6), bskp = padding(6, 2, 0), btkp = padding(4, 0, 1);
+        ModelConfig btmc = new ModelConfig(
+                        ModelConfig.Kind.Transformer, engineLayer(btc.layer()), 0, 0, true, 0, true, 1, 2)
+                .withBatchFirst(false);
+        cs.add(new Case(
+                "Transformer 1+2 batch_first=false, float src_mask, every padding, causal tgt",
+                btmc,
+                btSd,
+                Request.of(transpose01(bs))
+                        .withTarget(transpose01(bt))
+                        .withAttnMask(srcMask, false)
+                        .withKeyPaddingMask(bskp)
+                        .withTgtKeyPaddingMask(btkp, true)
+                        .withMemoryKeyPaddingMask(bskp, true)
+                        .withCausal(true),
+                () -> new Expected(
+                        transpose01(RefTransformer.transformer(
+                                        btSd,
+                                        btc,
+                                        bs,
+                                        bt,
+                                        Mask.additive(srcMask),
+                                        null,
+                                        null,
+                                        false,
+                                        true,
+                                        Mask.bool(bskp),
+                                        Mask.bool(btkp),
+                                        Mask.bool(bskp))
+                                .output()),
+                        Map.of())));
 
         // ---- Hugging Face BertModel: token ids in, a right-padded batch with the padding masked out of the keys,
         // each activation; padded positions are compared too (transformers computes them the same way)
@@ -465,6 +590,27 @@ public final class LayerCases {
             var r = RefAttention.multiheadAttention(sd, "", e, h, q, kv, kv, kp, am, amBool, causal, want, avg);
             return new Expected(r.output(), want ? Map.of("attn", r.weights()) : Map.of());
         });
+    }
+
+    /**
+     * {@code (P, Q, E) -> (Q, P, E)}, PyTorch's {@code transpose(0, 1)} (its own inverse): a batch-first tensor as a
+     * {@code batch_first=False} module takes it, and such a module's output back.
+     */
+    static Tensor transpose01(Tensor t) {
+        int b = t.dim(0), l = t.dim(1), e = t.dim(2);
+        Tensor out = Tensor.zeros(l, b, e);
+        for (int i = 0; i < b; i++)
+            for (int j = 0; j < l; j++) System.arraycopy(t.data(), (i * l + j) * e, out.data(), (j * b + i) * e, e);
+        return out;
+    }
+
+    /** {@link #transpose01(Tensor)} for the reference's outputs. */
+    static DTensor transpose01(DTensor t) {
+        int b = t.dim(0), l = t.dim(1), e = t.dim(2);
+        double[] out = new double[t.size()];
+        for (int i = 0; i < b; i++)
+            for (int j = 0; j < l; j++) System.arraycopy(t.data(), (i * l + j) * e, out, (j * b + i) * e, e);
+        return new DTensor(new int[] {l, b, e}, out);
     }
 
     /** Relative Frobenius error; infinite for a shape mismatch or a NaN where the reference is finite. */

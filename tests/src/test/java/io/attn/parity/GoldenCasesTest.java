@@ -92,7 +92,18 @@ class GoldenCasesTest {
         DTensor out = DTensor.of(x);
         Map<String, Object> fwd = GoldenFixtures.map("need_weights", false, "attn_mask", null);
         Map<String, Object> mha = GoldenFixtures.map(
-                "module", "MultiheadAttention", "embed_dim", 8L, "num_heads", 2L, "bias", true, "forward", fwd);
+                "module",
+                "MultiheadAttention",
+                "embed_dim",
+                8L,
+                "num_heads",
+                2L,
+                "bias",
+                true,
+                "batch_first",
+                true,
+                "forward",
+                fwd);
         Map<String, Tensor> in = GoldenFixtures.map("query", x, "key", x, "value", x);
         w.write("unknown_module", GoldenFixtures.with(mha, "module", "Conv2d"), sd, in, Map.of("output", out));
         w.write(
@@ -114,7 +125,6 @@ class GoldenCasesTest {
         sdExtra.put("bias_k", x);
         w.write("unused_tensor", mha, sdExtra, in, Map.of("output", out));
         w.write("weights_not_requested", mha, sd, in, GoldenFixtures.map("output", out, "weights", out));
-        w.write("batch_second", GoldenFixtures.with(mha, "batch_first", false), sd, in, Map.of("output", out));
         w.write("no_folder", mha, sd, in, Map.of("output", out));
         w.finish();
         deleteTree(dir.resolve("no_folder"));
@@ -126,7 +136,6 @@ class GoldenCasesTest {
         why.put("missing_mask_file", "missing in.attn_mask.npy");
         why.put("unused_tensor", "bias_k");
         why.put("weights_not_requested", "output 'weights' is not produced");
-        why.put("batch_second", "batch_first=False");
         why.put("no_folder", "no folder");
         List<String> seen = new ArrayList<>();
         for (GoldenCases.Case c : GoldenCases.load(dir)) {

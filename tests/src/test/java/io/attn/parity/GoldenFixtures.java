@@ -27,6 +27,7 @@ final class GoldenFixtures {
         "mha_self_kpm_boolmask",
         "mha_cross_floatmask3d",
         "mha_self_causal",
+        "mha_seqfirst_cross_floatkpm",
         "sdpa_boolmask",
         "sdpa_floatmask_bcast",
         "sdpa_causal_rect_scale",
@@ -173,6 +174,37 @@ final class GoldenFixtures {
             if (am != null) in.put("attn_mask", am);
             w.write(name, cfg, sd, in, map("output", r.output(), "weights", r.weights()));
         }
+        // batch_first=False: query, key, value and the output (L, B, E); a float key-padding mask, added to the scores
+        Map<String, Tensor> sd = RandomStateDicts.multiheadAttention(12, true, seed++);
+        Tensor q = rand(seed++, 2, 4, 12), k = rand(seed++, 2, 5, 12), v = rand(seed++, 2, 5, 12);
+        Tensor kp = rand(seed++, 2, 5);
+        var r = RefAttention.multiheadAttention(
+                sd, "", 12, 3, DTensor.of(q), DTensor.of(k), DTensor.of(v), kp, false, null, false, false, true, true);
+        Map<String, Object> cfg = map(
+                "module",
+                "MultiheadAttention",
+                "embed_dim",
+                12L,
+                "num_heads",
+                3L,
+                "batch_first",
+                false,
+                "forward",
+                map("need_weights", true, "average_attn_weights", true, "key_padding_mask", "float"));
+        w.write(
+                "mha_seqfirst_cross_floatkpm",
+                cfg,
+                sd,
+                map(
+                        "query",
+                        LayerCases.transpose01(q),
+                        "key",
+                        LayerCases.transpose01(k),
+                        "value",
+                        LayerCases.transpose01(v),
+                        "key_padding_mask",
+                        kp),
+                map("output", LayerCases.transpose01(r.output()), "weights", r.weights()));
     }
 
     private static void sdpa(GoldenWriter w) throws IOException {

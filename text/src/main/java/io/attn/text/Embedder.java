@@ -76,7 +76,11 @@ public final class Embedder implements AutoCloseable {
         return load(engine, TextModel.read(model, options.tokenizer()), options);
     }
 
-    /** Loads a model already read from disk onto {@code engine}. */
+    /**
+     * Loads a model already read from disk onto {@code engine}. The engine takes the model's weight arrays as they are
+     * ({@link Engine#loadOwned}: no copy, so loading holds the weights once): do not change {@code m.weights()}
+     * afterwards.
+     */
     public static Embedder load(Engine engine, TextModel m, EmbedderOptions o) {
         if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
         if (o == null) o = EmbedderOptions.defaults();
@@ -90,7 +94,7 @@ public final class Embedder implements AutoCloseable {
                     + maxLength + ": one long text would not fit a batch");
         TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
         try {
-            AttnModel am = engine.load(m.engineConfig(), m.weights(), m.source());
+            AttnModel am = engine.loadOwned(m.engineConfig(), m.weights(), m.source());
             return new Embedder(
                     m.name(),
                     am,

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,8 +19,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Memory of a real model in use: all-MiniLM-L6-v2 (a 90 MB model.safetensors) loaded and run on the 60 mixed texts in a
  * JVM whose heap is limited to 2.5 times the file (loading holds the weights once, 90 MB; the first call adds the CPU's
  * packed copy of the Linear weights, 42 MB, and the working memory of the batch; G1 needs the rest as headroom for its
- * large arrays), and the heap after 15 more calls is what it was after 5: steady-state calls do not grow it.
+ * large arrays), and the heap after 15 more calls is what it was after 5: steady-state calls do not grow it. Tagged
+ * {@code long} (a child JVM at the edge of its heap, 40 s or more): CI's {@code ./attn test -Plong-tests} runs it.
  */
+@Tag("long")
 class EmbedderMemoryTest {
     @TempDir
     Path dir;

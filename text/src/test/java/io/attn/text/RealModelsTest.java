@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -43,7 +44,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  *
  * The texts: 60 mixed sentences (short, long, CJK, Cyrillic, Greek, accents, emoji, URLs, code, curly quotes), an
  * empty text, and one longer than 512 tokens (cut at the model's maximum by both engines).
+ *
+ * <p>Tagged {@code long} (two real models through three engines, 30 s or more): CI's {@code ./attn test
+ * -Plong-tests} runs it; README's {@code ./attn test} keeps the double-reference checks of the same code path
+ * ({@code EmbedderTest}, the BertModel layer cases).
  */
+@Tag("long")
 class RealModelsTest {
     record Model(String name, String onnx, String tokenizer, Pooling pooling, EmbeddingModel langchain4j) {
         @Override

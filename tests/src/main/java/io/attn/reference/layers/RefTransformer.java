@@ -124,10 +124,14 @@ public final class RefTransformer {
                 memoryMask,
                 tgtKeyPadding,
                 memoryKeyPadding,
-                tgtIsCausal);
+                tgtIsCausal,
+                false);
     }
 
-    /** As the Tensor overload, on double inputs. */
+    /**
+     * As the Tensor overload, on double inputs; {@code memoryIsCausal} adds the causal mask {@code triu(ones(T,S),1)}
+     * to the cross-attention (PyTorch's {@code memory_is_causal}).
+     */
     public static DecoderLayerResult decoderLayer(
             Map<String, Tensor> sd,
             String prefix,
@@ -138,7 +142,8 @@ public final class RefTransformer {
             Mask memoryMask,
             Mask tgtKeyPadding,
             Mask memoryKeyPadding,
-            boolean tgtIsCausal) {
+            boolean tgtIsCausal,
+            boolean memoryIsCausal) {
         MhaResult sa;
         MhaResult ca;
         if (cfg.normFirst()) {
@@ -146,13 +151,15 @@ public final class RefTransformer {
             sa = attention(sd, prefix + "self_attn.", cfg, h, h, tgtMask, tgtKeyPadding, tgtIsCausal);
             x = RefMath.add(x, sa.output());
             h = norm(sd, prefix + "norm2.", cfg, x);
-            ca = attention(sd, prefix + "multihead_attn.", cfg, h, memory, memoryMask, memoryKeyPadding, false);
+            ca = attention(
+                    sd, prefix + "multihead_attn.", cfg, h, memory, memoryMask, memoryKeyPadding, memoryIsCausal);
             x = RefMath.add(x, ca.output());
             x = RefMath.add(x, feedForward(sd, prefix, cfg, norm(sd, prefix + "norm3.", cfg, x)));
         } else {
             sa = attention(sd, prefix + "self_attn.", cfg, x, x, tgtMask, tgtKeyPadding, tgtIsCausal);
             x = norm(sd, prefix + "norm1.", cfg, RefMath.add(x, sa.output()));
-            ca = attention(sd, prefix + "multihead_attn.", cfg, x, memory, memoryMask, memoryKeyPadding, false);
+            ca = attention(
+                    sd, prefix + "multihead_attn.", cfg, x, memory, memoryMask, memoryKeyPadding, memoryIsCausal);
             x = norm(sd, prefix + "norm2.", cfg, RefMath.add(x, ca.output()));
             x = norm(sd, prefix + "norm3.", cfg, RefMath.add(x, feedForward(sd, prefix, cfg, x)));
         }
@@ -243,7 +250,8 @@ public final class RefTransformer {
                     memoryMask,
                     tgtKeyPadding,
                     memoryKeyPadding,
-                    tgtIsCausal);
+                    tgtIsCausal,
+                    false);
             layers.add(r);
             x = r.output();
         }
