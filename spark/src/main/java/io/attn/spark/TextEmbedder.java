@@ -17,7 +17,6 @@ import org.apache.spark.ml.util.MLReader;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -211,15 +210,7 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
                     Math.max(CHUNK_TEXTS, s.batchSize()),
                     CHUNK_CHARS,
                     texts -> Arrays.asList(ExecutorModels.embedder(s).embed(texts)),
-                    (r, v) -> append(r, v == null ? null : vector ? Vectors.dense(widen(v)) : v));
-        }
-
-        private static Row append(Row r, Object v) {
-            int n = r.length();
-            Object[] a = new Object[n + 1];
-            for (int i = 0; i < n; i++) a[i] = r.get(i);
-            a[n] = v;
-            return RowFactory.create(a);
+                    (r, v) -> Rows.append(r, v == null ? null : vector ? Vectors.dense(widen(v)) : v));
         }
 
         private static double[] widen(float[] v) {

@@ -1,6 +1,5 @@
 package io.attn.spark;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -9,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.AttnException;
-import io.attn.engine.Engine;
-import io.attn.engine.EngineOptions;
 import io.attn.text.Embedder;
 import io.attn.text.EmbedderOptions;
 import io.attn.text.Pooling;
@@ -43,7 +40,7 @@ class TextEmbedderTest {
 
     static SparkSession spark;
     static Path model;
-    static final List<String> TEXTS = Fixtures.texts(300);
+    static final List<String> TEXTS = LibraryCheck.TEXTS;
 
     @BeforeAll
     static void setUp() throws Exception {
@@ -51,54 +48,16 @@ class TextEmbedderTest {
         model = Fixtures.tinyBert(dir, true);
     }
 
-    /** {@code (id int, text string, tag string)}: the texts with a null at 5 and 250, in {@code partitions} parts. */
     static Dataset<Row> docs(int partitions) {
-        List<Row> rows = new ArrayList<>();
-        for (int i = 0; i < TEXTS.size(); i++)
-            rows.add(RowFactory.create(i, i == 5 || i == 250 ? null : TEXTS.get(i), "t" + (i % 3)));
-        StructType schema = new StructType()
-                .add("id", DataTypes.IntegerType)
-                .add("text", DataTypes.StringType)
-                .add("tag", DataTypes.StringType);
-        return spark.createDataFrame(rows, schema).repartition(partitions).sortWithinPartitions("id");
+        return LibraryCheck.docs(spark, partitions);
     }
 
     static float[][] library(EmbedderOptions o, List<String> texts) {
-        try (Engine e = Engine.open(EngineOptions.defaults().withDevice("cpu").withThreads(1));
-                Embedder m = Embedder.load(e, model, o)) {
-            return m.embed(texts);
-        }
+        return LibraryCheck.embed(model, o, texts);
     }
 
-    /** A vector or {@code array<float>} cell as floats. */
-    static float[] floats(Row r, String col) {
-        if (r.getAs(col) instanceof Vector v) {
-            double[] d = v.toArray();
-            float[] f = new float[d.length];
-            for (int i = 0; i < d.length; i++) f[i] = (float) d[i];
-            return f;
-        }
-        List<Float> l = r.getList(r.fieldIndex(col));
-        float[] f = new float[l.size()];
-        for (int i = 0; i < f.length; i++) f[i] = l.get(i);
-        return f;
-    }
-
-    /** Every row's vector (column {@code col}) is the library's vector of its text; nulls stay null. */
     static void assertLibrary(List<Row> rows, String col, EmbedderOptions o) {
-        List<String> texts = new ArrayList<>();
-        for (Row r : rows) if (r.getAs("text") != null) texts.add(r.getAs("text"));
-        float[][] want = library(o, texts);
-        int k = 0;
-        for (Row r : rows) {
-            Object cell = r.getAs(col);
-            if (r.getAs("text") == null) {
-                assertNull(cell, "row " + r);
-                continue;
-            }
-            assertArrayEquals(want[k++], floats(r, col), "row " + r.getAs("id"));
-        }
-        assertEquals(texts.size(), k);
+        LibraryCheck.assertRows(model, rows, col, o);
     }
 
     @Test
@@ -185,7 +144,9 @@ class TextEmbedderTest {
                 new TextEmbedder().setModelPath(model.toString()).setBatchTokens(8);
         Exception e =
                 assertThrows(Exception.class, () -> tooSmall.transform(docs(1)).count());
-        assertTrue(rootMessage(e).contains("batch token budget 8 is below the max length"), rootMessage(e));
+        assertTrue(
+                LibraryCheck.rootMessage(e).contains("batch token budget 8 is below the max length"),
+                LibraryCheck.rootMessage(e));
     }
 
     @Test
@@ -205,7 +166,7 @@ class TextEmbedderTest {
         TextEmbedder cuda = new TextEmbedder().setModelPath(model.toString()).setDevice("cuda");
         Exception e =
                 assertThrows(Exception.class, () -> cuda.transform(docs(1)).count());
-        assertTrue(rootMessage(e).contains("device 'cuda' is not usable"), rootMessage(e));
+        assertTrue(LibraryCheck.rootMessage(e).contains("device 'cuda' is not usable"), LibraryCheck.rootMessage(e));
     }
 
     @Test
@@ -285,10 +246,5 @@ class TextEmbedderTest {
                         .transform(spark.createDataFrame(rows, schema))
                         .filter("embedding is null")
                         .count());
-    }
-
-    static String rootMessage(Throwable t) {
-        while (t.getCause() != null) t = t.getCause();
-        return t.getMessage();
     }
 }
