@@ -4,7 +4,6 @@ import io.attn.AttnException;
 import java.io.IOException;
 import java.util.Locale;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.SparkConf;
 import org.apache.spark.sql.Dataset;
@@ -52,27 +51,28 @@ public final class EmbedJob {
             System.err.println(JobArgs.USAGE);
             return 2;
         }
-        SparkConf conf = new SparkConf().setAppName("attn EmbedJob");
-        if (a.master() != null) conf.setMaster(a.master());
-        else if (!conf.contains("spark.master")) conf.setMaster("local[*]");
-        Path output = new Path(a.output());
-        boolean outputStarted = false;
+        Configuration hadoop = hadoopConf();
+        Path output = null;
+        boolean outputStarted = false, ownSession = false;
         SparkSession spark = null;
-        boolean ownSession = SparkSession.getDefaultSession().isEmpty();
         try {
-            Configuration hadoop = hadoopConf(conf);
+            output = new Path(a.output());
+            // checked before Spark starts (even a SparkConf logs), so that bad input is one line and nothing else
             TextEmbedder embedder = a.embedder();
             embedder.settings(); // the settings' own checks
             if (!java.nio.file.Files.exists(ModelLocation.localPath(a.model())))
                 throw AttnException.badInput("model " + a.model() + ": no such file or directory");
             JobInput input = JobInput.inspect(a.input(), a.textCol(), hadoop);
-            FileSystem outFs = output.getFileSystem(hadoop);
-            if (outFs.exists(output))
+            if (output.getFileSystem(hadoop).exists(output))
                 throw AttnException.badInput("output " + a.output() + " already exists (EmbedJob does not overwrite)");
 
-            spark = ownSession
-                    ? SparkSession.builder().config(conf).getOrCreate()
-                    : SparkSession.getDefaultSession().get();
+            ownSession = SparkSession.getDefaultSession().isEmpty();
+            if (ownSession) {
+                SparkConf conf = new SparkConf().setAppName("attn EmbedJob");
+                if (a.master() != null) conf.setMaster(a.master());
+                else if (!conf.contains("spark.master")) conf.setMaster("local[*]");
+                spark = SparkSession.builder().config(conf).getOrCreate();
+            } else spark = SparkSession.getDefaultSession().get();
             Dataset<Row> texts = input.read(spark, a.partitions());
             if (a.partitions() > 0 && texts.rdd().getNumPartitions() != a.partitions())
                 texts = texts.repartition(a.partitions());
@@ -91,7 +91,7 @@ public final class EmbedJob {
                     rows / seconds));
             return 0;
         } catch (Throwable t) {
-            if (outputStarted) remove(output, conf);
+            if (outputStarted) remove(output, hadoop);
             Tuple2<String, Integer> why = describe(t);
             System.err.println("attn-spark: " + why._1());
             return why._2();
@@ -100,16 +100,20 @@ public final class EmbedJob {
         }
     }
 
-    /** A Hadoop configuration with the {@code spark.hadoop.*} settings of the Spark configuration. */
-    private static Configuration hadoopConf(SparkConf conf) {
+    /**
+     * A Hadoop configuration with the {@code spark.hadoop.*} settings Spark would use (spark-submit hands them to the
+     * driver as system properties).
+     */
+    private static Configuration hadoopConf() {
         Configuration c = new Configuration();
-        for (Tuple2<String, String> kv : conf.getAllWithPrefix("spark.hadoop.")) c.set(kv._1(), kv._2());
+        for (String k : System.getProperties().stringPropertyNames())
+            if (k.startsWith("spark.hadoop.")) c.set(k.substring("spark.hadoop.".length()), System.getProperty(k));
         return c;
     }
 
-    private static void remove(Path output, SparkConf conf) {
+    private static void remove(Path output, Configuration hadoop) {
         try {
-            output.getFileSystem(hadoopConf(conf)).delete(output, true);
+            output.getFileSystem(hadoop).delete(output, true);
         } catch (IOException e) {
             System.err.println("attn-spark: could not remove the partial output " + output + ": " + e.getMessage());
         }
