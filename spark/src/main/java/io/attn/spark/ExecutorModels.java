@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.spark.SparkEnv;
@@ -158,7 +159,7 @@ public final class ExecutorModels {
             return value;
         }
 
-        synchronized void ifMade(java.util.function.Consumer<? super T> action) {
+        synchronized void ifMade(Consumer<? super T> action) {
             if (value != null) action.accept(value);
         }
     }

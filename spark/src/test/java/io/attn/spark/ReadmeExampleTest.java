@@ -28,7 +28,8 @@ class ReadmeExampleTest {
         SparkSession spark = LocalSpark.get();
         String modelDir = Fixtures.tinyBert(dir, true).toString();
         Files.write(dir.resolve("docs.txt"), List.of("the sky is blue", "what colour is the sky?", ""));
-        String docsPath = dir.resolve("docs.txt").toString(), pipelinePath = dir.resolve("pipeline").toString();
+        String docsPath = dir.resolve("docs.txt").toString(),
+                pipelinePath = dir.resolve("pipeline").toString();
         // ---- README example
         Dataset<Row> docs = spark.read().text(docsPath).withColumnRenamed("value", "text");
         TextEmbedder embed = new TextEmbedder()
@@ -37,7 +38,8 @@ class ReadmeExampleTest {
                 .setOutputCol("embedding") // ml.linalg.Vector; setOutputType("array") for array<float>
                 .setBatchTokens(4096) // tokens per forward pass: bounds a task's working memory
                 .setDevice("auto"); // the task's GPU when Spark assigned one, else the CPU
-        PipelineModel pipeline = new Pipeline().setStages(new PipelineStage[] {embed}).fit(docs);
+        PipelineModel pipeline =
+                new Pipeline().setStages(new PipelineStage[] {embed}).fit(docs);
         pipeline.write().overwrite().save(pipelinePath); // saves the settings and the model path, not the weights
         Dataset<Row> embedded = PipelineModel.load(pipelinePath).transform(docs);
         AttnFunctions.register(spark, embed); // SQL: attn_embed(text) -> array<float>
@@ -54,7 +56,8 @@ class ReadmeExampleTest {
     /** The section shows the statements of the test above (modulo paths and line breaks). */
     @Test
     void theSectionShowsThisExample() throws Exception {
-        Path section = Files.exists(Path.of("README-section.md")) ? Path.of("README-section.md") : Path.of("../README.md");
+        Path section =
+                Files.exists(Path.of("README-section.md")) ? Path.of("README-section.md") : Path.of("../README.md");
         String text = Files.readString(section).replaceAll("\\s+", "");
         String src = Files.readString(Path.of("src/test/java/io/attn/spark/ReadmeExampleTest.java"));
         String example = src.substring(src.indexOf("// ---- README example"), src.indexOf("// ---- end of example"))
