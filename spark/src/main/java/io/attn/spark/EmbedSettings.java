@@ -1,0 +1,65 @@
+package io.attn.spark;
+
+import io.attn.AttnException;
+import io.attn.text.EmbedderOptions;
+import io.attn.text.Pooling;
+import java.io.Serializable;
+
+/**
+ * What a task needs to get its {@link io.attn.text.Embedder} from the executor's {@link ExecutorModels}: the model, the
+ * overrides of its settings and where it runs. Two tasks with equal settings share one loaded model. Shipped to the
+ * executors inside the tasks' closures.
+ *
+ * @param modelPath a Hugging Face folder or {@code .onnx} file on the node's file system, or the name of one shipped
+ *     with {@code --files}/{@code --archives} (see {@link ModelLocation})
+ * @param pooling {@code mean}, {@code cls} or {@code max}; null: the model's
+ * @param normalize null: the model's
+ * @param maxLength tokens per text, special tokens included; 0: the model's
+ * @param batchSize the most texts in one forward pass
+ * @param batchTokens the most tokens in one forward pass (bounds the working memory)
+ * @param engine the device and CPU threads
+ *     <p>Immutable and thread-safe.
+ */
+public record EmbedSettings(
+        String modelPath,
+        String pooling,
+        Boolean normalize,
+        int maxLength,
+        int batchSize,
+        int batchTokens,
+        EngineSettings engine)
+        implements Serializable {
+    public EmbedSettings {
+        if (modelPath == null || modelPath.isBlank()) throw AttnException.badInput("modelPath is not set");
+        if (pooling != null) pooling = Pooling.parse(pooling).label();
+        if (engine == null) throw AttnException.badInput("engine settings are required");
+        options(pooling, normalize, maxLength, batchSize, batchTokens); // the embedder's own checks, on the driver
+    }
+
+    /** The model with its own settings, the default batching, the {@code auto} device and the executor's cores. */
+    public static EmbedSettings of(String modelPath) {
+        return new EmbedSettings(
+                modelPath,
+                null,
+                null,
+                0,
+                EmbedderOptions.DEFAULT_BATCH_SIZE,
+                EmbedderOptions.DEFAULT_BATCH_TOKENS,
+                EngineSettings.defaults());
+    }
+
+    /** The options the {@link io.attn.text.Embedder} is loaded with. */
+    public EmbedderOptions options() {
+        return options(pooling, normalize, maxLength, batchSize, batchTokens);
+    }
+
+    private static EmbedderOptions options(
+            String pooling, Boolean normalize, int maxLength, int batchSize, int batchTokens) {
+        return EmbedderOptions.defaults()
+                .withPooling(pooling == null ? null : Pooling.parse(pooling))
+                .withNormalize(normalize)
+                .withMaxLength(maxLength)
+                .withMaxBatchSize(batchSize)
+                .withMaxBatchTokens(batchTokens);
+    }
+}
