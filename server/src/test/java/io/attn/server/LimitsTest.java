@@ -147,7 +147,10 @@ class LimitsTest {
 
     @Test
     void aFullServerAnswers429WithRetryAfter() throws Exception {
-        try (ServerFixture s = new ServerFixture(dir, ServerOptions.defaults().withMaxQueuedRequests(1));
+        // no minimum data rate here: the slow request must hold its place however long a loaded machine takes
+        ServerOptions o = ServerOptions.defaults().withMaxQueuedRequests(1);
+        o = o.withTimeouts(o.idleTimeoutMillis(), 0, o.requestTimeoutMillis(), o.drainTimeoutMillis());
+        try (ServerFixture s = new ServerFixture(dir, o);
                 Socket slow = new Socket("127.0.0.1", s.server.port())) {
             // a request admitted but still sending its body holds the one place
             OutputStream out = slow.getOutputStream();
@@ -156,7 +159,7 @@ class LimitsTest {
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             HttpResponse<String> r = null;
-            for (int i = 0; i < 50; i++) { // until the slow request has been admitted
+            for (int i = 0; i < 500; i++) { // until the slow request has been admitted
                 r = s.post("/v1/embeddings", "{\"input\":\"a\"}");
                 if (r.statusCode() == 429) break;
                 Thread.sleep(20);
