@@ -73,7 +73,7 @@ final class LibraryCheck {
                 assertNull(r.getAs(col), "row " + r);
                 continue;
             }
-            assertArrayEquals(want[k++], floats(r, col), "row " + r.getAs("id"));
+            assertArrayEquals(want[k++], floats(r, col), () -> "row " + r);
         }
         assertEquals(texts.size(), k);
     }
