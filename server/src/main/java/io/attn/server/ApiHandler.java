@@ -106,8 +106,9 @@ final class ApiHandler extends Handler.Abstract {
         } catch (ApiError e) {
             if (e.status == 429) response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
             if (e.status == 401) response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer");
-            // the rest of a refused or broken body is not read: the connection cannot carry another request
-            if (e.status == 413 || e.status == 408 || e.code.equals("unreadable_body"))
+            // a refused (429, 401, 413, ...) or broken body is not read to its end: Jetty closes the connection after
+            // the answer, which says so, so that a client does not send its next request on it
+            if (BodyReader.unread(request) || e.code.equals("unreadable_body"))
                 response.getHeaders().put(HttpHeader.CONNECTION, "close");
             status = send(response, callback, e.status, "application/json", e.json());
         } catch (OutOfMemoryError e) {

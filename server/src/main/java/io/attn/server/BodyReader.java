@@ -30,6 +30,19 @@ final class BodyReader implements Runnable {
         this.maxBytes = maxBytes;
     }
 
+    /** Request attribute set once the whole body has been read. */
+    static final String READ = "attn.bodyRead";
+
+    /**
+     * Whether the request came with a body that has not been read to its end: the connection cannot carry another
+     * request then (Jetty closes it), so the answer must say {@code Connection: close}.
+     */
+    static boolean unread(Request request) {
+        boolean hasBody = request.getLength() > 0
+                || request.getHeaders().contains(org.eclipse.jetty.http.HttpHeader.TRANSFER_ENCODING);
+        return hasBody && request.getAttribute(READ) == null;
+    }
+
     /** The whole body, or an {@link ApiError} (413 too large, 408 too slow or past the deadline, 400 broken). */
     static byte[] read(Request request, long maxBytes, long minRate, long deadlineNanos) {
         BodyReader r = new BodyReader(request, maxBytes);
@@ -37,7 +50,9 @@ final class BodyReader implements Runnable {
         long start = System.nanoTime();
         while (true) {
             try {
-                return r.done.get(100, TimeUnit.MILLISECONDS);
+                byte[] body = r.done.get(100, TimeUnit.MILLISECONDS);
+                request.setAttribute(READ, Boolean.TRUE);
+                return body;
             } catch (TimeoutException e) {
                 long now = System.nanoTime(), elapsed = now - start;
                 long due = minRate * Math.max(0, elapsed - 1_000_000_000L) / 1_000_000_000L;

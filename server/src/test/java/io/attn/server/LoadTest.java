@@ -30,6 +30,11 @@ class LoadTest {
 
     @Test
     void hostileRequestsGet4xxJsonAndTheServerStaysWell() throws Exception {
+        hostileRequests(dir, 1000);
+    }
+
+    /** {@code n} hostile requests from 8 clients: each a 4xx JSON error; then a normal answer, the heap as before. */
+    static void hostileRequests(Path dir, int n) throws Exception {
         ServerOptions o = ServerOptions.defaults().withRequestLimits(1000, 10_000, 256 << 10);
         try (ServerFixture s = new ServerFixture(dir, o)) {
             s.post("/v1/embeddings", "{\"input\":\"warm\"}");
@@ -39,7 +44,7 @@ class LoadTest {
             ExecutorService pool = Executors.newFixedThreadPool(8);
             try {
                 List<java.util.concurrent.Future<?>> fs = new java.util.ArrayList<>();
-                for (int i = 0; i < 1000; i++) {
+                for (int i = 0; i < n; i++) {
                     byte[] body = hostile(r.split());
                     fs.add(pool.submit(() -> {
                         HttpResponse<byte[]> resp = s.postBytes("/v1/embeddings", body);
@@ -64,7 +69,8 @@ class LoadTest {
             HttpResponse<String> ok = s.post("/v1/embeddings", "{\"input\":\"the sky is blue\"}");
             assertEquals(200, ok.statusCode(), ok.body());
             long growth = heap() - heapBefore;
-            assertTrue(growth < 16 << 20, "heap grew by " + growth / 1e6 + " MB over 1000 hostile requests");
+            System.out.printf("LoadTest: %d hostile requests, heap growth %.1f MB%n", n, growth / 1e6);
+            assertTrue(growth < 16 << 20, "heap grew by " + growth / 1e6 + " MB over " + n + " hostile requests");
         }
     }
 
@@ -94,31 +100,58 @@ class LoadTest {
 
     @Test
     void overloadGetsOnly200sAnd429s() throws Exception {
+        overload(dir, 48, 4); // 6x what is admitted
+    }
+
+    /**
+     * {@code clients} clients against 8 admission places for {@code seconds}: only 200s and 429s, no connection lost
+     * without a status; returns the process's largest resident set seen (bytes), sampled each second.
+     */
+    static long overload(Path dir, int clients, int seconds) throws Exception {
         ServerOptions o = ServerOptions.defaults().withMaxQueuedRequests(8);
         try (ServerFixture s = new ServerFixture(dir, o)) {
             Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
             AtomicInteger failures = new AtomicInteger();
-            long end = System.nanoTime() + 4_000_000_000L;
+            long end = System.nanoTime() + seconds * 1_000_000_000L;
+            long rss = 0;
             try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (int c = 0; c < 48; c++) // 6x what is admitted
-                pool.submit(() -> {
-                    while (System.nanoTime() < end) {
-                        try {
-                            int st = s.post("/v1/embeddings", "{\"input\":[\"the sky is blue\",\"a cat sat\"]}")
-                                    .statusCode();
-                            statuses.computeIfAbsent(st, k -> new AtomicInteger())
-                                    .incrementAndGet();
-                        } catch (Exception e) {
-                            failures.incrementAndGet();
+                for (int c = 0; c < clients; c++)
+                    pool.submit(() -> {
+                        while (System.nanoTime() < end) {
+                            try {
+                                int st = s.post("/v1/embeddings", "{\"input\":[\"the sky is blue\",\"a cat sat\"]}")
+                                        .statusCode();
+                                statuses.computeIfAbsent(st, k -> new AtomicInteger())
+                                        .incrementAndGet();
+                            } catch (Exception e) {
+                                if (failures.incrementAndGet() <= 3) System.out.println("LoadTest overload: lost " + e);
+                            }
                         }
-                    }
-                });
+                    });
+                while (System.nanoTime() < end) {
+                    rss = Math.max(rss, rss());
+                    Thread.sleep(1000);
+                }
             }
-            System.out.println("LoadTest overload statuses: " + new TreeMap<>(statuses));
+            System.out.printf(
+                    "LoadTest overload: %d clients, %d s, statuses %s, peak RSS %.0f MB%n",
+                    clients, seconds, new TreeMap<>(statuses), rss / 1e6);
             assertEquals(0, failures.get(), "connections lost without a status");
             assertTrue(statuses.keySet().stream().allMatch(k -> k == 200 || k == 429), statuses.toString());
             assertTrue(statuses.containsKey(200) && statuses.containsKey(429), statuses.toString());
+            return rss;
         }
+    }
+
+    /** This process's resident set (Linux), 0 where unknown. */
+    static long rss() {
+        try {
+            for (String l : java.nio.file.Files.readAllLines(Path.of("/proc/self/status")))
+                if (l.startsWith("VmRSS:")) return Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024;
+        } catch (java.io.IOException | NumberFormatException e) {
+            // not Linux
+        }
+        return 0;
     }
 
     static long heap() {
