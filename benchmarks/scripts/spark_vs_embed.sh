@@ -6,7 +6,7 @@
 # summary last. Needs `./attn build` done (cli/target/lib, spark/target/lib).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-MODEL="${1:?usage: spark_vs_embed.sh MODEL_DIR [texts] [rounds] [threads]}"; N="${2:-20000}"; ROUNDS="${3:-2}"
+MODEL="$(realpath "${1:?usage: spark_vs_embed.sh MODEL_DIR [texts] [rounds] [threads]}")"; N="${2:-20000}"; ROUNDS="${3:-2}"
 THREADS="${4:-2}"
 source <(sed -n '/^java_major()/,/^}/p;/^find_jdk()/,/^}/p' "$ROOT/attn")
 JDK="$(find_jdk)"; export JAVA_HOME="$JDK"
@@ -56,7 +56,7 @@ done
 s=$(timed c1 job "local-cluster[1,$THREADS,3072]" "$THREADS"); C1+=("$s"); echo "EmbedJob 1 executor x $THREADS cores: $s s"
 s=$(timed c2 job "local-cluster[$THREADS,1,3072]" 1); C2+=("$s"); echo "EmbedJob $THREADS executors x 1 core: $s s"
 tail -n1 "$WORK/c2.out"
-CPU="$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n1)"
+CPU="$(sed -n "s/^model name\s*: //p" /proc/cpuinfo | head -n1), family $(sed -n "s/^cpu family\s*: //p" /proc/cpuinfo | head -n1) model $(sed -n "s/^model\s*: //p" /proc/cpuinfo | head -n1), $(grep -qw avx512f /proc/cpuinfo && echo AVX-512 || echo AVX2)"
 python3 - "$N" "$THREADS" "$CPU" "${E[*]}" "${S[*]}" "${C1[*]}" "${C2[*]}" <<'EOF'
 import json, statistics as st, sys
 n, t, cpu = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
