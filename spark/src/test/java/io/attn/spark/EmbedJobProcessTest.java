@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * as the last line of stdout and {@code _SUCCESS}; bad input: exit 3 and exactly one line on stderr (besides the JVM's
  * own note on the incubator module), no stack trace, before Spark starts (so none of its log lines either).
  */
+@Tag("long") // separate JVMs (executors, a process): CI's long tests
 class EmbedJobProcessTest {
     @TempDir
     Path dir;

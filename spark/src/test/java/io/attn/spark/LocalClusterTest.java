@@ -24,6 +24,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * target/spark-home}): this test fills it with links to the test class path's jars, and hands the class directories
  * (this module's and the reactor's) to the executors as {@code spark.executor.extraClassPath}.
  */
+@Tag("long") // separate JVMs (executors, a process): CI's long tests
 class LocalClusterTest {
     static SparkSession spark;
     static Path work;
