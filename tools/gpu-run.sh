@@ -154,19 +154,24 @@ done
 
 # ---- junit: the CUDA JUnit suite from the test bundle (tests/) or the repository's build -----------------------------
 JAR="$(ls "$HERE"/tests/junit-platform-console-standalone-*.jar 2>/dev/null | head -n1)"
-if [ -x "$HERE/runtime/bin/java" ]; then JAVA="$HERE/runtime/bin/java"; CP="$HERE/lib/*:$HERE/tests/engine-cuda-tests.jar"
+jars() { local j out=""; for j in "$1"/*.jar; do out="$out$j:"; done; printf '%s' "$out"; } # the console takes no lib/*
+if [ -x "$HERE/runtime/bin/java" ]; then JAVA="$HERE/runtime/bin/java"; CP="$(jars "$HERE/lib")$HERE/tests/engine-cuda-tests.jar"
 else JAVA="$(command -v java || true)"; [ -n "${JAVA_HOME:-}" ] && JAVA="$JAVA_HOME/bin/java"
-  CP="$HERE/cli/target/lib/*:$HERE/engine-cuda/target/test-classes"
+  CP="$(jars "$HERE/cli/target/lib")$HERE/engine-cuda/target/test-classes"
   [ -n "$JAR" ] || JAR="$(ls ~/.m2/repository/org/junit/platform/junit-platform-console-standalone/*/junit-platform-console-standalone-*.jar 2>/dev/null | sort -V | tail -n1)"
 fi
 if [ -z "$JAR" ] || [ -z "$JAVA" ]; then skip junit "no test bundle: build it with ./attn dist --tests and unpack it beside the bundle"
 else
+  # dry run: the launcher, runtime and class path, the no-driver tests and the GPU suite's skip (seconds, not minutes)
+  SELECT=(--select-package io.attn.cuda); $DRY && SELECT=(--select-class io.attn.cuda.CudaProviderTest --select-class io.attn.cuda.CudaOpsGpuTest)
   run_step junit 200 "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -jar "$JAR" execute \
-    --disable-banner --details=summary --details-theme=ascii --class-path "$CP" --select-package io.attn.cuda \
+    --disable-banner --details=summary --details-theme=ascii --class-path "$CP" "${SELECT[@]}" \
     --exclude-tag long --reports-dir "$LOGS/junit-reports"
-  jf="$(grep -E 'tests (successful|failed|skipped|aborted)' "$LOGS/junit.log" | sed 's/[][|]//g; s/  */ /g' | tr '\n' ',' | sed 's/,$//')"
+  jf="$(grep -E 'tests (successful|failed|skipped|aborted)' "$LOGS/junit.log" | sed 's/[][|]//g; s/^ *//; s/ *$//; s/  */ /g' | tr '\n' ',' | sed 's/,/, /g; s/, $//')"
   gpu_skipped=$(grep -c 'no usable GPU' "$LOGS/junit-reports"/*.xml 2>/dev/null | awk -F: '{s+=$NF} END {print s+0}')
-  if $DRY; then record junit "$( [ "$RC" = 0 ] && echo ok || status_of)" "$SECS" "dry run, GPU cases skipped: $jf"
+  ran=$(grep -oE '[0-9]+ tests successful' "$LOGS/junit.log" | grep -oE '^[0-9]+' | head -n1)
+  if [ "${ran:-0}" = 0 ]; then record junit "failed (no test ran: exit $RC)" "$SECS" "$jf"
+  elif $DRY; then record junit "$( [ "$RC" = 0 ] && echo ok || status_of)" "$SECS" "dry run, GPU cases skipped: $jf"
   elif [ "$RC" = 0 ] && [ "$gpu_skipped" -gt 0 ]; then record junit "failed (GPU cases skipped: no usable GPU)" "$SECS" "$jf"
   else record junit "$(status_of)" "$SECS" "$jf"; fi
 fi
