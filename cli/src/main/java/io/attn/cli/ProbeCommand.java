@@ -1,5 +1,6 @@
 package io.attn.cli;
 
+import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
 import io.attn.backend.ProbeResult;
 import java.util.concurrent.Callable;
@@ -7,7 +8,8 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code attn probe}: one line per backend, {@code name: available, what} or {@code name: not available, why} (a
- * machine without a GPU is normal, not an error), then which one {@code --device auto} takes. Exit 4 only when no
+ * machine without a GPU is normal, not an error), then each backend's details ({@code cuda driver: ...}, {@code cuda
+ * cublas: ...}: which libraries it found where), then which one {@code --device auto} takes. Exit 4 only when no
  * backend is usable.
  */
 @Command(name = "probe", description = "List every backend: available, or why not; and which one --device auto takes.")
@@ -19,6 +21,8 @@ final class ProbeCommand implements Callable<Integer> {
             System.out.println(r);
             if (auto == null && r.available()) auto = r.backend();
         }
+        for (BackendProvider p : Backends.providers())
+            for (String line : p.probeDetails()) System.out.println(p.name() + " " + line);
         System.out.println("auto -> " + (auto == null ? "nothing usable" : auto));
         return auto == null ? Main.EXIT_DEVICE : 0;
     }

@@ -15,6 +15,14 @@ public interface BackendProvider {
     /** Looks for the device. Cheap enough to call at start-up; never throws. */
     ProbeResult probe();
 
+    /**
+     * (optional) Extra lines for {@code attn probe}, each {@code "topic: text"} (e.g. which libraries were found
+     * where); may look for files, never throws. Default: none.
+     */
+    default java.util.List<String> probeDetails() {
+        return java.util.List.of();
+    }
+
     /** Creates a backend; throws {@link io.attn.AttnException} (DEVICE_UNAVAILABLE) when it cannot. */
     Backend create(BackendOptions options);
 }

@@ -21,6 +21,10 @@ import java.util.function.Function;
  * <ol>
  *   <li>the backend option {@code cublas.path} ({@code BackendOptions.extra}): a library file or a directory;
  *   <li>the environment variable {@code ATTN_CUBLAS}: a file or a directory;
+ *   <li>the Python environment first on {@code PATH} (where PyTorch's wheels put cuBLAS): {@code nvidia/cu13/lib} then
+ *       {@code nvidia/cublas/lib} under its {@code site-packages}; a {@code bin/} whose parent holds {@code
+ *       pyvenv.cfg} is a virtual environment (no process is started), any other {@code python3} is asked for its
+ *       {@code site.getsitepackages()};
  *   <li>the dynamic linker's own search ({@code LD_LIBRARY_PATH}, the ldconfig cache, system directories);
  *   <li>{@code $CUDA_HOME} and {@code $CUDA_PATH}: {@code lib64}, {@code lib}, {@code targets/x86_64-linux/lib};
  *   <li>{@code /usr/local/cuda/lib64}, then {@code /usr/local/cuda-*}{@code /lib64}, newest first;
@@ -29,7 +33,9 @@ import java.util.function.Function;
  *       {@code ~/.local}, {@code /usr/local}, {@code /usr}, {@code /opt/conda}.
  * </ol>
  *
- * A library counts as found when it loads and exports {@code cublasSgemmStridedBatched}. Every place looked is
+ * A library counts as found when it loads and exports {@code cublasSgemmStridedBatched}. Before a {@code
+ * libcublas.so.N} file is loaded, the {@code libcublasLt.so.N} beside it (if any) is loaded first, so that cuBLAS
+ * binds to the Lt of its own directory and not to another version on the linker path. Every place looked is
  * recorded, so "not found" can list them all.
  */
 @SuppressWarnings("restricted")
@@ -39,8 +45,12 @@ final class CublasLocator {
 
     private CublasLocator() {}
 
-    /** A loaded library: its symbols, soname, where it came from, and the places tried before it. */
-    record Found(SymbolLookup symbols, String soname, String where, List<String> looked) {}
+    /**
+     * A loaded library: its symbols, soname, its path ({@code where}), which place of the search it came from ({@code
+     * source}, e.g. "Python environment /opt/venv, first python3 on PATH"), the {@code libcublasLt} loaded before it from
+     * the same directory (or null), and the places tried before it.
+     */
+    record Found(SymbolLookup symbols, String soname, String where, String source, Path lt, List<String> looked) {}
 
     /** The outcome: {@code found} is null when nothing loaded; {@code looked} lists every place tried. */
     record Result(Found found, List<String> looked) {
@@ -52,32 +62,132 @@ final class CublasLocator {
         String notFoundSummary() {
             return "no cuBLAS library found in " + looked.size() + " places (the cuda probe lists them)";
         }
+
+        /**
+         * One line for {@code attn probe}: the library used and where it came from, or why none and how to point to
+         * one.
+         */
+        String probeLine() {
+            if (found != null)
+                return found.where() + " (" + found.source() + ")"
+                        + (found.lt() == null ? "" : "; " + found.lt().getFileName() + " from the same directory");
+            return "none, so GEMMs take the built-in kernel: no libcublas.so.13 or .so.12 in " + looked.size()
+                    + " places (" + String.join("; ", looked) + "); point to one with " + ENV
+                    + "=/dir/of/libcublas.so.13 or --backend-opt " + OPTION + "=DIR";
+        }
     }
 
     static Result locate(Map<String, String> extra) {
-        return locate(extra, System::getenv, System.getProperty("user.home", ""));
+        return locate(extra, System::getenv, System.getProperty("user.home", ""), CublasLocator::askPython);
     }
 
     static Result locate(Map<String, String> extra, Function<String, String> env, String home) {
+        return locate(extra, env, home, CublasLocator::askPython);
+    }
+
+    /**
+     * The search; {@code askPython} runs a {@code python3} that is not in a virtual environment and returns the
+     * {@code site-packages} directories it reports (tests pass a stand-in).
+     */
+    static Result locate(
+            Map<String, String> extra,
+            Function<String, String> env,
+            String home,
+            Function<Path, List<String>> askPython) {
         List<String> looked = new ArrayList<>();
         Found f = tryExplicit(extra.get(OPTION), "option " + OPTION, looked);
         if (f == null) f = tryExplicit(env.apply(ENV), "env " + ENV, looked);
         if (f != null) return new Result(f, looked);
+        PythonEnv py = pythonEnv(env.apply("PATH"), askPython);
+        if (py != null) {
+            for (Path dir : py.libDirs()) {
+                f = tryDir(dir, py.label(), looked);
+                if (f != null) return new Result(f, looked);
+            }
+        } else looked.add("no python3 on PATH");
         for (String so : SONAMES) {
             try {
                 SymbolLookup l = SymbolLookup.libraryLookup(so, Arena.global());
                 if (l.find("cublasSgemmStridedBatched").isPresent())
-                    return new Result(new Found(l, so, loadedPath(so), List.copyOf(looked)), looked);
+                    return new Result(
+                            new Found(l, so, loadedPath(so), "the dynamic linker's search", null, List.copyOf(looked)),
+                            looked);
                 looked.add("linker path: " + so + " lacks cublasSgemmStridedBatched");
             } catch (IllegalArgumentException e) {
                 looked.add("linker path (LD_LIBRARY_PATH, ldconfig): " + so + " not found");
             }
         }
         for (Path dir : directories(env, home)) {
-            f = tryDir(dir, looked);
+            f = tryDir(dir, "a fixed place", looked);
             if (f != null) return new Result(f, looked);
         }
         return new Result(null, looked);
+    }
+
+    /**
+     * The Python environment whose {@code python3} comes first on {@code PATH}: its {@code site-packages} and the
+     * cuBLAS directories of the NVIDIA wheels under them ({@code nvidia/cu13/lib} for CUDA 13, {@code
+     * nvidia/cublas/lib} for CUDA 12), in that order.
+     */
+    record PythonEnv(String label, List<Path> sitePackages) {
+        List<Path> libDirs() {
+            List<Path> out = new ArrayList<>();
+            for (Path sp : sitePackages)
+                for (String sub : List.of("nvidia/cu13/lib", "nvidia/cublas/lib")) out.add(sp.resolve(sub));
+            return out;
+        }
+    }
+
+    /** Null when no {@code python3} is on {@code path}. */
+    static PythonEnv pythonEnv(String path, Function<Path, List<String>> askPython) {
+        if (path == null) return null;
+        for (String entry : path.split(":")) {
+            if (entry.isBlank()) continue;
+            Path bin = Path.of(entry);
+            Path exe = bin.resolve("python3");
+            if (!Files.isRegularFile(exe) || !Files.isExecutable(exe)) continue;
+            Path root = bin.toAbsolutePath().getParent();
+            if (root != null && Files.isRegularFile(root.resolve("pyvenv.cfg"))) {
+                List<Path> sp = new ArrayList<>();
+                for (String lib : List.of("lib", "lib64"))
+                    for (Path py : globDirs(root.resolve(lib), "python3*", "site-packages"))
+                        if (!sp.contains(py)) sp.add(py);
+                return new PythonEnv("Python environment " + root + ", first python3 on PATH", sp);
+            }
+            List<Path> sp = new ArrayList<>();
+            for (String s : askPython.apply(exe)) if (!s.isBlank()) sp.add(Path.of(s.trim()));
+            return new PythonEnv("site-packages of " + exe + ", first python3 on PATH", sp);
+        }
+        return null;
+    }
+
+    /** {@code site.getsitepackages()} and the user site of {@code python3}; empty if it fails within 10 s. */
+    static List<String> askPython(Path python3) {
+        try {
+            Process p = new ProcessBuilder(
+                            python3.toString(),
+                            "-c",
+                            "import site\nfor d in getattr(site, 'getsitepackages', lambda: [])()"
+                                    + " + [site.getusersitepackages()]: print(d)")
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            p.getOutputStream().close();
+            if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) { // a few short lines: the pipe never fills
+                p.destroyForcibly();
+                return List.of();
+            }
+            byte[] out = p.getInputStream().readNBytes(64 * 1024);
+            return p.exitValue() == 0
+                    ? new String(out, java.nio.charset.StandardCharsets.UTF_8)
+                            .lines()
+                            .toList()
+                    : List.of();
+        } catch (IOException e) {
+            return List.of();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return List.of();
+        }
     }
 
     /** Tries each entry of a ':'-separated path list; the places it looked are labelled with where it came from. */
@@ -86,23 +196,23 @@ final class CublasLocator {
         for (String s : value.split(":")) {
             if (s.isBlank()) continue;
             int before = looked.size();
-            Found f = tryPath(Path.of(s.trim()), looked);
+            Found f = tryPath(Path.of(s.trim()), label, looked);
             if (f != null) return f;
             for (int i = before; i < looked.size(); i++) looked.set(i, label + ": " + looked.get(i));
         }
         return null;
     }
 
-    private static Found tryPath(Path p, List<String> looked) {
-        if (Files.isDirectory(p)) return tryDir(p, looked);
+    private static Found tryPath(Path p, String source, List<String> looked) {
+        if (Files.isDirectory(p)) return tryDir(p, source, looked);
         if (!Files.exists(p)) {
             looked.add(p + " (does not exist)");
             return null;
         }
-        return tryFile(p, looked);
+        return tryFile(p, source, looked);
     }
 
-    private static Found tryDir(Path dir, List<String> looked) {
+    private static Found tryDir(Path dir, String source, List<String> looked) {
         if (!Files.isDirectory(dir)) {
             looked.add(dir + " (no such directory)");
             return null;
@@ -112,22 +222,34 @@ final class CublasLocator {
             Path f = dir.resolve(so);
             if (!Files.exists(f)) continue;
             any = true;
-            Found found = tryFile(f, looked);
+            Found found = tryFile(f, source, looked);
             if (found != null) return found;
         }
         if (!any) looked.add(dir + " (no " + String.join(" or ", SONAMES) + ")");
         return null;
     }
 
-    private static Found tryFile(Path f, List<String> looked) {
+    private static Found tryFile(Path f, String source, List<String> looked) {
+        String name = f.getFileName().toString();
+        Path lt = null;
+        if (name.startsWith("libcublas.")) { // its own libcublasLt first: the soname it needs is then already loaded
+            Path sibling = f.resolveSibling("libcublasLt." + name.substring("libcublas.".length()));
+            if (Files.exists(sibling)) {
+                try {
+                    SymbolLookup.libraryLookup(sibling, Arena.global());
+                    lt = sibling;
+                } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
+                    looked.add(sibling + " (failed to load: " + e.getMessage() + ")");
+                }
+            }
+        }
         try {
             SymbolLookup l = SymbolLookup.libraryLookup(f, Arena.global());
             if (l.find("cublasSgemmStridedBatched").isEmpty()) {
                 looked.add(f + " (loaded, but lacks cublasSgemmStridedBatched)");
                 return null;
             }
-            String name = f.getFileName().toString();
-            return new Found(l, name, f.toString(), List.copyOf(looked));
+            return new Found(l, name, f.toString(), source, lt, List.copyOf(looked));
         } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
             looked.add(f + " (failed to load: " + e.getMessage() + ")");
             return null;

@@ -5,6 +5,9 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
 import io.attn.backend.ProbeResult;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The {@code cuda} backend provider (rank 100: preferred over the CPU when a usable GPU is present). This class
@@ -40,6 +43,26 @@ public final class CudaBackendProvider implements BackendProvider {
         } catch (Throwable t) {
             return ProbeResult.unavailable(name(), t.getClass().getSimpleName() + ": " + t.getMessage());
         }
+    }
+
+    /**
+     * For {@code attn probe}: where the driver library was found, and which cuBLAS the GEMMs would use (or why none
+     * and how to point to one). Both are known without a GPU: the cuBLAS search runs even where there is no driver.
+     */
+    @Override
+    public List<String> probeDetails() {
+        List<String> out = new ArrayList<>();
+        try {
+            out.add("driver: " + CudaProbe.driverLine());
+        } catch (Throwable t) {
+            out.add("driver: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
+        }
+        try {
+            out.add("cublas: " + CublasLocator.locate(Map.of()).probeLine());
+        } catch (Throwable t) {
+            out.add("cublas: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
+        }
+        return out;
     }
 
     @Override

@@ -4,17 +4,23 @@ import static io.attn.cuda.Cuda.check;
 
 import io.attn.AttnException;
 import io.attn.kernels.Kernels;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import jcuda.Pointer;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUjit_option;
 import jcuda.driver.CUmodule;
+import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
+import jcuda.driver.JITOptions;
 
 /**
  * Loads the engine's PTX (from the {@code kernels} module) into the current context, one {@code CUmodule} per kernel
  * file, on first use, and caches the {@code CUfunction} handles. The driver JIT-compiles the PTX for the device when
- * a module is loaded (and keeps its own on-disk cache). Unloads every module on close; idempotent.
+ * a module is loaded (and keeps its own on-disk cache); a JIT failure names the file and shows the JIT's log. Unloads every module on close; idempotent.
  */
 final class KernelModule implements AutoCloseable {
     private final Map<String, CUmodule> modules = new HashMap<>();
@@ -29,8 +35,7 @@ final class KernelModule implements AutoCloseable {
         if (f != null) return f;
         CUmodule m = modules.get(file);
         if (m == null) {
-            m = new CUmodule();
-            check(JCudaDriver.cuModuleLoadData(m, Kernels.ptx(file)), "cuModuleLoadData(" + file + ".ptx)");
+            m = load(file, Kernels.ptx(file));
             modules.put(file, m);
         }
         f = new CUfunction();
@@ -38,6 +43,45 @@ final class KernelModule implements AutoCloseable {
         functions.put(entry, f);
         params.put(entry, Kernels.params(file, entry));
         return f;
+    }
+
+    static final int LOG_BYTES = 16 * 1024;
+
+    /**
+     * Loads one PTX image ({@code ptx}: NUL-terminated) with {@code cuModuleLoadDataEx}, the JIT's error and info log
+     * buffers attached: a failure is an INTERNAL error naming {@code <file>.ptx} and carrying the JIT's error log
+     * (e.g. "ptxas application ptx input, line 12; fatal : Unsupported .version 9.1; current version is '9.0'"),
+     * on one line.
+     */
+    static CUmodule load(String file, byte[] ptx) {
+        JITOptions o = new JITOptions();
+        o.putInt(CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        o.putBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER, new byte[LOG_BYTES]);
+        o.putInt(CUjit_option.CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_BYTES);
+        o.putBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER, new byte[LOG_BYTES]);
+        CUmodule m = new CUmodule();
+        int status = JCudaDriver.cuModuleLoadDataJIT(m, Pointer.to(ptx), o);
+        if (status == CUresult.CUDA_SUCCESS) return m;
+        String log = logText(o.getBytes(CUjit_option.CU_JIT_ERROR_LOG_BUFFER));
+        String info = logText(o.getBytes(CUjit_option.CU_JIT_INFO_LOG_BUFFER));
+        String detail = (log.isEmpty() ? "the JIT's error log is empty" : "JIT error log: " + log)
+                + (info.isEmpty() ? "" : "; JIT info log: " + info);
+        throw new AttnException(
+                AttnException.Code.INTERNAL,
+                "loading kernel file " + file + ".ptx failed (cuModuleLoadDataEx: " + CUresult.stringFor(status) + "); "
+                        + detail);
+    }
+
+    /** The text of a NUL-terminated log buffer, its lines joined with " | " (errors are one line). */
+    static String logText(byte[] buf) {
+        if (buf == null) return "";
+        int n = 0;
+        while (n < buf.length && buf[n] != 0) n++;
+        return new String(buf, 0, n, StandardCharsets.UTF_8)
+                .lines()
+                .map(String::strip)
+                .filter(l -> !l.isEmpty())
+                .collect(Collectors.joining(" | "));
     }
 
     /**

@@ -70,6 +70,43 @@ class CudaProviderTest {
     }
 
     @Test
+    void probeDetailsSayWhereTheDriverAndCublasWereLookedFor() {
+        List<String> d = new CudaBackendProvider().probeDetails();
+        assertEquals(2, d.size(), d.toString());
+        assertTrue(
+                d.get(0)
+                        .startsWith("driver: no NVIDIA driver (libcuda.so.1 not found); looked on the linker path"
+                                + " (LD_LIBRARY_PATH, ldconfig) and in /usr/lib/x86_64-linux-gnu, /usr/lib64,"
+                                + " /usr/local/nvidia/lib64"),
+                d.get(0));
+        assertTrue(d.get(1).startsWith("cublas: "), d.get(1));
+        for (String line : d) assertEquals(1, line.lines().count(), line);
+    }
+
+    @Test
+    void libcudaIsFoundInAUsualDirectoryOffTheLinkerPath(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        // a library named libcuda.so.1 (no soname, so nothing else in this JVM binds to it) in a driver directory
+        java.nio.file.Path src =
+                java.nio.file.Files.writeString(dir.resolve("f.c"), "int cuInit(unsigned f) { return 0; }\n");
+        CublasLocatorTest.cc(
+                dir, "-shared", "-fPIC", "-o", dir.resolve("libcuda.so.1").toString(), src.toString());
+        java.nio.file.Path empty = java.nio.file.Files.createDirectories(dir.resolve("empty"));
+        CudaProbe.DriverSearch found = CudaProbe.findDriver(List.of(empty, dir));
+        assertEquals(dir.resolve("libcuda.so.1") + ", not on the linker path", found.where());
+        assertEquals(null, found.reason());
+        CudaProbe.DriverSearch none = CudaProbe.findDriver(List.of(empty));
+        assertEquals("no NVIDIA driver (libcuda.so.1 not found)", none.reason());
+        java.nio.file.Files.writeString(empty.resolve("libcuda.so.1"), "not a library");
+        assertTrue(
+                CudaProbe.findDriver(List.of(empty))
+                        .reason()
+                        .startsWith("no NVIDIA driver (libcuda.so.1 not found; " + empty.resolve("libcuda.so.1")
+                                + " does not load ("),
+                CudaProbe.findDriver(List.of(empty)).reason());
+    }
+
+    @Test
     void jcudaLinkFailureIsCaughtAndReportedTheSameEveryTime() {
         // skip the libcuda pre-check so JCudaDriver's class init runs and fails (UnsatisfiedLinkError); the second
         // touch of the class is a NoClassDefFoundError, and the probe must still report the first, clear reason

@@ -95,6 +95,16 @@ class DriverPathEmulatedTest {
     }
 
     @Test
+    void ptxJitErrorsNameTheFileAndShowTheLog() throws Exception {
+        String out = child(null, "jit");
+        assertTrue(out.contains("PASS every committed PTX file loaded"), out);
+        assertTrue(
+                out.contains("PASS loading kernel file add.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX);"
+                        + " JIT error log: ptxas application ptx input, line "),
+                out);
+    }
+
+    @Test
     void poolTrimsItsCacheThenReportsOutOfMemory() throws Exception {
         String out = child("1000000", "oom");
         assertTrue(out.contains("PASS trim and retry"), out);

@@ -25,7 +25,12 @@ public final class DriverPathMain {
         ProbeResult r = new CudaBackendProvider().probe();
         System.out.println("PROBE " + r);
         if (!r.available()) System.exit(2);
-        int failures = args[0].equals("oom") ? oom() : ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
+        int failures =
+                switch (args[0]) {
+                    case "oom" -> oom();
+                    case "jit" -> jit();
+                    default -> ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
+                };
         System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
     }
@@ -56,6 +61,39 @@ public final class DriverPathMain {
             }
         }
         return failures;
+    }
+
+    /**
+     * Every committed PTX file loads through {@code cuModuleLoadDataEx} (the backend loads them all at start), and a
+     * PTX file the JIT rejects (ISA 9.1, above what driver 580 reads) fails with one line naming the file and showing
+     * the JIT's error log.
+     */
+    static int jit() {
+        try (Backend b = Backends.open("cuda", BackendOptions.defaults()).backend()) {
+            System.out.println("PASS every committed PTX file loaded: " + b.description());
+            byte[] ptx = io.attn.kernels.Kernels.ptx("add");
+            String text = new String(ptx, 0, ptx.length - 1, java.nio.charset.StandardCharsets.US_ASCII);
+            if (!text.contains("\n.version 9.0\n")) {
+                System.out.println("FAIL add.ptx does not declare .version 9.0");
+                return 1;
+            }
+            byte[] bad = (text.replace("\n.version 9.0\n", "\n.version 9.1\n") + "\0")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            try {
+                KernelModule.load("add", bad);
+                System.out.println("FAIL a PTX file of ISA 9.1 loaded");
+                return 1;
+            } catch (AttnException e) {
+                String m = e.getMessage();
+                boolean ok =
+                        m.startsWith("loading kernel file add.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX)")
+                                && m.contains("JIT error log: ptxas application ptx input, line ")
+                                && m.contains("Unsupported .version 9.1; current version is '9.0'")
+                                && m.lines().count() == 1;
+                System.out.println((ok ? "PASS " : "FAIL ") + m);
+                return ok ? 0 : 1;
+            }
+        }
     }
 
     /** Run with ATTN_FAKE_MEM=1000000 (bytes). */

@@ -198,6 +198,27 @@ final class FakeDriver {
                 *m = strdup((const char *)image);
                 return OK;
             }
+            /* as driver 580 does: PTX ISA up to 9.0; a higher .version fails with ptxas's message in the error log */
+            CUresult cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *opts, void **vals) {
+                const char *ptx = (const char *)image, *v = strstr(ptx, ".version ");
+                char *err = 0; size_t errSize = 0;
+                for (unsigned i = 0; i < n; i++) {
+                    if (opts[i] == 5) err = (char *)vals[i];                    /* CU_JIT_ERROR_LOG_BUFFER */
+                    if (opts[i] == 6) errSize = (size_t)(uintptr_t)vals[i];     /* ..._SIZE_BYTES */
+                }
+                int major = 0, minor = 0;
+                if (!v || sscanf(v + 9, "%d.%d", &major, &minor) != 2 || major * 10 + minor > 90) {
+                    int line = 1;
+                    for (const char *c = ptx; v && c < v; c++) line += *c == '\\n';
+                    if (err && errSize > 0)
+                        snprintf(err, errSize, "ptxas application ptx input, line %d; fatal   : Unsupported .version %d.%d;"
+                                 " current version is '9.0'\\nptxas fatal   : Ptx assembly aborted due to errors\\n",
+                                 line, major, minor);
+                    return 218; /* CUDA_ERROR_INVALID_PTX */
+                }
+                *m = strdup(ptx);
+                return OK;
+            }
             CUresult cuModuleUnload(void *m) { free(m); return OK; }
             CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
                 std::string want = std::string(".entry ") + name + "(";

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The GPU check in one call, run from the unpacked bundle (or the repository) on a machine with an NVIDIA GPU:
+#
+#   tools/gpu-run.sh [--out DIR] [--budget-s 540] [--dry-run]
+#
+# Needs no JDK, Maven or network (the bundle has its Java runtime); python3 with torch (and sentence-transformers)
+# first on PATH for the PyTorch comparisons. Every step runs under its own `timeout`, clipped to what is left of the
+# budget (default 540 s = 9 minutes, the packing included), and the run goes on past a failed step. It writes three
+# files to DIR (default $OUT, else ./gpu-run-out), never more than 7:
+#   summary.md     one line per step: status (ok / failed / skipped), seconds, the key figure; then the totals
+#   results.json   every figure, machine-readable (steps; the probe's lines; the benchmark's and embedding's JSON)
+#   logs.tar.gz    each step's full output
+# Steps: env (nvidia-smi, driver, GPU, where libcuda and cuBLAS are), probe (attn probe), gemm-path (cuBLAS must be
+# used where one exists), locator (a planted fake libcublas.so.13 in a fake venv is found: needs cc), parity (fp32;
+# then tf32 / bf16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
+# (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
+# under models/, against sentence-transformers). docs/gpu.md says what each proves and how to read the summary.
+# --dry-run (CI, no GPU): runs every step that needs no device (env, probe: no driver, locator, junit's non-GPU
+# tests, the Python tools' syntax) and marks the others "skipped (dry run)"; then checks that every step has a status
+# line, the file count and the time budget. Exit 0 when no step failed.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DRY=false; BUDGET=540; DEST="${OUT:-$PWD/gpu-run-out}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dry-run) DRY=true ;;
+    --out) DEST="$2"; shift ;;
+    --budget-s) BUDGET="$2"; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "gpu-run: unknown option $1 (--out DIR, --budget-s N, --dry-run)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$DEST" || { echo "gpu-run: cannot create $DEST" >&2; exit 2; }
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpu-run.XXXXXX")"; LOGS="$WORK/logs"; mkdir -p "$LOGS"
+trap 'rm -rf "$WORK"' EXIT
+T0=$(date +%s); RESERVE=20   # seconds kept for packing the results
+A="$HERE/attn"
+export ATTN_JAVA_OPTS="${ATTN_JAVA_OPTS:-}"
+PY="$(command -v python3 || true)"
+
+# one status line per step: name, status, seconds, figure (tab-separated, figures on one line)
+STEPS="$WORK/steps.tsv"; : >"$STEPS"
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$(printf '%s' "$4" | tr '\t\n' '  ' | cut -c1-300)" >>"$STEPS"; }
+left() { echo $(( BUDGET - RESERVE - ($(date +%s) - T0) )); }
+# run_step NAME CAP_S CMD...: runs CMD under timeout (its output in logs/NAME.log); sets RC and SECS
+run_step() {
+  local name="$1" cap="$2"; shift 2
+  local t; t=$(left); [ "$t" -gt "$cap" ] && t=$cap
+  if [ "$t" -lt 5 ]; then RC=125; SECS=0; echo "no time left in the budget" >"$LOGS/$name.log"; return; fi
+  local s; s=$(date +%s)
+  { echo "\$ $* (timeout ${t}s)"; timeout -k 10 "$t" "$@"; } >>"$LOGS/$name.log" 2>&1
+  RC=$?; SECS=$(( $(date +%s) - s ))
+  [ "$RC" = 124 ] || [ "$RC" = 137 ] && echo "gpu-run: timed out after ${t}s" >>"$LOGS/$name.log"
+}
+status_of() { # RC -> ok | failed (...)
+  case "$RC" in 0) echo ok ;; 124|137) echo "failed (timed out)" ;; 125) echo "skipped (time budget)" ;; *) echo "failed (exit $RC)" ;; esac
+}
+skip() { record "$1" "skipped ($2)" 0 "${3:-}"; }
+
+# ---- env: the machine, the driver, where libcuda and cuBLAS are -------------------------------------------------
+env_report() {
+  echo "== host"; uname -a; date -u +%FT%TZ; nproc; echo "bundle: $HERE"
+  echo "== nvidia-smi"; nvidia-smi || echo "nvidia-smi: not available"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>/dev/null \
+    | head -n1 >"$WORK/gpu.csv"
+  echo "== libcuda.so.1"
+  { ldconfig -p 2>/dev/null | grep -E 'libcuda\.so\.1 ' | sed 's/.*=> //'
+    for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/wsl/lib; do
+      [ -e "$d/libcuda.so.1" ] && echo "$d/libcuda.so.1"; done; } | awk '!seen[$0]++' | tee "$WORK/libcuda.txt"
+  echo "== python3: ${PY:-none}"
+  if [ -n "$PY" ]; then
+    timeout 60 "$PY" - <<'EOF' 2>&1 | tee "$WORK/python.txt"
+import site, sys
+print("python", sys.version.split()[0], sys.prefix)
+for d in site.getsitepackages() + [site.getusersitepackages()]:
+    print("site", d)
+try:
+    import torch
+    print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())
+except Exception as e:
+    print("torch none", type(e).__name__)
+try:
+    import sentence_transformers
+    print("sentence_transformers", sentence_transformers.__version__)
+except Exception as e:
+    print("sentence_transformers none", type(e).__name__)
+EOF
+  fi
+  echo "== libcublas files"
+  { ldconfig -p 2>/dev/null | grep -E 'libcublas\.so\.1[23] ' | sed 's/.*=> //'
+    for d in $(sed -n 's/^site //p' "$WORK/python.txt" 2>/dev/null) /usr/local/cuda/lib64 /usr/local/cuda-*/lib64; do
+      ls "$d"/nvidia/cu13/lib/libcublas.so.13 "$d"/nvidia/cublas/lib/libcublas.so.12 \
+         "$d"/libcublas.so.13 "$d"/libcublas.so.12 2>/dev/null; done; } | awk '!seen[$0]++' | tee "$WORK/cublas.txt"
+}
+export -f env_report; export PY WORK HERE
+run_step env 60 bash -c env_report
+GPU="$(cat "$WORK/gpu.csv" 2>/dev/null)"
+fig="gpu: ${GPU:-none}; libcuda: $(head -n1 "$WORK/libcuda.txt" 2>/dev/null || true); cuBLAS files: $(wc -l <"$WORK/cublas.txt" 2>/dev/null || echo 0) ($(head -n1 "$WORK/cublas.txt" 2>/dev/null || true)); $(grep -E '^torch ' "$WORK/python.txt" 2>/dev/null || echo 'torch: none')"
+if $DRY; then record env "ok" "$SECS" "$fig"
+elif [ -n "$GPU" ]; then record env "$(status_of)" "$SECS" "$fig"
+else record env "failed (nvidia-smi shows no GPU)" "$SECS" "$fig"; fi
+HAS_TORCH=false; grep -q '^torch [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_TORCH=true
+HAS_ST=false; grep -q '^sentence_transformers [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_ST=true
+
+# ---- probe -------------------------------------------------------------------------------------------------------
+run_step probe 90 "$A" probe
+PROBE_CUDA="$(grep '^cuda: ' "$LOGS/probe.log" | head -n1)"; PROBE_CUBLAS="$(grep '^cuda cublas: ' "$LOGS/probe.log" | head -n1)"
+cp "$LOGS/probe.log" "$WORK/probe.txt"
+if $DRY; then
+  if [ -n "$PROBE_CUDA" ] && [ -n "$PROBE_CUBLAS" ] && grep -q '^cuda driver: ' "$LOGS/probe.log" && [ "$RC" = 0 ]; then
+    record probe ok "$SECS" "dry run: ${PROBE_CUDA}"
+  else record probe "failed (exit $RC, or no cuda / cuda driver / cuda cublas line)" "$SECS" "$PROBE_CUDA"; fi
+elif [[ "$PROBE_CUDA" == "cuda: available"* ]]; then record probe "$(status_of)" "$SECS" "$PROBE_CUDA"
+else record probe "failed (cuda not available)" "$SECS" "${PROBE_CUDA:-no cuda line; see logs/probe.log}"; fi
+
+# ---- gemm-path: a host with cuBLAS must not run the built-in GEMM ---------------------------------------------------
+if $DRY; then skip gemm-path "dry run" "${PROBE_CUBLAS}"
+elif [[ "$PROBE_CUDA" != "cuda: available"* ]]; then skip gemm-path "cuda not available"
+elif [[ "$PROBE_CUDA" == *"gemm: cuBLAS"* ]]; then record gemm-path ok 0 "${PROBE_CUDA##*gemm: }"
+elif [ -s "$WORK/cublas.txt" ]; then
+  record gemm-path "failed (built-in GEMM kernel although cuBLAS exists)" 0 "found $(head -n1 "$WORK/cublas.txt"); ${PROBE_CUBLAS}"
+else record gemm-path "failed (no cuBLAS on this host: GEMMs take the slow built-in kernel)" 0 "$PROBE_CUBLAS"; fi
+
+# ---- locator: a fake libcublas.so.13 in a fake venv, first on PATH, is found (no device needed) ---------------------
+plant() {
+  local v="$WORK/fakevenv" lib="$WORK/fakevenv/lib/python3.12/site-packages/nvidia/cu13/lib"
+  mkdir -p "$lib" "$v/bin"; echo "home = /usr/bin" >"$v/pyvenv.cfg"; printf '#!/bin/sh\nexit 1\n' >"$v/bin/python3"
+  chmod +x "$v/bin/python3"
+  echo 'int fakeLt(int x) { return x; }' >"$WORK/lt.c"
+  echo 'int fakeLt(int); int cublasSgemmStridedBatched(void) { return fakeLt(0); }' >"$WORK/cublas.c"
+  cc -shared -fPIC -Wl,-soname,libcublasLt.so.13 -o "$lib/libcublasLt.so.13" "$WORK/lt.c" &&
+    cc -shared -fPIC -o "$lib/libcublas.so.13" "$WORK/cublas.c" -L"$lib" -l:libcublasLt.so.13
+}
+if ! command -v cc >/dev/null; then skip locator "no C compiler (cc) to build the fake libcublas.so.13"
+elif ! plant >"$LOGS/locator.log" 2>&1; then record locator "failed (building the fake cuBLAS)" 0 "see logs/locator.log"
+else
+  run_step locator 60 env PATH="$WORK/fakevenv/bin:$PATH" ATTN_CUBLAS= "$A" probe
+  want="cuda cublas: $WORK/fakevenv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13 (Python environment $WORK/fakevenv, first python3 on PATH); libcublasLt.so.13 from the same directory"
+  if grep -qxF "$want" "$LOGS/locator.log"; then record locator ok "$SECS" "fake venv's libcublas.so.13 found, its Lt loaded first"
+  else record locator "failed (the probe did not name the planted library)" "$SECS" "$(grep '^cuda cublas' "$LOGS/locator.log" | cut -c1-200)"; fi
+fi
+
+# ---- parity: every op and layer case on the GPU ----------------------------------------------------------------------
+parity_fig() { tail -n 1 "$LOGS/$1.log" | grep -E 'passed' || grep -m1 -E 'FAIL|skipped' "$LOGS/$1.log" || echo "see logs/$1.log"; }
+if $DRY; then skip parity "dry run"
+else run_step parity 180 "$A" parity --device cuda; record parity "$(status_of)" "$SECS" "fp32 (TF32 off): $(parity_fig parity)"; fi
+PREC_OK=false; "$A" parity --help 2>/dev/null | grep -q -- '--precision' && PREC_OK=true
+for p in tf32 bf16; do
+  if $DRY; then skip "parity-$p" "dry run"
+  elif ! $PREC_OK; then skip "parity-$p" "attn parity has no --precision option yet"
+  else run_step "parity-$p" 120 "$A" parity --device cuda --precision "$p"; record "parity-$p" "$(status_of)" "$SECS" "$(parity_fig "parity-$p")"; fi
+done
+
+# ---- junit: the CUDA JUnit suite from the test bundle (tests/) or the repository's build -----------------------------
+JAR="$(ls "$HERE"/tests/junit-platform-console-standalone-*.jar 2>/dev/null | head -n1)"
+jars() { local j out=""; for j in "$1"/*.jar; do out="$out$j:"; done; printf '%s' "$out"; } # the console takes no lib/*
+if [ -x "$HERE/runtime/bin/java" ]; then JAVA="$HERE/runtime/bin/java"; CP="$(jars "$HERE/lib")$HERE/tests/engine-cuda-tests.jar"
+else JAVA="$(command -v java || true)"; [ -n "${JAVA_HOME:-}" ] && JAVA="$JAVA_HOME/bin/java"
+  CP="$(jars "$HERE/cli/target/lib")$HERE/engine-cuda/target/test-classes"
+  [ -n "$JAR" ] || JAR="$(ls ~/.m2/repository/org/junit/platform/junit-platform-console-standalone/*/junit-platform-console-standalone-*.jar 2>/dev/null | sort -V | tail -n1)"
+fi
+if [ -z "$JAR" ] || [ -z "$JAVA" ]; then skip junit "no test bundle: build it with ./attn dist --tests and unpack it beside the bundle"
+else
+  # dry run: the launcher, runtime and class path, the no-driver tests and the GPU suite's skip (seconds, not minutes)
+  SELECT=(--select-package io.attn.cuda); $DRY && SELECT=(--select-class io.attn.cuda.CudaProviderTest --select-class io.attn.cuda.CudaOpsGpuTest)
+  run_step junit 200 "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -jar "$JAR" execute \
+    --disable-banner --details=summary --details-theme=ascii --class-path "$CP" "${SELECT[@]}" \
+    --exclude-tag long --reports-dir "$LOGS/junit-reports"
+  jf="$(grep -E 'tests (successful|failed|skipped|aborted)' "$LOGS/junit.log" | sed 's/[][|]//g; s/^ *//; s/ *$//; s/  */ /g' | tr '\n' ',' | sed 's/,/, /g; s/, $//')"
+  gpu_skipped=$(grep -c 'no usable GPU' "$LOGS/junit-reports"/*.xml 2>/dev/null | awk -F: '{s+=$NF} END {print s+0}')
+  ran=$(grep -oE '[0-9]+ tests successful' "$LOGS/junit.log" | grep -oE '^[0-9]+' | head -n1)
+  if [ "${ran:-0}" = 0 ]; then record junit "failed (no test ran: exit $RC)" "$SECS" "$jf"
+  elif $DRY; then record junit "$( [ "$RC" = 0 ] && echo ok || status_of)" "$SECS" "dry run, GPU cases skipped: $jf"
+  elif [ "$RC" = 0 ] && [ "$gpu_skipped" -gt 0 ]; then record junit "failed (GPU cases skipped: no usable GPU)" "$SECS" "$jf"
+  else record junit "$(status_of)" "$SECS" "$jf"; fi
+fi
+
+# ---- golden: PyTorch's outputs (committed from 1.13, then fresh from this host's torch) through the GPU -----------------
+GOLDEN="$HERE/golden"; [ -d "$GOLDEN" ] || GOLDEN="$HERE/tests/golden"
+if $DRY; then
+  if [ -n "$PY" ]; then run_step golden 60 "$PY" -m py_compile "$HERE/tools/golden_torch.py" "$HERE/tools/bench_gpu_torch.py" "$HERE/tools/embed_vs_st.py"
+    record golden "skipped (dry run)" "$SECS" "the Python tools compile: $( [ "$RC" = 0 ] && echo yes || echo "NO (exit $RC)")"
+    [ "$RC" = 0 ] || record python-tools "failed (py_compile)" "$SECS" "see logs/golden.log"
+  else skip golden "dry run"; fi
+else
+  run_step golden 100 "$A" golden "$GOLDEN" --device cuda
+  gfig="committed (torch 1.13): $(grep -E 'passed' "$LOGS/golden.log" | tail -n1)"; grc=$RC; gs=$SECS
+  if $HAS_TORCH; then
+    run_step golden-torch 100 "$PY" "$HERE/tools/golden_torch.py" --out "$WORK/golden-host"
+    if [ -f "$WORK/golden-host/index.json" ]; then
+      run_step golden 100 "$A" golden "$WORK/golden-host" --device cuda; grc=$(( grc | RC )); gs=$(( gs + SECS ))
+      gfig="$gfig; fresh ($(grep -E '^torch ' "$WORK/python.txt" | cut -d' ' -f2)): $(grep -E 'passed' "$LOGS/golden.log" | tail -n1)"
+    else grc=1; gfig="$gfig; golden_torch.py wrote no cases (logs/golden-torch.log)"; fi
+  else gfig="$gfig; no torch here: no fresh cases"; fi
+  RC=$grc; record golden "$(status_of)" "$gs" "$gfig"
+fi
+
+# ---- bench: attn vs PyTorch on the same GPU ----------------------------------------------------------------------------
+if $DRY; then skip bench "dry run"
+elif ! $HAS_TORCH || ! grep -q 'available True' "$WORK/python.txt"; then
+  run_step bench 90 "$A" bench attention --batch 8 --heads 16 --seq 4096 --head-dim 64 --device cuda --resident
+  record bench "$(status_of)" "$SECS" "no torch with CUDA: attn alone, $(grep '^{' "$LOGS/bench.log" | tail -n1 | cut -c1-200)"
+else
+  t=$(left); t=$(( t > 240 ? 240 : t ))
+  run_step bench 240 "$PY" "$HERE/tools/bench_gpu_torch.py" --attn "$A" --out "$WORK/bench-gpu.json" --budget-s $(( t > 60 ? t - 50 : 10 ))
+  bfig="$("$PY" - "$WORK/bench-gpu.json" <<'EOF' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for x in d["rows"] if "ratio" in x]
+met = sum(x["ratio"] >= x["goal"] for x in r)
+print("%d cases, %d errors, goal met %d/%d; %s" % (len(d["rows"]), len(d["errors"]), met, len(r),
+      "; ".join("%s %.2fx" % (x["case"].replace("attention ", "").split(" (")[0], x["ratio"]) for x in r[:4])))
+EOF
+)"
+  record bench "$(status_of)" "$SECS" "${bfig:-no results (logs/bench.log)}"
+fi
+
+# ---- embed: a real encoder on the GPU against sentence-transformers --------------------------------------------------
+MODEL="${ATTN_GPU_MODEL:-$(ls -d "$HERE"/models/*/ 2>/dev/null | while read -r d; do [ -f "$d/config.json" ] && echo "${d%/}" && break; done)}"
+if $DRY; then skip embed "dry run" "${MODEL:-no model folder under models/}"
+elif [ -z "$MODEL" ]; then skip embed "no model folder: carry one as models/<name>/ in the bundle (docs/gpu.md)"
+else
+  { for i in $(seq 1 256); do echo "sentence $i: the quick brown fox jumps over the lazy dog number $((i * 7 % 13)) $([ $((i % 5)) = 0 ] && printf 'and keeps running across the long green field for a while %.0s' 1 2 3)"; done; } >"$WORK/texts.txt"
+  run_step embed 90 "$A" embed --model "$MODEL" --input "$WORK/texts.txt" --output "$WORK/attn.npy" --device cuda; erc=$RC; es=$SECS
+  run_step embed 90 "$A" bench embed --model "$MODEL" --input "$WORK/texts.txt" --device cuda; erc=$(( erc | RC )); es=$(( es + SECS ))
+  efig="attn $(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[^,}]*')"
+  if $HAS_ST && [ -f "$WORK/attn.npy" ]; then
+    run_step embed 120 "$PY" "$HERE/tools/embed_vs_st.py" --model "$MODEL" --texts "$WORK/texts.txt" --attn-npy "$WORK/attn.npy" --out "$WORK/embed.json"
+    erc=$(( erc | RC )); es=$(( es + SECS )); efig="$efig; vs sentence-transformers: $(tail -n1 "$LOGS/embed.log" | cut -c1-220)"
+  else efig="$efig; no sentence-transformers comparison"; fi
+  RC=$erc; record embed "$(status_of)" "$es" "$(basename "$MODEL"): $efig"
+fi
+
+# ---- pack: summary.md, results.json, logs.tar.gz ------------------------------------------------------------------------
+TOTAL=$(( $(date +%s) - T0 ))
+json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
+failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed"
+missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
+{
+  echo "# attn GPU run$($DRY && echo ' (dry run)')"
+  echo
+  echo "$(date -u +%FT%TZ) on $(uname -n); GPU: ${GPU:-none}; bundle $(basename "$HERE"); budget ${BUDGET}s"
+  echo
+  echo "| step | status | s | key figure |"
+  echo "|---|---|---:|---|"
+  awk -F'\t' '{ gsub(/\|/, "/", $4); printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$STEPS"
+  echo
+  echo "total ${TOTAL}s of ${BUDGET}s; $failed failed; $(awk -F'\t' '$2 ~ /^skipped/' "$STEPS" | wc -l) skipped; logs in logs.tar.gz"
+  [ -z "$missing" ] || echo "MISSING STEP LINES:$missing"
+} >"$DEST/summary.md"
+{
+  echo "{"
+  echo " \"dry_run\": $DRY, \"budget_s\": $BUDGET, \"total_s\": $TOTAL, \"failed\": $failed, \"gpu\": $(json_str "$GPU"), \"host\": $(json_str "$(uname -n)"),"
+  echo " \"probe\": ["; sed '/^\$ /d' "$WORK/probe.txt" 2>/dev/null | while IFS= read -r l; do echo "  $(json_str "$l"),"; done; echo "  null],"
+  echo " \"steps\": ["
+  while IFS=$'\t' read -r n s t f; do echo "  {\"name\": $(json_str "$n"), \"status\": $(json_str "$s"), \"seconds\": $t, \"figure\": $(json_str "$f")},"; done <"$STEPS"
+  echo "  null],"
+  for k in bench-gpu embed; do
+    if [ -f "$WORK/$k.json" ] && { [ -z "$PY" ] || "$PY" -m json.tool "$WORK/$k.json" >/dev/null 2>&1; }; then echo " \"${k%-gpu}\": $(cat "$WORK/$k.json"),"
+    else echo " \"${k%-gpu}\": null,"; fi
+  done
+  echo " \"version\": 1"
+  echo "}"
+} >"$DEST/results.json"
+cp "$STEPS" "$LOGS/steps.tsv"; [ -f "$WORK/bench-gpu.json" ] && cp "$WORK/bench-gpu.json" "$LOGS/"
+[ -f "$WORK/golden-host/index.json" ] && cp "$WORK/golden-host/index.json" "$LOGS/golden-host-index.json"
+tar -C "$WORK" -czf "$DEST/logs.tar.gz" logs
+nfiles=$(find "$DEST" -type f | wc -l)
+END=$(( $(date +%s) - T0 ))
+checks="files in $DEST: $nfiles (at most 7); time: ${END}s (budget ${BUDGET}s)"
+ok=true; [ "$nfiles" -le 7 ] || ok=false; [ "$END" -le "$BUDGET" ] || ok=false; [ -z "$missing" ] || ok=false
+echo "$checks; $($ok && echo 'checks pass' || echo 'CHECKS FAIL')" >>"$DEST/summary.md"
+cat "$DEST/summary.md"
+$ok && [ "$failed" = 0 ]
