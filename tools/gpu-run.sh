@@ -156,7 +156,9 @@ done
 JAR="$(ls "$HERE"/tests/junit-platform-console-standalone-*.jar 2>/dev/null | head -n1)"
 jars() { local j out=""; for j in "$1"/*.jar; do out="$out$j:"; done; printf '%s' "$out"; } # the console takes no lib/*
 if [ -x "$HERE/runtime/bin/java" ]; then JAVA="$HERE/runtime/bin/java"; CP="$(jars "$HERE/lib")$HERE/tests/engine-cuda-tests.jar"
-else JAVA="$(command -v java || true)"; [ -n "${JAVA_HOME:-}" ] && JAVA="$JAVA_HOME/bin/java"
+else # the repository: the JDK >= 25 the ./attn launcher finds (the java on PATH may be older, as on CI)
+  JAVA=""; source <(sed -n '/^java_major()/,/^}/p;/^find_jdk()/,/^}/p' "$HERE/attn")
+  if JDK="$(find_jdk)"; then JAVA="$JDK/bin/java"; fi
   CP="$(jars "$HERE/cli/target/lib")$HERE/engine-cuda/target/test-classes"
   [ -n "$JAR" ] || JAR="$(ls ~/.m2/repository/org/junit/platform/junit-platform-console-standalone/*/junit-platform-console-standalone-*.jar 2>/dev/null | sort -V | tail -n1)"
 fi
