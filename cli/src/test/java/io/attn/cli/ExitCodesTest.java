@@ -73,6 +73,10 @@ class ExitCodesTest {
                 2,
                 "--threads");
         oneLine(RunCommandTest.cli("parity", "--threads", "-2"), 2, "--threads must be >= 0 (0 = all cores), got -2");
+        oneLine(
+                RunCommandTest.cli("parity", "--precision", "int8"),
+                2,
+                "--precision int8: expected fp32, tf32, bf16 or fp16");
         oneLine(RunCommandTest.cli("golden", "x", "--device", "gpu"), 2, "--device gpu: expected all, cpu or cuda");
     }
 
