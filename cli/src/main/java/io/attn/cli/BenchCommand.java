@@ -3,6 +3,7 @@ package io.attn.cli;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.backend.Buffer;
+import io.attn.cpu.CpuInfo;
 import io.attn.engine.Request;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
@@ -78,6 +79,7 @@ final class BenchCommand {
         double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
         double gflops = flops / (median * 1e6);
         System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, sel.reason());
+        System.out.printf(Locale.ROOT, "  cpu: %s%n", CpuInfo.host().describe());
         System.out.printf(
                 Locale.ROOT,
                 "  runs %d (after %d warm-up), median %.3f ms, min %.3f ms, max %.3f ms, %.1f GFLOP/s%n",
@@ -89,7 +91,7 @@ final class BenchCommand {
                 gflops);
         System.out.printf(
                 Locale.ROOT,
-                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\"}%n",
+                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"cpu\":%s}%n",
                 bench,
                 sel.backend().name(),
                 threads,
@@ -97,7 +99,8 @@ final class BenchCommand {
                 gflops,
                 r[0],
                 n,
-                shape);
+                shape,
+                CpuInfo.host().json());
         return 0;
     }
 
@@ -181,6 +184,12 @@ final class BenchCommand {
         @Option(names = "--trans-b", description = "Use B^T (B stored (N, K)).")
         boolean transB;
 
+        @Option(
+                names = "--weights",
+                description = "B is a layer's weight, as in a Linear: a constant (N, K) used as B^T, shared by the"
+                        + " batch (the CPU packs it once, on the first call; NumPy's peer: A @ W.T).")
+        boolean weights;
+
         @Option(names = "--into", description = INTO_HELP)
         boolean into;
 
@@ -195,6 +204,13 @@ final class BenchCommand {
             SplittableRandom r = new SplittableRandom(1);
             GraphBuilder g = new GraphBuilder();
             Node a = g.input("a", batch, m, k);
+            if (weights) {
+                Node w = g.constant("w", random(r, n, k));
+                String shape = String.format("batch=%d m=%d n=%d k=%d weights B^T", batch, m, n, k);
+                Map<String, Tensor> feeds = Map.of("a", random(r, batch, m, k));
+                Node c = g.matmul(a, w, false, true, 1f);
+                return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds, into);
+            }
             Node b = transB ? g.input("b", batch, n, k) : g.input("b", batch, k, n);
             Node c = g.matmul(a, b, false, transB, 1f);
             Map<String, Tensor> feeds =

@@ -19,6 +19,7 @@ final class ProbeCommand implements Callable<Integer> {
             System.out.println(r);
             if (auto == null && r.available()) auto = r.backend();
         }
+        System.out.println("host cpu: " + io.attn.cpu.CpuInfo.host().describe());
         System.out.println("auto -> " + (auto == null ? "nothing usable" : auto));
         return auto == null ? Main.EXIT_DEVICE : 0;
     }
