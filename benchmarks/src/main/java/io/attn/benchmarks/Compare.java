@@ -32,8 +32,9 @@ public final class Compare {
         try (Workload w = create(args[0], o, threads)) {
             System.out.printf(
                     Locale.ROOT,
-                    "cpu: %s; ONNX Runtime %s%n",
+                    "cpu: %s; kernels: %s; ONNX Runtime %s%n",
                     io.attn.cpu.CpuInfo.host().describe(),
+                    io.attn.cpu.CpuInfo.kernels(),
                     ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
             System.out.printf(
                     Locale.ROOT,

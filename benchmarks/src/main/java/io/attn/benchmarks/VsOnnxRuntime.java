@@ -101,7 +101,8 @@ public class VsOnnxRuntime {
                 };
         w = Compare.create(kind, o, threads);
         // JMH shows a fork's output: every result comes with the CPU it ran on
-        System.out.println("cpu: " + io.attn.cpu.CpuInfo.host().describe() + "; ONNX Runtime "
+        System.out.println("cpu: " + io.attn.cpu.CpuInfo.host().describe() + "; kernels: "
+                + io.attn.cpu.CpuInfo.kernels() + "; ONNX Runtime "
                 + ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion() + "; " + w.name + " " + w.shape);
     }
 

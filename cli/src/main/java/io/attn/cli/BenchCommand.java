@@ -66,20 +66,28 @@ final class BenchCommand {
             call.run();
             warm++;
         } while (System.nanoTime() < end || warm < 2);
-        double[] ms = new double[Math.max(t.minRuns, 1) * 64];
+        double[] ms = new double[Math.max(t.minRuns, 1) * 64], cpu = new double[ms.length];
+        // the calling thread's CPU time per call: at 1 thread all the work, and much less sensitive than wall time to
+        // other processes on a shared machine (they take the core, not this thread's CPU time)
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         int n = 0;
         long start = System.nanoTime();
         while (n < ms.length && (n < t.minRuns || System.nanoTime() - start < t.minMs * 1_000_000)) {
-            long s = System.nanoTime();
+            long c = mx.getCurrentThreadCpuTime(), s = System.nanoTime();
             call.run();
-            ms[n++] = (System.nanoTime() - s) / 1e6;
+            ms[n] = (System.nanoTime() - s) / 1e6;
+            cpu[n++] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
         }
         double[] r = Arrays.copyOf(ms, n);
         Arrays.sort(r);
         double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+        double[] rc = Arrays.copyOf(cpu, n);
+        Arrays.sort(rc);
+        double cpuMedian = n % 2 == 1 ? rc[n / 2] : (rc[n / 2 - 1] + rc[n / 2]) / 2;
         double gflops = flops / (median * 1e6);
         System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, sel.reason());
-        System.out.printf(Locale.ROOT, "  cpu: %s%n", CpuInfo.host().describe());
+        System.out.printf(
+                Locale.ROOT, "  cpu: %s; kernels: %s%n", CpuInfo.host().describe(), CpuInfo.kernels());
         System.out.printf(
                 Locale.ROOT,
                 "  runs %d (after %d warm-up), median %.3f ms, min %.3f ms, max %.3f ms, %.1f GFLOP/s%n",
@@ -91,7 +99,7 @@ final class BenchCommand {
                 gflops);
         System.out.printf(
                 Locale.ROOT,
-                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"cpu\":%s}%n",
+                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"thread_cpu_ms\":%.4f,\"cpu\":%s}%n",
                 bench,
                 sel.backend().name(),
                 threads,
@@ -100,6 +108,7 @@ final class BenchCommand {
                 r[0],
                 n,
                 shape,
+                cpuMedian,
                 CpuInfo.host().json());
         return 0;
     }

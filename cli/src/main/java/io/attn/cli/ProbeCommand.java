@@ -20,6 +20,7 @@ final class ProbeCommand implements Callable<Integer> {
             if (auto == null && r.available()) auto = r.backend();
         }
         System.out.println("host cpu: " + io.attn.cpu.CpuInfo.host().describe());
+        System.out.println("cpu kernels: " + io.attn.cpu.CpuInfo.kernels());
         System.out.println("auto -> " + (auto == null ? "nothing usable" : auto));
         return auto == null ? Main.EXIT_DEVICE : 0;
     }

@@ -1,5 +1,6 @@
 package io.attn.cpu;
 
+import io.attn.cpu.ops.Registers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,18 +70,42 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
                 cores);
     }
 
-    /** A JSON object with the same fields, for a benchmark's summary line. */
+    /** The kernels' tile set in this JVM and why ({@link Registers#describe}). */
+    public static String kernels() {
+        try {
+            return Registers.describe();
+        } catch (ExceptionInInitializerError e) { // a bad -Dattn.cpu.tiles: every kernel fails, say why
+            return "unusable: " + e.getCause().getMessage();
+        } catch (NoClassDefFoundError e) {
+            return "unusable: " + e.getMessage();
+        }
+    }
+
+    private static int tiles() {
+        try {
+            return Registers.tiles();
+        } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
+            return -1;
+        }
+    }
+
+    /**
+     * A JSON object with the same fields and {@code tiles} (the vector registers the kernels' tile set is sized for,
+     * {@link Registers#tiles}), for a benchmark's summary line.
+     */
     public String json() {
         return String.format(
                 Locale.ROOT,
-                "{\"name\":\"%s\",\"family\":%d,\"model\":%d,\"avx2\":%b,\"avx512f\":%b,\"vector_bits\":%d,\"cores\":%d}",
+                "{\"name\":\"%s\",\"family\":%d,\"model\":%d,\"avx2\":%b,\"avx512f\":%b,\"vector_bits\":%d,\"cores\":%d,"
+                        + "\"tiles\":%d}",
                 name.replace("\\", "\\\\").replace("\"", "\\\""),
                 family,
                 model,
                 avx2,
                 avx512f,
                 vectorBits,
-                cores);
+                cores,
+                tiles());
     }
 
     private static String field(List<String> lines, String key) {
