@@ -36,8 +36,8 @@ public final class Gemm {
     /**
      * With the 4-row tile, A is always packed, its 4 rows interleaved ({@link #packA4}, {@link #kernel4i}): one index
      * register for the four broadcasts instead of four row streams. Measured on Zen 1 (AMD EPYC family 23 model 1,
-     * AVX2), 1 thread, thread CPU time of alternating processes: 1024^3 60.3-61.0 -> 58.1-61.2 ms, 512 x 384 . 384 x
-     * 1536 17.2 -> 16.6 ms, 2048 x 1536 . 1536 x 384 69.9-71.9 -> 65.2-68.7 ms. {@code -Dattn.cpu.gemm.pack4=false}
+     * AVX2), 1 thread, thread CPU time of alternating processes: 1024^3 60.3-60.9 -> 58.1-61.2 ms, 512 x 384 . 384 x
+     * 1536 17.2 -> 16.6 ms, 2048 x 1536 . 1536 x 384 69.7-71.8 -> 65.1-68.5 ms. {@code -Dattn.cpu.gemm.pack4=false}
      * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK4_PANELS}
      * column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 -> 70.9-71.1 ms).
      */
