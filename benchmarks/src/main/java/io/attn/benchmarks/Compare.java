@@ -32,6 +32,12 @@ public final class Compare {
         try (Workload w = create(args[0], o, threads)) {
             System.out.printf(
                     Locale.ROOT,
+                    "cpu: %s; kernels: %s; ONNX Runtime %s%n",
+                    io.attn.cpu.CpuInfo.host().describe(),
+                    io.attn.cpu.CpuInfo.kernels(),
+                    ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion());
+            System.out.printf(
+                    Locale.ROOT,
                     "%s %s, %d thread(s): max |attn - ort| = %.3g%n",
                     w.name,
                     w.shape,
@@ -80,14 +86,16 @@ public final class Compare {
             System.out.printf(
                     Locale.ROOT,
                     "{\"bench\":\"%s\",\"shape\":\"%s\",\"threads\":%d,\"attn_median_ms\":%.4f,"
-                            + "\"ort_median_ms\":%.4f,\"speedup\":%.4f,\"pairs\":%d}%n",
+                            + "\"ort_median_ms\":%.4f,\"speedup\":%.4f,\"pairs\":%d,\"ort\":\"%s\",\"cpu\":%s}%n",
                     w.name,
                     w.shape,
                     threads,
                     mo,
                     mr,
                     mr / mo,
-                    n);
+                    n,
+                    ai.onnxruntime.OrtEnvironment.getEnvironment().getVersion(),
+                    io.attn.cpu.CpuInfo.host().json());
         }
     }
 

@@ -3,6 +3,7 @@ package io.attn.cli;
 import io.attn.backend.Backend;
 import io.attn.backend.Backends;
 import io.attn.backend.Buffer;
+import io.attn.cpu.CpuInfo;
 import io.attn.engine.Request;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
@@ -65,19 +66,28 @@ final class BenchCommand {
             call.run();
             warm++;
         } while (System.nanoTime() < end || warm < 2);
-        double[] ms = new double[Math.max(t.minRuns, 1) * 64];
+        double[] ms = new double[Math.max(t.minRuns, 1) * 64], cpu = new double[ms.length];
+        // the calling thread's CPU time per call: at 1 thread all the work, and much less sensitive than wall time to
+        // other processes on a shared machine (they take the core, not this thread's CPU time)
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
         int n = 0;
         long start = System.nanoTime();
         while (n < ms.length && (n < t.minRuns || System.nanoTime() - start < t.minMs * 1_000_000)) {
-            long s = System.nanoTime();
+            long c = mx.getCurrentThreadCpuTime(), s = System.nanoTime();
             call.run();
-            ms[n++] = (System.nanoTime() - s) / 1e6;
+            ms[n] = (System.nanoTime() - s) / 1e6;
+            cpu[n++] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
         }
         double[] r = Arrays.copyOf(ms, n);
         Arrays.sort(r);
         double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+        double[] rc = Arrays.copyOf(cpu, n);
+        Arrays.sort(rc);
+        double cpuMedian = n % 2 == 1 ? rc[n / 2] : (rc[n / 2 - 1] + rc[n / 2]) / 2;
         double gflops = flops / (median * 1e6);
         System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, sel.reason());
+        System.out.printf(
+                Locale.ROOT, "  cpu: %s; kernels: %s%n", CpuInfo.host().describe(), CpuInfo.kernels());
         System.out.printf(
                 Locale.ROOT,
                 "  runs %d (after %d warm-up), median %.3f ms, min %.3f ms, max %.3f ms, %.1f GFLOP/s%n",
@@ -89,7 +99,7 @@ final class BenchCommand {
                 gflops);
         System.out.printf(
                 Locale.ROOT,
-                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\"}%n",
+                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"thread_cpu_ms\":%.4f,\"cpu\":%s}%n",
                 bench,
                 sel.backend().name(),
                 threads,
@@ -97,7 +107,9 @@ final class BenchCommand {
                 gflops,
                 r[0],
                 n,
-                shape);
+                shape,
+                cpuMedian,
+                CpuInfo.host().json());
         return 0;
     }
 
@@ -181,6 +193,12 @@ final class BenchCommand {
         @Option(names = "--trans-b", description = "Use B^T (B stored (N, K)).")
         boolean transB;
 
+        @Option(
+                names = "--weights",
+                description = "B is a layer's weight, as in a Linear: a constant (N, K) used as B^T, shared by the"
+                        + " batch (the CPU packs it once, on the first call; NumPy's peer: A @ W.T).")
+        boolean weights;
+
         @Option(names = "--into", description = INTO_HELP)
         boolean into;
 
@@ -195,6 +213,13 @@ final class BenchCommand {
             SplittableRandom r = new SplittableRandom(1);
             GraphBuilder g = new GraphBuilder();
             Node a = g.input("a", batch, m, k);
+            if (weights) {
+                Node w = g.constant("w", random(r, n, k));
+                String shape = String.format("batch=%d m=%d n=%d k=%d weights B^T", batch, m, n, k);
+                Map<String, Tensor> feeds = Map.of("a", random(r, batch, m, k));
+                Node c = g.matmul(a, w, false, true, 1f);
+                return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds, into);
+            }
             Node b = transB ? g.input("b", batch, n, k) : g.input("b", batch, k, n);
             Node c = g.matmul(a, b, false, transB, 1f);
             Map<String, Tensor> feeds =

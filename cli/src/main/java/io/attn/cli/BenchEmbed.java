@@ -90,7 +90,7 @@ final class BenchEmbed implements Callable<Integer> {
             Arrays.sort(r);
             double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
             double sps = texts.size() / (median / 1e3), tps = tokens / (median / 1e3);
-            String cpu = CpuInfo.describe();
+            String cpu = io.attn.cpu.CpuInfo.host().describe();
             System.out.printf(
                     Locale.ROOT,
                     "bench embed %s: %d texts, %d tokens, on %s; %s%n",
@@ -112,7 +112,7 @@ final class BenchEmbed implements Callable<Integer> {
                     Locale.ROOT,
                     "{\"bench\":\"embed\",\"device\":\"%s\",\"threads\":%d,\"model\":\"%s\",\"texts\":%d,\"tokens\":%d,"
                             + "\"median_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"sentences_per_s\":%.2f,"
-                            + "\"tokens_per_s\":%.1f,\"cpu\":\"%s\"}%n",
+                            + "\"tokens_per_s\":%.1f,\"cpu\":%s}%n",
                     engine.device(),
                     BenchCommand.threadsOf(device),
                     m.name().replace("\"", "'"),
@@ -123,7 +123,7 @@ final class BenchEmbed implements Callable<Integer> {
                     n,
                     sps,
                     tps,
-                    cpu.replace("\"", "'"));
+                    io.attn.cpu.CpuInfo.host().json());
         }
         return 0;
     }

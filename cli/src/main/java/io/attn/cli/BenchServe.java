@@ -148,7 +148,7 @@ final class BenchServe implements Callable<Integer> {
         for (long[] l : latencies) for (int i = 0; i < (int) l[l.length - 1]; i++) all.add(l[i]);
         long[] sorted = all.stream().mapToLong(Long::longValue).sorted().toArray();
         double rps = ok.get() / seconds, sps = rps * perRequest;
-        String cpu = CpuInfo.describe();
+        String cpu = io.attn.cpu.CpuInfo.host().describe();
         System.out.printf(
                 Locale.ROOT,
                 "bench serve %s: %d clients, %d text(s) per request, %.0f s; %s%n",
@@ -170,7 +170,7 @@ final class BenchServe implements Callable<Integer> {
                 Locale.ROOT,
                 "{\"bench\":\"serve\",\"clients\":%d,\"texts_per_request\":%d,\"seconds\":%.1f,"
                         + "\"requests_per_s\":%.2f,\"sentences_per_s\":%.2f,\"p50_ms\":%.2f,\"p95_ms\":%.2f,"
-                        + "\"p99_ms\":%.2f,\"errors\":%d,\"cpu\":\"%s\"}%n",
+                        + "\"p99_ms\":%.2f,\"errors\":%d,\"cpu\":%s}%n",
                 clients,
                 perRequest,
                 seconds,
@@ -180,7 +180,7 @@ final class BenchServe implements Callable<Integer> {
                 pct(sorted, 95),
                 pct(sorted, 99),
                 errors.get(),
-                cpu.replace("\"", "'"));
+                io.attn.cpu.CpuInfo.host().json());
         return 0;
     }
 

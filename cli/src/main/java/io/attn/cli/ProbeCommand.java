@@ -23,6 +23,8 @@ final class ProbeCommand implements Callable<Integer> {
         }
         for (BackendProvider p : Backends.providers())
             for (String line : p.probeDetails()) System.out.println(p.name() + " " + line);
+        System.out.println("host cpu: " + io.attn.cpu.CpuInfo.host().describe());
+        System.out.println("cpu kernels: " + io.attn.cpu.CpuInfo.kernels());
         System.out.println("auto -> " + (auto == null ? "nothing usable" : auto));
         return auto == null ? Main.EXIT_DEVICE : 0;
     }

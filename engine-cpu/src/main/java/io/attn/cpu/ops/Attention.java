@@ -219,18 +219,22 @@ public final class Attention {
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / GR * GR : 0;
             // a group of GR rows at a time: scores, softmax step and P.V while its scores are in L1
             for (int r = first; r < br; r += GR) {
-                int r1 = Math.min(br, r + GR);
+                int r1 = Math.min(br, r + GR), live = GR;
                 // causal: the group's first row sees every key of the tile
                 boolean fastGroup = fullTile && (r < padFrom || padFast) && (!causal || i0 + r >= j0 + BC - 1);
                 if (fastGroup) {
                     float[] qs = r == padFrom ? sc.qpad : q;
                     int qso = r == padFrom ? 0 : qo + r * d;
+                    // rows of the group that are queries, not padding (the 2-row tiles of 16 registers skip pairs of
+                    // padding; their scores are what a zero query gives with finite keys, 0; with a non-finite key the
+                    // real rows' scores are not finite either, and the group takes the exact path all the same)
                     r1 = r + GR;
+                    live = r == padFrom ? br - padFrom : GR;
                     // every chunk's scores within LAZY of their rows' running max, which must exist (scores of -inf
                     // pass the test against a max of -inf, and 2^(-inf - -inf) would be NaN)
                     boolean lazy = true;
                     for (int rr = r; rr < r1; rr++) lazy &= m[rr] != Float.NEGATIVE_INFINITY;
-                    for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m);
+                    for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
                     if (lazy || firstMax(st, r, m)) expRows(st, r, m, sumv, corr);
                     else for (int rr = 0; rr < GR; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
                 } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
@@ -239,7 +243,7 @@ public final class Attention {
                 if (fastGroup && dv % (4 * VL) == 0) {
                     // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key)
                     for (int cv = 0; cv < dv; cv += 4 * VL)
-                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv);
+                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live);
                 } else {
                     // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
@@ -350,10 +354,16 @@ public final class Attention {
      * registers: then {@link #expRows} may use the running max as it is. A row without a max yet ({@code -inf}) fails;
      * NaN passes and flows into the output.
      */
-    private static boolean fastScores(float[] q, int qo, int d, float[] kt, int c0, float[] st, int r, float[] m) {
+    private static boolean fastScores(
+            float[] q, int qo, int d, float[] kt, int c0, float[] st, int r, float[] m, int live) {
         if (Registers.FEW) {
             boolean lazy = true;
-            for (int i = 0; i < GR; i += 2) lazy &= fastScores2(q, qo + i * d, d, kt, c0, st, i * BCP, m, r + i);
+            for (int i = 0; i < GR; i += 2)
+                if (i < live) lazy &= fastScores2(q, qo + i * d, d, kt, c0, st, i * BCP, m, r + i);
+                else { // two padding rows (zero queries): their scores are 0, never over their max (>= 0)
+                    Arrays.fill(st, i * BCP + c0, i * BCP + c0 + 4 * VL, 0f);
+                    Arrays.fill(st, (i + 1) * BCP + c0, (i + 1) * BCP + c0 + 4 * VL, 0f);
+                }
             return lazy;
         }
         FloatVector a00 = FloatVector.zero(SP), a01 = a00, a02 = a00, a03 = a00;
@@ -761,9 +771,10 @@ public final class Attention {
      * vectors of value columns at {@code v[vo + c*dv ..]}, 24 accumulators that start at zero;
      * {@code acc[a0 + i*dv ..] = corr[r+i] acc[..] + sum}, so the accumulator is read only once the sums are done.
      */
-    private static void accumulate6x4(float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0) {
-        if (Registers.FEW) {
-            for (int i = 0; i < GR; i += 2) accumulate2x4(p, i * BCP, corr, r + i, v, vo, dv, acc, a0 + i * dv);
+    private static void accumulate6x4(
+            float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0, int live) {
+        if (Registers.FEW) { // pairs of padding rows only are skipped: their output is never stored
+            for (int i = 0; i < live; i += 2) accumulate2x4(p, i * BCP, corr, r + i, v, vo, dv, acc, a0 + i * dv);
             return;
         }
         FloatVector x00 = FloatVector.zero(SP), x01 = x00, x02 = x00, x03 = x00;

@@ -32,6 +32,18 @@ public final class Gemm {
      * spilled, 103-115 with 4).
      */
     static final int MR = Registers.FEW ? 4 : 6;
+
+    /**
+     * With the 4-row tile, A is always packed, its 4 rows interleaved ({@link #packA4}, {@link #kernel4i}): one index
+     * register for the four broadcasts instead of four row streams. Measured on Zen 1 (AMD EPYC family 23 model 1,
+     * AVX2), 1 thread, thread CPU time of alternating processes: 1024^3 60.3-60.9 -> 58.1-61.2 ms, 512 x 384 . 384 x
+     * 1536 17.2 -> 16.6 ms, 2048 x 1536 . 1536 x 384 69.7-71.8 -> 65.1-68.5 ms. {@code -Dattn.cpu.gemm.pack4=false}
+     * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK4_PANELS}
+     * column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 -> 70.9-71.1 ms).
+     */
+    static final boolean PACK4 = MR == 4 && Boolean.parseBoolean(System.getProperty("attn.cpu.gemm.pack4", "true"));
+
+    static final int PACK4_PANELS = 8;
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
 
@@ -302,7 +314,9 @@ public final class Gemm {
         // A is packed only when it must be transposed or scaled; otherwise the kernel reads its rows in place, which
         // measured 8-10% faster on the encoder's products and 50% on few-column ones (64 x 512 . 512 x 64), where a
         // packed A block served only two column panels. The FMA sequence per element is the same either way.
-        boolean direct = !transA && alpha == 1f;
+        // with the 4-row tile, A is packed with its rows interleaved where a block serves enough column panels
+        boolean inter = PACK4 && nc >= PACK4_PANELS * NR;
+        boolean direct = !transA && alpha == 1f && !inter;
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
             float[] pb = s.pb;
@@ -315,7 +329,8 @@ public final class Gemm {
             boolean epilogue = last && e.values(), heads = e.heads() > 0;
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
                 int mc = Math.min(MC, m - i0);
-                if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+                if (inter) packA4(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+                else if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 for (int jp = 0; jp < nc; jp += NR) {
                     int nr = Math.min(NR, nc - jp);
                     int pbi = pb0 + (jp / NR) * kc * NR;
@@ -334,14 +349,14 @@ public final class Gemm {
                             ar = 0;
                         }
                         if (heads) { // the tile in scratch, then stored in the heads layout
-                            kernel(kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
+                            kernel(inter, kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
                             scatter(s.tile, NR, mr, nr, c, co, n, i0 + ip, j0 + jp, first, last, e);
                             continue;
                         }
                         int ci = co + (i0 + ip) * n + j0 + jp;
-                        if (mr == MR && nr == NR) kernel(kc, at, ar, lda, pb, pbi, c, ci, n, first);
+                        if (mr == MR && nr == NR) kernel(inter, kc, at, ar, lda, pb, pbi, c, ci, n, first);
                         else { // an edge tile: the full kernel on zero padding into scratch, then the valid part
-                            kernel(kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
+                            kernel(inter, kc, at, ar, lda, pb, pbi, s.tile, 0, NR, true);
                             storeTile(s.tile, c, ci, n, first, mr, nr);
                         }
                         if (epilogue) epilogue(c, ci, n, mr, nr, j0 + jp, e);
@@ -438,6 +453,28 @@ public final class Gemm {
             } else {
                 int src = ao + p0 * m + row;
                 for (int kk = 0; kk < kc; kk++) pa[d + kk] = alpha * a[src + kk * m];
+            }
+        }
+    }
+
+    /**
+     * Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A), times alpha, in 4-row micro-panels with the rows
+     * interleaved: row {@code ip + r} at {@code pa[ip * kc + kk * 4 + r]}, rows past {@code mc} zero ({@link #kernel4i}).
+     */
+    private static void packA4(
+            float[] a, int ao, boolean transA, int m, int k, int i0, int mc, int p0, int kc, float alpha, float[] pa) {
+        for (int ip = 0; ip < mc; ip += 4) {
+            int base = ip * kc;
+            for (int r = 0; r < 4; r++) {
+                int row = i0 + ip + r, d = base + r;
+                if (ip + r >= mc) for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = 0f;
+                else if (!transA) {
+                    int src = ao + row * k + p0;
+                    for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = alpha * a[src + kk];
+                } else {
+                    int src = ao + p0 * m + row;
+                    for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = alpha * a[src + kk * m];
+                }
             }
         }
     }
@@ -576,7 +613,21 @@ public final class Gemm {
      * + kk]} (A's own rows, or packed ones), B from a packed panel; the first K step stores the tile, later ones add.
      */
     private static void kernel(
-            int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+            boolean interleaved,
+            int kc,
+            float[] a,
+            int ar,
+            int lda,
+            float[] pb,
+            int pbi,
+            float[] c,
+            int ci,
+            int ldc,
+            boolean first) {
+        if (interleaved) {
+            kernel4i(kc, a, ar, pb, pbi, c, ci, ldc, first);
+            return;
+        }
         if (MR == 4) {
             kernel4(kc, a, ar, lda, pb, pbi, c, ci, ldc, first);
             return;
@@ -634,6 +685,54 @@ public final class Gemm {
             c41.add(FloatVector.fromArray(SP, c, ci + 4 * ldc + VL)).intoArray(c, ci + 4 * ldc + VL);
             c50.add(FloatVector.fromArray(SP, c, ci + 5 * ldc)).intoArray(c, ci + 5 * ldc);
             c51.add(FloatVector.fromArray(SP, c, ci + 5 * ldc + VL)).intoArray(c, ci + 5 * ldc + VL);
+        }
+    }
+
+    /**
+     * {@link #kernel4} on A packed by {@link #packA4}: the tile's 4 rows interleaved, {@code a[ar + kk * 4 + r]}, so that
+     * the four broadcasts of a step share one index register (on AVX2's 16 general registers, C2 kept the loop bound
+     * and B's offset on the stack with four row streams).
+     */
+    private static void kernel4i(
+            int kc, float[] a, int ar, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+        if (MR != 4) throw new IllegalStateException("the interleaved A is for the 4-row tile");
+        FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00;
+        FloatVector c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+        for (int kk = 0; kk < kc; kk++) {
+            int ai = ar + 4 * kk, bi = pbi + NR * kk;
+            FloatVector b0 = FloatVector.fromArray(SP, pb, bi);
+            FloatVector b1 = FloatVector.fromArray(SP, pb, bi + VL);
+            FloatVector x = FloatVector.broadcast(SP, a[ai]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SP, a[ai + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SP, a[ai + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SP, a[ai + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+        }
+        if (first) {
+            c00.intoArray(c, ci);
+            c01.intoArray(c, ci + VL);
+            c10.intoArray(c, ci + ldc);
+            c11.intoArray(c, ci + ldc + VL);
+            c20.intoArray(c, ci + 2 * ldc);
+            c21.intoArray(c, ci + 2 * ldc + VL);
+            c30.intoArray(c, ci + 3 * ldc);
+            c31.intoArray(c, ci + 3 * ldc + VL);
+        } else {
+            c00.add(FloatVector.fromArray(SP, c, ci)).intoArray(c, ci);
+            c01.add(FloatVector.fromArray(SP, c, ci + VL)).intoArray(c, ci + VL);
+            c10.add(FloatVector.fromArray(SP, c, ci + ldc)).intoArray(c, ci + ldc);
+            c11.add(FloatVector.fromArray(SP, c, ci + ldc + VL)).intoArray(c, ci + ldc + VL);
+            c20.add(FloatVector.fromArray(SP, c, ci + 2 * ldc)).intoArray(c, ci + 2 * ldc);
+            c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
+            c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
+            c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
         }
     }
 
