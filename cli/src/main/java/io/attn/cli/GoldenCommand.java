@@ -1,11 +1,6 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
-import io.attn.backend.Backend;
-import io.attn.backend.BackendOptions;
-import io.attn.backend.BackendProvider;
-import io.attn.backend.Backends;
-import io.attn.backend.ProbeResult;
 import io.attn.parity.GoldenCases;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -45,51 +40,39 @@ final class GoldenCommand implements Callable<Integer> {
         for (GoldenCases.Case c : GoldenCases.load(dir)) // a missing or malformed folder: BAD_INPUT, exit 3
         if (filter == null || c.name().contains(filter)) cases.add(c);
         if (cases.isEmpty()) throw AttnException.badInput(dir + ": no case name contains \"" + filter + "\"");
-        int failed = 0, ran = 0;
-        List<String> skipped = new ArrayList<>();
-        for (BackendProvider p : Backends.providers()) {
-            if (!suite.includes(p.name())) continue;
-            ProbeResult probe = p.probe();
-            if (!probe.available()) {
-                skipped.add(p.name() + " (" + probe.reason() + ")");
-                continue;
-            }
-            try (Backend b = p.create(new BackendOptions(suite.threads, null, null))) {
-                ran++;
-                System.out.println("golden: " + dir + ", " + cases.size() + " cases on " + p.name() + " ("
-                        + b.description() + ")");
+        SuiteOptions.Outcome o = suite.onEachBackend("golden", null, b -> {
+            int failed = 0;
+            System.out.println(
+                    "golden: " + dir + ", " + cases.size() + " cases on " + b.name() + " (" + b.description() + ")");
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-34s  %-28s  %-7s  %10s  %10s  %s%n",
+                    "case",
+                    "module",
+                    "backend",
+                    "rel err",
+                    "torch f32",
+                    "result");
+            for (GoldenCases.Case c : cases) {
+                GoldenCases.Result r = GoldenCases.run(c, b);
+                if (!r.pass()) failed++;
                 System.out.printf(
                         Locale.ROOT,
-                        "%-34s  %-28s  %-7s  %10s  %10s  %s%n",
-                        "case",
-                        "module",
-                        "backend",
-                        "rel err",
-                        "torch f32",
-                        "result");
-                for (GoldenCases.Case c : cases) {
-                    GoldenCases.Result r = GoldenCases.run(c, b);
-                    if (!r.pass()) failed++;
-                    System.out.printf(
-                            Locale.ROOT,
-                            "%-34s  %-28s  %-7s  %10.3e  %10.3e  %s%n",
-                            r.name(),
-                            r.module(),
-                            r.backend(),
-                            r.relErr(),
-                            r.torch32RelErr(),
-                            r.pass() ? "PASS" : "FAIL " + r.message());
-                }
-                System.out.println();
+                        "%-34s  %-28s  %-7s  %10.3e  %10.3e  %s%n",
+                        r.name(),
+                        r.module(),
+                        r.backend(),
+                        r.relErr(),
+                        r.torch32RelErr(),
+                        r.pass() ? "PASS" : "FAIL " + r.message());
             }
-        }
-        for (String s : skipped) System.out.println("skipped (not passed): " + s);
-        if (ran == 0) {
-            System.err.println("attn: golden: no backend ran (" + suite.device + ")");
-            return Main.EXIT_DEVICE;
-        }
+            System.out.println();
+            return failed;
+        });
+        if (o.ran() == 0) return Main.EXIT_DEVICE;
+        int failed = o.failed();
         System.out.println("bound: relative error <= " + GoldenCases.BOUND + " against PyTorch float64");
-        System.out.println((ran * cases.size() - failed) + " passed, " + failed + " failed");
+        System.out.println((o.ran() * cases.size() - failed) + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }
 }

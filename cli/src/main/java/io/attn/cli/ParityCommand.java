@@ -1,11 +1,6 @@
 package io.attn.cli;
 
-import io.attn.backend.Backend;
-import io.attn.backend.BackendOptions;
-import io.attn.backend.BackendProvider;
-import io.attn.backend.Backends;
 import io.attn.backend.Precision;
-import io.attn.backend.ProbeResult;
 import io.attn.parity.LayerCases;
 import io.attn.parity.ParityCase;
 import io.attn.parity.ParityCases;
@@ -85,53 +80,35 @@ final class ParityCommand implements Callable<Integer> {
                                         precision.name().toLowerCase(Locale.ROOT) + " arithmetic"));
         List<LayerCases.Case> layers = new ArrayList<>();
         for (LayerCases.Case c : LayerCases.cases()) if (matches(c.name())) layers.add(c);
-        int failed = 0, ran = 0;
-        List<String> skipped = new ArrayList<>();
-        for (BackendProvider p : Backends.providers()) {
-            if (!suite.includes(p.name())) continue;
-            ProbeResult probe = p.probe();
-            if (!probe.available()) {
-                skipped.add(p.name() + " (" + probe.reason() + ")");
-                continue;
-            }
-            try (Backend b = p.create(new BackendOptions(suite.threads, precision, null))) {
-                ran++;
-                System.out.println("== " + p.name() + ": " + b.description());
-                List<ParityResult> results = ParityHarness.runAll(ops, b);
-                System.out.print(ParityReport.format(results));
-                for (ParityResult r : results) if (!r.pass()) failed++;
-                System.out.println();
+        SuiteOptions.Outcome o = suite.onEachBackend("parity", precision, b -> {
+            int failed = 0;
+            System.out.println("== " + b.name() + ": " + b.description());
+            List<ParityResult> results = ParityHarness.runAll(ops, b);
+            System.out.print(ParityReport.format(results));
+            for (ParityResult r : results) if (!r.pass()) failed++;
+            System.out.println();
+            System.out.printf(
+                    Locale.ROOT, "%-52s  %-7s  %12s  %10s  %s%n", "layer case", "backend", "rel err", "bound", "pass");
+            for (LayerCases.Case c : layers) {
+                LayerCases.Result r = LayerCases.run(c, b);
+                double bound = Math.max(LayerCases.BOUND, loose);
+                boolean pass = r.pass() || r.relErr() <= bound; // NaN (a case that threw) never passes
+                if (!pass) failed++;
                 System.out.printf(
                         Locale.ROOT,
-                        "%-52s  %-7s  %12s  %10s  %s%n",
-                        "layer case",
-                        "backend",
-                        "rel err",
-                        "bound",
-                        "pass");
-                for (LayerCases.Case c : layers) {
-                    LayerCases.Result r = LayerCases.run(c, b);
-                    double bound = Math.max(LayerCases.BOUND, loose);
-                    boolean pass = r.pass() || r.relErr() <= bound; // NaN (a case that threw) never passes
-                    if (!pass) failed++;
-                    System.out.printf(
-                            Locale.ROOT,
-                            "%-52s  %-7s  %12.3e  %10.1e  %s%n",
-                            c.name(),
-                            p.name(),
-                            r.relErr(),
-                            bound,
-                            pass ? "PASS" : "FAIL " + r.message());
-                }
-                System.out.println();
+                        "%-52s  %-7s  %12.3e  %10.1e  %s%n",
+                        c.name(),
+                        b.name(),
+                        r.relErr(),
+                        bound,
+                        pass ? "PASS" : "FAIL " + r.message());
             }
-        }
-        for (String s : skipped) System.out.println("skipped (not passed): " + s);
-        if (ran == 0) {
-            System.err.println("attn: parity: no backend ran (" + suite.device + ")");
-            return Main.EXIT_DEVICE;
-        }
-        int total = ran * (ops.size() + layers.size());
+            System.out.println();
+            return failed;
+        });
+        if (o.ran() == 0) return Main.EXIT_DEVICE;
+        int failed = o.failed();
+        int total = o.ran() * (ops.size() + layers.size());
         System.out.println((total - failed) + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }

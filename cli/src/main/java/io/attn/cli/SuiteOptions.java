@@ -1,7 +1,15 @@
 package io.attn.cli;
 
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
+import io.attn.backend.Precision;
+import io.attn.backend.ProbeResult;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.ToIntFunction;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -45,5 +53,32 @@ final class SuiteOptions {
     /** Whether the backend {@code name} is one to check. */
     boolean includes(String name) {
         return device.equals("all") || device.equals(name);
+    }
+
+    /** How a suite went: on how many backends it ran, and how many cases failed on them. */
+    record Outcome(int ran, int failed) {}
+
+    /**
+     * Runs {@code suite} (which returns its failures) on each selected backend that is available, created with these
+     * threads and {@code precision}; then lists the backends skipped, and says so on stderr when none ran.
+     */
+    Outcome onEachBackend(String command, Precision precision, ToIntFunction<Backend> suite) {
+        int failed = 0, ran = 0;
+        List<String> skipped = new ArrayList<>();
+        for (BackendProvider p : Backends.providers()) {
+            if (!includes(p.name())) continue;
+            ProbeResult probe = p.probe();
+            if (!probe.available()) {
+                skipped.add(p.name() + " (" + probe.reason() + ")");
+                continue;
+            }
+            try (Backend b = p.create(new BackendOptions(threads, precision, null))) {
+                ran++;
+                failed += suite.applyAsInt(b);
+            }
+        }
+        for (String s : skipped) System.out.println("skipped (not passed): " + s);
+        if (ran == 0) System.err.println("attn: " + command + ": no backend ran (" + device + ")");
+        return new Outcome(ran, failed);
     }
 }
