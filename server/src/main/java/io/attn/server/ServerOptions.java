@@ -1,6 +1,7 @@
 package io.attn.server;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * How {@code attn serve} runs: where it listens, who may call it, its batching, and the limits that keep it up under
@@ -80,158 +81,101 @@ public record ServerOptions(
     }
 
     public ServerOptions withHost(String h) {
-        return new ServerOptions(
-                h,
-                port,
-                apiKey,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> b.host = h);
     }
 
     public ServerOptions withPort(int p) {
-        return new ServerOptions(
-                host,
-                p,
-                apiKey,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> b.port = p);
     }
 
     public ServerOptions withApiKey(String k) {
-        return new ServerOptions(
-                host,
-                port,
-                k,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> b.apiKey = k);
     }
 
     public ServerOptions withCorsOrigin(String o) {
-        return new ServerOptions(
-                host,
-                port,
-                apiKey,
-                o,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> b.corsOrigin = o);
     }
 
     /** Batching: tokens per forward pass and the wait for a batch to fill ({@code tokens} 1: no batching). */
     public ServerOptions withBatching(int tokens, int waitMillis) {
-        return new ServerOptions(
-                host,
-                port,
-                apiKey,
-                corsOrigin,
-                tokens,
-                waitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> {
+            b.maxBatchTokens = tokens;
+            b.maxWaitMillis = waitMillis;
+        });
     }
 
     /** Per-request limits: texts, tokens, body bytes. */
     public ServerOptions withRequestLimits(int inputs, int tokens, long bodyBytes) {
-        return new ServerOptions(
-                host,
-                port,
-                apiKey,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                inputs,
-                tokens,
-                bodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> {
+            b.maxInputs = inputs;
+            b.maxRequestTokens = tokens;
+            b.maxBodyBytes = bodyBytes;
+        });
     }
 
     /** Requests admitted at once (queued or running). */
     public ServerOptions withMaxQueuedRequests(int n) {
-        return new ServerOptions(
-                host,
-                port,
-                apiKey,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                n,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleTimeoutMillis,
-                minDataRate,
-                requestTimeoutMillis,
-                drainTimeoutMillis);
+        return with(b -> b.maxQueuedRequests = n);
     }
 
     /** Connection and request timeouts: idle, minimum body data rate, a request's deadline, the drain on shutdown. */
     public ServerOptions withTimeouts(long idleMillis, long minDataRate, long requestMillis, long drainMillis) {
-        return new ServerOptions(
-                host,
-                port,
-                apiKey,
-                corsOrigin,
-                maxBatchTokens,
-                maxWaitMillis,
-                maxQueuedRequests,
-                maxInputs,
-                maxRequestTokens,
-                maxBodyBytes,
-                maxHeaderBytes,
-                idleMillis,
-                minDataRate,
-                requestMillis,
-                drainMillis);
+        return with(b -> {
+            b.idleTimeoutMillis = idleMillis;
+            b.minDataRate = minDataRate;
+            b.requestTimeoutMillis = requestMillis;
+            b.drainTimeoutMillis = drainMillis;
+        });
+    }
+
+    /** A copy with {@code change} applied to these values (checked again by the constructor). */
+    private ServerOptions with(Consumer<Copy> change) {
+        Copy b = new Copy(this);
+        change.accept(b);
+        return b.build();
+    }
+
+    /** The record's values, to change a few of them. */
+    private static final class Copy {
+        String host, apiKey, corsOrigin;
+        int port, maxBatchTokens, maxWaitMillis, maxQueuedRequests, maxInputs, maxRequestTokens, maxHeaderBytes;
+        long maxBodyBytes, idleTimeoutMillis, minDataRate, requestTimeoutMillis, drainTimeoutMillis;
+
+        Copy(ServerOptions o) {
+            host = o.host;
+            port = o.port;
+            apiKey = o.apiKey;
+            corsOrigin = o.corsOrigin;
+            maxBatchTokens = o.maxBatchTokens;
+            maxWaitMillis = o.maxWaitMillis;
+            maxQueuedRequests = o.maxQueuedRequests;
+            maxInputs = o.maxInputs;
+            maxRequestTokens = o.maxRequestTokens;
+            maxBodyBytes = o.maxBodyBytes;
+            maxHeaderBytes = o.maxHeaderBytes;
+            idleTimeoutMillis = o.idleTimeoutMillis;
+            minDataRate = o.minDataRate;
+            requestTimeoutMillis = o.requestTimeoutMillis;
+            drainTimeoutMillis = o.drainTimeoutMillis;
+        }
+
+        ServerOptions build() {
+            return new ServerOptions(
+                    host,
+                    port,
+                    apiKey,
+                    corsOrigin,
+                    maxBatchTokens,
+                    maxWaitMillis,
+                    maxQueuedRequests,
+                    maxInputs,
+                    maxRequestTokens,
+                    maxBodyBytes,
+                    maxHeaderBytes,
+                    idleTimeoutMillis,
+                    minDataRate,
+                    requestTimeoutMillis,
+                    drainTimeoutMillis);
+        }
     }
 }
