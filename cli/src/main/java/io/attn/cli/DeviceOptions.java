@@ -31,19 +31,12 @@ final class DeviceOptions {
             paramLabel = "auto|cpu|cuda",
             description = "Backend (default: auto, or the attn.device property / ATTN_DEVICE variable).")
     void setDevice(String d) {
-        String name = d.trim().toLowerCase(Locale.ROOT);
-        if (!name.equals("auto")
-                && !Backends.ARTIFACTS.containsKey(name)
-                && Backends.providers().stream().noneMatch(p -> p.name().equals(name)))
-            throw new ParameterException(command.commandLine(), "--device " + d + ": expected auto, cpu or cuda");
-        device = name;
+        device = checkedDevice(command, d, "auto");
     }
 
     @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
     void setThreads(int t) {
-        if (t < 0)
-            throw new ParameterException(command.commandLine(), "--threads must be >= 0 (0 = all cores), got " + t);
-        threads = t;
+        threads = checkedThreads(command, t);
     }
 
     @Option(
@@ -53,12 +46,7 @@ final class DeviceOptions {
                     + " bf16 / fp16 = 16-bit tensor-core GEMMs and flash attention (fp32 accumulation, sm_80+)."
                     + " The cpu backend always computes in fp32.")
     void setPrecision(String p) {
-        try {
-            Precision.valueOf(p.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(
-                    command.commandLine(), "--precision " + p + ": expected fp32, tf32, bf16 or fp16");
-        }
+        checkedPrecision(command, p);
         precision = p;
     }
 
@@ -88,6 +76,37 @@ final class DeviceOptions {
     /** Whether the device is chosen automatically (then a device fault may fall back to the CPU). */
     boolean auto() {
         return Backends.resolveDevice(device).equals("auto");
+    }
+
+    /**
+     * {@code --device d} in lower case: {@code wildcard} (auto, or all for the suites), a backend on the class path, or
+     * one whose artifact is known; else a usage error.
+     */
+    static String checkedDevice(CommandSpec command, String d, String wildcard) {
+        String name = d.trim().toLowerCase(Locale.ROOT);
+        if (!name.equals(wildcard)
+                && !Backends.ARTIFACTS.containsKey(name)
+                && Backends.providers().stream().noneMatch(p -> p.name().equals(name)))
+            throw new ParameterException(
+                    command.commandLine(), "--device " + d + ": expected " + wildcard + ", cpu or cuda");
+        return name;
+    }
+
+    /** {@code --threads t}, 0 or more; else a usage error. */
+    static int checkedThreads(CommandSpec command, int t) {
+        if (t < 0)
+            throw new ParameterException(command.commandLine(), "--threads must be >= 0 (0 = all cores), got " + t);
+        return t;
+    }
+
+    /** {@code --precision p} as a {@link Precision}; else a usage error. */
+    static Precision checkedPrecision(CommandSpec command, String p) {
+        try {
+            return Precision.valueOf(p.trim().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(
+                    command.commandLine(), "--precision " + p + ": expected fp32, tf32, bf16 or fp16");
+        }
     }
 
     /** A precision name already checked by {@link #setPrecision(String)}. */

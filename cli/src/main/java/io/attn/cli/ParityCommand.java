@@ -13,7 +13,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code attn parity}: the parity suite from the bundle. Every op case (one node through {@code backend.execute},
@@ -34,8 +36,8 @@ final class ParityCommand implements Callable<Integer> {
 
     Precision precision = Precision.FP32;
 
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Spec
+    CommandSpec spec;
 
     @Option(
             names = "--precision",
@@ -44,12 +46,7 @@ final class ParityCommand implements Callable<Integer> {
                     + "every case within 1e-2 relative error; bf16, fp16: within 5e-2 (tensor-core inputs rounded to "
                     + "10 or 7 mantissa bits). The cpu backend always computes in fp32.")
     void setPrecision(String p) {
-        try {
-            precision = Precision.valueOf(p.trim().toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-            throw new picocli.CommandLine.ParameterException(
-                    spec.commandLine(), "--precision " + p + ": expected fp32, tf32, bf16 or fp16");
-        }
+        precision = DeviceOptions.checkedPrecision(spec, p);
     }
 
     /** The bound every case is held to at a reduced precision (the larger of it and the case's own); 0 for fp32. */

@@ -8,11 +8,9 @@ import io.attn.backend.Precision;
 import io.attn.backend.ProbeResult;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.function.ToIntFunction;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
@@ -32,19 +30,12 @@ final class SuiteOptions {
             paramLabel = "all|cpu|cuda",
             description = "Backend(s) to check (default: all available).")
     void setDevice(String d) {
-        String name = d.trim().toLowerCase(Locale.ROOT);
-        if (!name.equals("all")
-                && !Backends.ARTIFACTS.containsKey(name)
-                && Backends.providers().stream().noneMatch(p -> p.name().equals(name)))
-            throw new ParameterException(command.commandLine(), "--device " + d + ": expected all, cpu or cuda");
-        device = name;
+        device = DeviceOptions.checkedDevice(command, d, "all");
     }
 
     @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
     void setThreads(int t) {
-        if (t < 0)
-            throw new ParameterException(command.commandLine(), "--threads must be >= 0 (0 = all cores), got " + t);
-        threads = t;
+        threads = DeviceOptions.checkedThreads(command, t);
     }
 
     @Option(names = "--verbose", description = "Stack traces for errors.")
