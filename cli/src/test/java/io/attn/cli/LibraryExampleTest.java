@@ -3,18 +3,14 @@ package io.attn.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.attn.fixtures.JavaSnippet;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.io.StringWriter;
-import java.net.URL;
-import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
-import javax.tools.JavaCompiler;
-import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,29 +36,12 @@ class LibraryExampleTest {
                 .toAbsolutePath()
                 .toString();
         assertTrue(body.contains("\"examples/models/encoder.safetensors\""), body);
-        String source = imports + "\npublic class LibrarySnippet { public static void run() throws Exception {\n"
-                + body.replace("\"examples/models/encoder.safetensors\"", '"' + model.replace("\\", "\\\\") + '"')
-                + "\n} }";
-        Path src = dir.resolve("LibrarySnippet.java");
-        Files.writeString(src, source);
-        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        StringWriter log = new StringWriter();
-        boolean ok = javac.getTask(
-                        log,
-                        null,
-                        null,
-                        List.of("-d", dir.toString(), "-cp", System.getProperty("java.class.path")),
-                        null,
-                        javac.getStandardFileManager(null, null, null).getJavaFileObjects(src))
-                .call();
-        assertTrue(ok, "the README example does not compile:\n" + log + "\n" + source);
+        String code = body.replace("\"examples/models/encoder.safetensors\"", '"' + model.replace("\\", "\\\\") + '"');
         PrintStream err = System.err;
         ByteArrayOutputStream caught = new ByteArrayOutputStream();
-        try (URLClassLoader cl = new URLClassLoader(
-                        new URL[] {dir.toUri().toURL()}, getClass().getClassLoader());
-                PrintStream capture = new PrintStream(caught, true, StandardCharsets.UTF_8)) {
+        try (PrintStream capture = new PrintStream(caught, true, StandardCharsets.UTF_8)) {
             System.setErr(capture);
-            cl.loadClass("LibrarySnippet").getMethod("run").invoke(null);
+            JavaSnippet.compileAndRun(dir, "LibrarySnippet", imports, code);
         } finally {
             System.setErr(err);
         }

@@ -1,16 +1,10 @@
 package io.attn.text;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.StringWriter;
-import java.net.URL;
-import java.net.URLClassLoader;
+import io.attn.fixtures.JavaSnippet;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import javax.tools.JavaCompiler;
-import javax.tools.ToolProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,27 +25,10 @@ class ReadmeExampleTest {
         Path model = TinyBert.folder(dir.resolve("all-MiniLM-L6-v2"), TinyBert.weights(3));
         String example = readme.substring(from, to)
                 .replace("\"models/all-MiniLM-L6-v2\"", '"' + model.toString().replace("\\", "\\\\") + '"');
-        String source =
-                "import io.attn.engine.*; import io.attn.text.*; import java.nio.file.Path; import java.util.List;"
-                        + " public class ReadmeSnippet { public static void run() throws Exception {\n" + example
-                        + "\n} }";
-        Path src = dir.resolve("ReadmeSnippet.java");
-        Files.writeString(src, source);
-        JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        StringWriter log = new StringWriter();
-        boolean ok = javac.getTask(
-                        log,
-                        null,
-                        null,
-                        List.of("-d", dir.toString(), "-cp", System.getProperty("java.class.path")),
-                        null,
-                        javac.getStandardFileManager(null, null, null).getJavaFileObjects(src))
-                .call();
-        assertTrue(ok, "the README example does not compile:\n" + log + "\n" + source);
-        try (URLClassLoader cl =
-                new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
-            cl.loadClass("ReadmeSnippet").getMethod("run").invoke(null);
-        }
-        assertEquals("", log.toString().strip());
+        JavaSnippet.compileAndRun(
+                dir,
+                "ReadmeSnippet",
+                "import io.attn.engine.*; import io.attn.text.*; import java.nio.file.Path; import java.util.List;",
+                example);
     }
 }
