@@ -11,7 +11,8 @@
 #   results.json   every figure, machine-readable (steps; the probe's lines; the benchmark's and embedding's JSON)
 #   logs.tar.gz    each step's full output
 # Steps: env (nvidia-smi, driver, GPU, where libcuda and cuBLAS are), probe (attn probe), gemm-path (cuBLAS must be
-# used where one exists), locator (a planted fake libcublas.so.13 in a fake venv is found: needs cc), parity (fp32;
+# used where one exists), locator (a planted fake libcublas.so.13 in a fake venv is found: needs cc), parity (fp32 on
+# every configuration, --variants: flash, fused and unfused attention, cuBLAS, our GEMM kernel and JCublas;
 # then tf32 / bf16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
 # under models/, against sentence-transformers). docs/gpu.md says what each proves and how to read the summary.
@@ -144,7 +145,7 @@ fi
 # ---- parity: every op and layer case on the GPU ----------------------------------------------------------------------
 parity_fig() { tail -n 1 "$LOGS/$1.log" | grep -E 'passed' || grep -m1 -E 'FAIL|skipped' "$LOGS/$1.log" || echo "see logs/$1.log"; }
 if $DRY; then skip parity "dry run"
-else run_step parity 180 "$A" parity --device cuda; record parity "$(status_of)" "$SECS" "fp32 (TF32 off): $(parity_fig parity)"; fi
+else run_step parity 180 "$A" parity --device cuda --variants; record parity "$(status_of)" "$SECS" "fp32 (TF32 off), every attention and GEMM path: $(parity_fig parity)"; fi
 PREC_OK=false; "$A" parity --help 2>/dev/null | grep -q -- '--precision' && PREC_OK=true
 for p in tf32 bf16; do
   if $DRY; then skip "parity-$p" "dry run"

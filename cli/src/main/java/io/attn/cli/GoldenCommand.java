@@ -1,6 +1,7 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
+import io.attn.backend.Precision;
 import io.attn.parity.GoldenCases;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -40,10 +41,10 @@ final class GoldenCommand implements Callable<Integer> {
         for (GoldenCases.Case c : GoldenCases.load(dir)) // a missing or malformed folder: BAD_INPUT, exit 3
         if (filter == null || c.name().contains(filter)) cases.add(c);
         if (cases.isEmpty()) throw AttnException.badInput(dir + ": no case name contains \"" + filter + "\"");
-        SuiteOptions.Outcome o = suite.onEachBackend("golden", null, b -> {
+        SuiteOptions.Outcome o = suite.onEachBackend("golden", Precision.FP32, false, (t, b) -> {
             int failed = 0;
             System.out.println(
-                    "golden: " + dir + ", " + cases.size() + " cases on " + b.name() + " (" + b.description() + ")");
+                    "golden: " + dir + ", " + cases.size() + " cases on " + t.name() + " (" + b.description() + ")");
             System.out.printf(
                     Locale.ROOT,
                     "%-34s  %-28s  %-7s  %10s  %10s  %s%n",

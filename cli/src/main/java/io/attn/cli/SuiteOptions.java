@@ -1,14 +1,15 @@
 package io.attn.cli;
 
+import io.attn.AttnException;
 import io.attn.backend.Backend;
-import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
 import io.attn.backend.Precision;
 import io.attn.backend.ProbeResult;
+import io.attn.parity.ParityTarget;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.ToIntFunction;
+import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -49,11 +50,18 @@ final class SuiteOptions {
     /** How a suite went: on how many backends it ran, and how many cases failed on them. */
     record Outcome(int ran, int failed) {}
 
+    /** One suite's work on one backend configuration; returns the number of cases that failed. */
+    interface Suite {
+        int run(ParityTarget target, Backend backend);
+    }
+
     /**
-     * Runs {@code suite} (which returns its failures) on each selected backend that is available, created with these
-     * threads and {@code precision}; then lists the backends skipped, and says so on stderr when none ran.
+     * Runs {@code suite} on each selected backend that is available, created with these threads and {@code
+     * precision}: its default configuration and, with {@code variants}, each of its {@link
+     * BackendProvider#parityVariants() parity variants} (a variant that cannot start is listed as skipped). Then
+     * lists the backends skipped, and says so on stderr when none ran.
      */
-    Outcome onEachBackend(String command, Precision precision, ToIntFunction<Backend> suite) {
+    Outcome onEachBackend(String command, Precision precision, boolean variants, Suite suite) {
         int failed = 0, ran = 0;
         List<String> skipped = new ArrayList<>();
         for (BackendProvider p : Backends.providers()) {
@@ -63,9 +71,22 @@ final class SuiteOptions {
                 skipped.add(p.name() + " (" + probe.reason() + ")");
                 continue;
             }
-            try (Backend b = p.create(new BackendOptions(threads, precision, null))) {
-                ran++;
-                failed += suite.applyAsInt(b);
+            List<ParityTarget> targets = variants
+                    ? ParityTarget.of(p, threads, precision)
+                    : List.of(ParityTarget.of(p, threads, precision, Map.of()));
+            for (ParityTarget t : targets) {
+                Backend b;
+                try {
+                    b = t.open();
+                } catch (AttnException e) {
+                    if (t == targets.getFirst()) throw e; // the probe said available: a real failure, not a skip
+                    skipped.add(t.name() + " (" + e.getMessage() + ")");
+                    continue;
+                }
+                try (b) {
+                    ran++;
+                    failed += suite.run(t, b);
+                }
             }
         }
         for (String s : skipped) System.out.println("skipped (not passed): " + s);

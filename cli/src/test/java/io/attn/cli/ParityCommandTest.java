@@ -27,4 +27,15 @@ class ParityCommandTest {
         assertTrue(r.out().contains("tf32 requested"), r.out()); // the cpu backend says what it computes
         assertTrue(r.out().contains("1.000e-02  PASS"), r.out());
     }
+
+    @Test
+    void variantsRunEachConfigurationOfTheBackendsPresent() {
+        // the cpu backend has one path per op: --variants runs its one configuration; the cuda variants (fused and
+        // unfused attention, each GEMM path) are run through the fake driver by engine-cuda's DriverPathEmulatedTest
+        String op = ParityCases.all().get(0).name();
+        RunCommandTest.Result r =
+                RunCommandTest.cli("parity", "--device", "cpu", "--threads", "1", "--variants", "--filter", op);
+        assertEquals(0, r.code(), r.out() + r.err());
+        assertEquals(1, r.out().lines().filter(l -> l.startsWith("== cpu")).count(), r.out());
+    }
 }

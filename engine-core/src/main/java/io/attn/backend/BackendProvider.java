@@ -23,6 +23,15 @@ public interface BackendProvider {
         return java.util.List.of();
     }
 
+    /**
+     * The configurations besides the default that the parity suite must judge too: one map of {@link
+     * BackendOptions#extra()} per alternative code path a user can select with an option (each attention path, each
+     * GEMM path), so that no selectable path goes untested. Default: none (the backend has one path per op).
+     */
+    default java.util.List<java.util.Map<String, String>> parityVariants() {
+        return java.util.List.of();
+    }
+
     /** Creates a backend; throws {@link io.attn.AttnException} (DEVICE_UNAVAILABLE) when it cannot. */
     Backend create(BackendOptions options);
 }

@@ -65,6 +65,19 @@ public final class CudaBackendProvider implements BackendProvider {
         return out;
     }
 
+    /**
+     * Besides the default (flash attention where it applies, cuBLAS GEMMs): the fused and unfused attention paths, and
+     * the GEMMs on our own kernel and on JCublas (where it does not load, that variant is reported unavailable).
+     */
+    @Override
+    public List<Map<String, String>> parityVariants() {
+        return List.of(
+                Map.of(CudaBackend.ATTENTION_OPTION, "fused"),
+                Map.of(CudaBackend.ATTENTION_OPTION, "unfused"),
+                Map.of(GemmPaths.OPTION, "kernel"),
+                Map.of(GemmPaths.OPTION, "jcublas"));
+    }
+
     @Override
     public Backend create(BackendOptions options) {
         try {

@@ -15,6 +15,8 @@ import java.util.List;
 /**
  * Run by {@link DriverPathEmulatedTest} in a child JVM whose {@code libcuda.so.1} is the {@link FakeDriver}: the
  * whole production path (provider, JCuda JNI, context, pool, module loading, launches) on emulated kernels. Mode
+ * {@code parity [filter]} runs the parity suite (the op and layer cases whose name contains the filter) on every
+ * configuration of the provider ({@link io.attn.parity.ParityTarget}: the default and each parity variant); mode
  * {@code ops [name,name]} runs the named (default: every) {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
  * trim-and-retry and the out-of-memory error under a small memory limit. Exit 0 when everything passed.
  */
@@ -29,10 +31,54 @@ public final class DriverPathMain {
                 switch (args[0]) {
                     case "oom" -> oom();
                     case "jit" -> jit();
+                    case "parity" -> parity(args.length > 1 ? args[1] : "");
                     default -> ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
                 };
         System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
+    }
+
+    /** The parity suite through the provider: one PASS or FAIL line per configuration; returns the failed cases. */
+    static int parity(String filter) {
+        int failures = 0;
+        for (io.attn.parity.ParityTarget t :
+                io.attn.parity.ParityTarget.of(new CudaBackendProvider(), 0, io.attn.backend.Precision.FP32)) {
+            Backend b;
+            try {
+                b = t.open();
+            } catch (AttnException e) {
+                System.out.println("SKIP parity " + t.name() + ": " + e.getMessage());
+                continue;
+            }
+            int failed = 0, ran = 0, skipped = 0;
+            try (b) {
+                System.out.println("TARGET " + t.name() + ": " + b.description());
+                for (var c : t.opCases(io.attn.parity.ParityCases.all()))
+                    if (c.name().contains(filter)) {
+                        var r = io.attn.parity.ParityHarness.run(c, b);
+                        ran++;
+                        if (r.unsupported()) skipped++; // the segmented (ragged) attention: callers pad instead
+                        else if (!r.pass()) {
+                            failed++;
+                            System.out.println("FAIL " + t.name() + " " + c.name() + ": " + r.message());
+                        }
+                    }
+                for (var c : io.attn.parity.LayerCases.cases())
+                    if (c.name().contains(filter) && io.attn.parity.LayerCases.unsupported(c, b) != null) skipped++;
+                    else if (c.name().contains(filter)) {
+                        var r = io.attn.parity.LayerCases.run(c, b, t.layerBound());
+                        ran++;
+                        if (!r.pass()) {
+                            failed++;
+                            System.out.println("FAIL " + t.name() + " " + c.name() + ": " + r.message());
+                        }
+                    }
+            }
+            System.out.println((failed == 0 ? "PASS parity " : "FAIL parity ") + t.name() + ": "
+                    + (ran - failed - skipped) + " of " + ran + " cases (" + skipped + " not supported)");
+            failures += failed;
+        }
+        return failures;
     }
 
     /** Runs the named checks ({@code only}), or all when empty. */

@@ -32,7 +32,12 @@ import java.util.concurrent.TimeUnit;
  */
 @SuppressWarnings("restricted")
 final class KernelEmulator {
-    static final Path CU = Path.of("../kernels/src/main/cuda"), EMU = Path.of("src/test/emu");
+    // relative to the module that runs the tests: engine-cuda, or a sibling (the tests module's parity suite)
+    static final Path CU = Path.of("../kernels/src/main/cuda"),
+            EMU =
+                    Files.isDirectory(Path.of("src/test/emu"))
+                            ? Path.of("src/test/emu")
+                            : Path.of("../engine-cuda/src/test/emu");
     private static KernelEmulator instance;
     private static String failure;
 

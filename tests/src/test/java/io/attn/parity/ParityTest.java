@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.DynamicContainer.dynamicContainer;
 import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
+import io.attn.AttnException;
 import io.attn.backend.Backend;
-import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
+import io.attn.backend.Precision;
 import io.attn.backend.ProbeResult;
+import io.attn.cuda.EmulatedCuda;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,11 +19,20 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DynamicNode;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.TestFactory;
 
 /**
- * One test per (parity case x backend provider on the class path). A provider whose probe says unavailable, or a node
- * its backend declares unsupported, is reported as SKIPPED (aborted) with the reason, never as passed.
+ * The one parity suite: every op case ({@link ParityCases}) and every layer case ({@link LayerCases}) on every
+ * backend configuration present, against the double-precision reference. The configurations ({@link ParityTarget}):
+ * each provider on the class path, with each of its {@link BackendProvider#parityVariants() variants} (on a GPU host:
+ * cuda with flash, fused and unfused attention, with cuBLAS, our GEMM kernel and JCublas); and, tagged long, the CUDA
+ * backend under host emulation ({@link EmulatedCuda}) with each attention path and in bf16. The CPU backend runs at
+ * the JVM's vector width; CI runs this class again with {@code -XX:UseAVX=2} for the 256-bit paths.
+ *
+ * <p>A configuration that is unavailable (no GPU, no g++, JCublas not loading) is reported as SKIPPED (aborted) with
+ * the reason, never as passed; a node its backend declares unsupported likewise, except on the CPU backend, which
+ * must run every op.
  */
 class ParityTest {
     private static final Map<String, Backend> OPEN = new ConcurrentHashMap<>();
@@ -34,32 +46,69 @@ class ParityTest {
     @TestFactory
     Stream<DynamicNode> everyCaseOnEveryBackend() {
         List<BackendProvider> providers = Backends.providers();
-        if (providers.isEmpty())
-            return Stream.of(dynamicTest(
-                    "no backend provider on the class path",
-                    () -> Assumptions.abort("no BackendProvider registered (META-INF/services)")));
-        List<ParityCase> cases = ParityCases.all();
-        return providers.stream().map(p -> {
+        assertTrue(!providers.isEmpty(), "no BackendProvider registered (META-INF/services)");
+        List<DynamicNode> out = new ArrayList<>();
+        for (BackendProvider p : providers) {
             ProbeResult probe = probe(p);
-            return dynamicContainer(
-                    p.name(),
-                    cases.stream()
-                            .map(c -> dynamicTest(c.name(), () -> {
-                                if (!probe.available()) Assumptions.abort(p.name() + " unavailable: " + probe.reason());
-                                Backend b = OPEN.computeIfAbsent(p.name(), n -> p.create(BackendOptions.defaults()));
-                                if (!b.supports(c.node())) {
-                                    // the CPU backend is the complete one: every op must run there
-                                    if (p.name().equals("cpu"))
-                                        org.junit.jupiter.api.Assertions.fail("cpu does not support " + c.node());
-                                    Assumptions.abort(p.name() + " does not support " + c.node());
-                                }
-                                ParityResult r = ParityHarness.run(c, b);
-                                assertTrue(
-                                        r.pass(),
-                                        () -> c.name() + " on " + p.name() + ": " + r.message() + "\n"
-                                                + ParityReport.format(List.of(r)));
-                            })));
-        });
+            String why = probe.available() ? null : p.name() + " unavailable: " + probe.reason();
+            for (ParityTarget t : ParityTarget.of(p, 0, Precision.FP32)) out.add(judge(t, why));
+        }
+        return out.stream();
+    }
+
+    @Tag("long") // about two minutes: the host build of the kernels, then emulated tile and tensor-core loops
+    @TestFactory
+    Stream<DynamicNode> everyCaseOnTheEmulatedCudaBackend() {
+        String why = EmulatedCuda.unavailable();
+        List<DynamicNode> out = new ArrayList<>();
+        for (Map<String, String> v : EmulatedCuda.variants())
+            out.add(judge(
+                    new ParityTarget(
+                            ParityTarget.name("cuda-emulated", Precision.FP32, v),
+                            Precision.FP32,
+                            () -> EmulatedCuda.open(v, Precision.FP32)),
+                    why));
+        out.add(judge(
+                new ParityTarget(
+                        ParityTarget.name("cuda-emulated", Precision.BF16, Map.of()),
+                        Precision.BF16,
+                        () -> EmulatedCuda.open(Map.of(), Precision.BF16)),
+                why));
+        return out.stream();
+    }
+
+    /** One container per target: its op cases, then its layer cases; aborted with {@code unavailable} when set. */
+    private static DynamicNode judge(ParityTarget t, String unavailable) {
+        Stream<DynamicNode> ops = t.opCases(ParityCases.all()).stream()
+                .map(c -> dynamicTest(c.name(), () -> {
+                    Backend b = open(t, unavailable);
+                    if (!b.supports(c.node())) {
+                        if (ParityHarness.mustSupportEverything(b))
+                            org.junit.jupiter.api.Assertions.fail(t.name() + " does not support " + c.node());
+                        Assumptions.abort(t.name() + " does not support " + c.node());
+                    }
+                    ParityResult r = ParityHarness.run(c, b);
+                    assertTrue(
+                            r.pass(),
+                            () -> c.name() + " on " + t.name() + ": " + r.message() + "\n"
+                                    + ParityReport.format(List.of(r)));
+                }));
+        Stream<DynamicNode> layers = LayerCases.cases().stream()
+                .map(c -> dynamicTest(c.name(), () -> {
+                    LayerCases.Result r = LayerCases.run(c, open(t, unavailable), t.layerBound());
+                    assertTrue(r.pass(), () -> c.name() + " on " + t.name() + ": " + r.message());
+                }));
+        return dynamicContainer(t.name(), Stream.of(dynamicContainer("ops", ops), dynamicContainer("layers", layers)));
+    }
+
+    private static Backend open(ParityTarget t, String unavailable) {
+        if (unavailable != null) Assumptions.abort(unavailable);
+        try {
+            return OPEN.computeIfAbsent(t.name(), n -> t.open());
+        } catch (AttnException e) { // a variant whose path does not exist on this host (JCublas not loading)
+            Assumptions.abort(t.name() + " cannot start: " + e.getMessage());
+            throw e;
+        }
     }
 
     private static ProbeResult probe(BackendProvider p) {

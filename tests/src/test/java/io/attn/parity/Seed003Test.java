@@ -62,7 +62,7 @@ class Seed003Test {
 
     @Test
     void naiveTestBackend() {
-        check(new NaiveTestBackend());
+        check(new PlantedBugBackend());
     }
 
     @Test

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class NaiveBackendParityTest {
     @Test
     void everyCasePassesOnTheNaiveBackend() {
-        try (NaiveTestBackend b = new NaiveTestBackend()) {
+        try (PlantedBugBackend b = new PlantedBugBackend()) {
             List<ParityResult> results = ParityHarness.runAll(ParityCases.all(), b);
             String report = ParityReport.format(results);
             assertTrue(results.stream().allMatch(ParityResult::pass), report);

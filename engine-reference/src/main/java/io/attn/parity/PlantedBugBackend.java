@@ -11,13 +11,14 @@ import io.attn.tensor.DType;
 import io.attn.tensor.Shape;
 
 /**
- * A test-only backend with plain scalar float32 loops, used to validate the parity harness before a real backend
- * exists. Not registered as a service. With a {@link Breakage} other than NONE it carries one deliberate bug, so that
- * tests can show the harness catches it.
+ * The judge's own test subject: a backend with plain scalar float32 loops that can carry one deliberate bug (a {@link
+ * Breakage} other than NONE), so that the parity suite can show that it catches each kind of bug it claims to catch
+ * (BrokenBackendTest, and {@code attn parity --planted} on any host). Not registered as a service; never used to
+ * compute results.
  */
-final class NaiveTestBackend implements Backend {
+public final class PlantedBugBackend implements Backend {
     /** Deliberate bugs. */
-    enum Breakage {
+    public enum Breakage {
         NONE,
         SOFTMAX_WRONG_AXIS, // normalises over dim -2 instead of the last dim
         ATTENTION_IGNORES_CAUSAL,
@@ -48,11 +49,11 @@ final class NaiveTestBackend implements Backend {
 
     private final Breakage bug;
 
-    NaiveTestBackend(Breakage bug) {
+    public PlantedBugBackend(Breakage bug) {
         this.bug = bug;
     }
 
-    NaiveTestBackend() {
+    public PlantedBugBackend() {
         this(Breakage.NONE);
     }
 

@@ -21,59 +21,62 @@ class BrokenBackendTest {
     static Stream<Arguments> breakages() {
         return Stream.of(
                 of(
-                        NaiveTestBackend.Breakage.SOFTMAX_WRONG_AXIS,
+                        PlantedBugBackend.Breakage.SOFTMAX_WRONG_AXIS,
                         c -> c.op() == Op.SOFTMAX && !c.name().equals("softmax rows [1, 1]"),
                         null),
                 of(
-                        NaiveTestBackend.Breakage.ATTENTION_IGNORES_CAUSAL,
+                        PlantedBugBackend.Breakage.ATTENTION_IGNORES_CAUSAL,
                         c -> c.op() == Op.ATTENTION && c.name().contains("causal"),
                         null),
-                of(NaiveTestBackend.Breakage.ADD_WRITES_PAST_END, c -> c.op() == Op.ADD, "past the end"),
-                of(NaiveTestBackend.Breakage.SCALE_SKIPS_LAST, c -> c.op() == Op.SCALE, null),
+                of(PlantedBugBackend.Breakage.ADD_WRITES_PAST_END, c -> c.op() == Op.ADD, "past the end"),
+                of(PlantedBugBackend.Breakage.SCALE_SKIPS_LAST, c -> c.op() == Op.SCALE, null),
                 // (scaling +inf by 4 writes +inf back: unchanged, so that case cannot see the bug)
                 of(
-                        NaiveTestBackend.Breakage.SCALE_WRITES_INPUT,
+                        PlantedBugBackend.Breakage.SCALE_WRITES_INPUT,
                         c -> c.op() == Op.SCALE && !c.name().contains("+-inf"),
                         "modified input"),
                 // -1e9 stands in for bool/causal masking only; a row made all -inf by an additive mask still gives
                 // zeros
                 of(
-                        NaiveTestBackend.Breakage.MASKED_ROW_UNIFORM,
+                        PlantedBugBackend.Breakage.MASKED_ROW_UNIFORM,
                         c -> hasAllMaskedRow(c) && !c.name().contains("additive row of -inf"),
                         null),
-                of(NaiveTestBackend.Breakage.MASKED_ROW_NAN, BrokenBackendTest::hasAllMaskedRow, "non-finite"),
+                of(PlantedBugBackend.Breakage.MASKED_ROW_NAN, BrokenBackendTest::hasAllMaskedRow, "non-finite"),
                 of(
-                        NaiveTestBackend.Breakage.SOFTMAX_NO_MAX_SUBTRACTION,
+                        PlantedBugBackend.Breakage.SOFTMAX_NO_MAX_SUBTRACTION,
                         c -> c.name().startsWith("softmax large |x|")
                                 || c.name().startsWith("attention large scores")
                                 || hasAllMaskedRow(c),
                         null),
                 of(
-                        NaiveTestBackend.Breakage.MASK_IGNORES_BROADCAST,
+                        PlantedBugBackend.Breakage.MASK_IGNORES_BROADCAST,
                         c -> c.name()
                                 .matches(".*(\\(B,1,L,S\\)|\\(1,H,L,S\\)|\\(B,H,L,S\\)|additive row of -inf [(B]).*"),
                         null),
                 of(
-                        NaiveTestBackend.Breakage.LAYER_NORM_ONE_PASS_VARIANCE,
+                        PlantedBugBackend.Breakage.LAYER_NORM_ONE_PASS_VARIANCE,
                         c -> c.name().contains("mean 100"),
                         null),
                 of(
-                        NaiveTestBackend.Breakage.GELU_TANH_OVERFLOW,
+                        PlantedBugBackend.Breakage.GELU_TANH_OVERFLOW,
                         c -> c.name().equals("gelu tanh large |x|"),
                         "non-finite"),
                 of(
-                        NaiveTestBackend.Breakage.PE_IGNORES_OFFSET,
+                        PlantedBugBackend.Breakage.PE_IGNORES_OFFSET,
                         c -> c.op() == Op.POSITIONAL_ENCODING && !c.name().endsWith("offset 0"),
                         null),
                 of(
-                        NaiveTestBackend.Breakage.SPLIT_HEADS_AS_RESHAPE,
+                        PlantedBugBackend.Breakage.SPLIT_HEADS_AS_RESHAPE,
                         c -> c.op() == Op.SPLIT_HEADS
                                 && !c.name().endsWith(" H=1")
                                 && !c.name().contains("(1,1,1)"),
                         null),
-                of(NaiveTestBackend.Breakage.MATMUL_IGNORES_ALPHA, c -> c.name().contains("alpha"), null),
                 of(
-                        NaiveTestBackend.Breakage.RAGGED_SEES_OTHER_SEQUENCES,
+                        PlantedBugBackend.Breakage.MATMUL_IGNORES_ALPHA,
+                        c -> c.name().contains("alpha"),
+                        null),
+                of(
+                        PlantedBugBackend.Breakage.RAGGED_SEES_OTHER_SEQUENCES,
                         c -> c.name().contains("ragged") && !c.name().contains("[5]"),
                         null));
     }
@@ -87,14 +90,14 @@ class BrokenBackendTest {
                 || c.name().equals("softmax causal+additive(1,H,L,S)+additive padding (2,3,5,7)");
     }
 
-    private static Arguments of(NaiveTestBackend.Breakage b, Predicate<ParityCase> shouldFail, String message) {
+    private static Arguments of(PlantedBugBackend.Breakage b, Predicate<ParityCase> shouldFail, String message) {
         return Arguments.of(b, shouldFail, message);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("breakages")
-    void harnessCatchesTheBug(NaiveTestBackend.Breakage bug, Predicate<ParityCase> shouldFail, String message) {
-        try (NaiveTestBackend b = new NaiveTestBackend(bug)) {
+    void harnessCatchesTheBug(PlantedBugBackend.Breakage bug, Predicate<ParityCase> shouldFail, String message) {
+        try (PlantedBugBackend b = new PlantedBugBackend(bug)) {
             List<ParityResult> results = ParityHarness.runAll(ParityCases.all(), b);
             String report = ParityReport.format(results);
             List<ParityResult> failed = results.stream().filter(r -> !r.pass()).toList();

@@ -7,7 +7,10 @@ import java.util.Locale;
 public final class ParityReport {
     private ParityReport() {}
 
-    /** A table (case, shape, backend, max abs error, relative error, bound, pass), then failure details and a total. */
+    /**
+     * A table (case, shape, backend, max abs error, relative error, bound, pass), then failure details and a total. A
+     * case whose node the backend declared unsupported shows SKIP and is counted apart, neither passed nor failed.
+     */
     public static String format(List<ParityResult> results) {
         int wCase = "case".length(), wShape = "shape".length(), wBackend = "backend".length();
         for (ParityResult r : results) {
@@ -19,9 +22,10 @@ public final class ParityReport {
         StringBuilder sb = new StringBuilder();
         sb.append(
                 String.format(Locale.ROOT, row, "case", "shape", "backend", "max abs err", "rel err", "bound", "pass"));
-        int passed = 0;
+        int passed = 0, skipped = 0;
         for (ParityResult r : results) {
             if (r.pass()) passed++;
+            else if (r.unsupported()) skipped++;
             sb.append(String.format(
                     Locale.ROOT,
                     row,
@@ -31,10 +35,10 @@ public final class ParityReport {
                     ParityHarness.fmt(r.maxAbsErr()),
                     ParityHarness.fmt(r.relErr()),
                     ParityHarness.fmt(r.parityCase().bound()),
-                    r.pass() ? "PASS" : "FAIL"));
+                    r.pass() ? "PASS" : r.unsupported() ? "SKIP" : "FAIL"));
         }
         for (ParityResult r : results)
-            if (!r.pass())
+            if (!r.pass() && !r.unsupported())
                 sb.append("FAIL ")
                         .append(r.parityCase().name())
                         .append(" on ")
@@ -43,8 +47,9 @@ public final class ParityReport {
                         .append(r.message())
                         .append('\n');
         sb.append(passed).append(" of ").append(results.size()).append(" passed");
-        if (passed < results.size())
-            sb.append(", ").append(results.size() - passed).append(" FAILED");
+        if (skipped > 0) sb.append(", ").append(skipped).append(" skipped (not supported by the backend)");
+        if (passed + skipped < results.size())
+            sb.append(", ").append(results.size() - passed - skipped).append(" FAILED");
         return sb.append('\n').toString();
     }
 }

@@ -12,4 +12,9 @@ public record ParityResult(
         double maxAbsErr,
         double relErr,
         boolean pass,
-        String message) {}
+        String message) {
+    /** Whether the backend declared the node unsupported (a skip, not a pass; a failure on a complete backend). */
+    public boolean unsupported() {
+        return !pass && ParityHarness.UNSUPPORTED.equals(message);
+    }
+}

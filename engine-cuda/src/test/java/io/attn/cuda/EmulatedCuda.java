@@ -1,0 +1,48 @@
+package io.attn.cuda;
+
+import io.attn.backend.Backend;
+import io.attn.backend.Precision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The CUDA backend without a GPU, for the one parity suite (the tests module's ParityTest): {@link CudaBackend}'s real
+ * op logic launching the real {@code .cu} kernels compiled for the host ({@link KernelEmulator}), GEMMs on gemm.cu
+ * ({@link KernelGemm}), at compute capability 80 so that bf16/fp16 run the tensor-core flash kernels on the
+ * emulator's mma stand-in. Says nothing about PTX/JIT, cuBLAS or timing.
+ */
+public final class EmulatedCuda {
+    private EmulatedCuda() {}
+
+    /**
+     * Null when the emulator is built; otherwise why not (no g++). Throws AssertionError when g++ is present but the
+     * kernels do not compile for the host: that is a failure, not a reason to skip.
+     */
+    public static String unavailable() {
+        KernelEmulator emu = KernelEmulator.get();
+        String why = KernelEmulator.failure();
+        if (emu == null && why != null && why.contains("compiling the kernel emulator failed"))
+            throw new AssertionError(why);
+        return emu == null ? "no kernel emulator: " + why : null;
+    }
+
+    /**
+     * The emulated configurations the suite judges: the default (flash attention where it applies), then each of
+     * {@link CudaBackendProvider#parityVariants()} whose GEMM path exists here (the emulator has only our GEMM
+     * kernel), then bf16.
+     */
+    public static List<Map<String, String>> variants() {
+        List<Map<String, String>> out = new ArrayList<>();
+        out.add(Map.of());
+        for (Map<String, String> v : new CudaBackendProvider().parityVariants())
+            if (!v.containsKey(GemmPaths.OPTION)) out.add(v);
+        return out;
+    }
+
+    /** A backend with the {@code attention} option of {@code extra} (null: the default) at {@code precision}. */
+    public static Backend open(Map<String, String> extra, Precision precision) {
+        EmuSink sink = new EmuSink(KernelEmulator.get());
+        return new CudaBackend(sink, new KernelGemm(sink), extra.get(CudaBackend.ATTENTION_OPTION), precision, 80);
+    }
+}

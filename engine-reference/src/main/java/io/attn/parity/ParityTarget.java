@@ -1,0 +1,98 @@
+package io.attn.parity;
+
+import io.attn.backend.Backend;
+import io.attn.backend.BackendOptions;
+import io.attn.backend.BackendProvider;
+import io.attn.backend.Precision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+
+/**
+ * One backend configuration that the parity suite judges: its name ({@code cpu}, {@code cuda}, {@code cuda
+ * attention=unfused}, {@code cuda-emulated precision=bf16}, ...), the arithmetic it may use, and how to open it. The
+ * JUnit suite and {@code attn parity} both walk the same targets: every provider's default configuration and each of
+ * its {@link BackendProvider#parityVariants()}, so a path a user can select is judged like the default one.
+ */
+public record ParityTarget(String name, Precision precision, Supplier<Backend> opener) {
+    public ParityTarget {
+        if (name == null || name.isBlank()) throw new IllegalArgumentException("a parity target needs a name");
+        if (precision == null) throw new IllegalArgumentException("target " + name + ": no precision");
+    }
+
+    /** The provider's default configuration, then one target per {@link BackendProvider#parityVariants() variant}. */
+    public static List<ParityTarget> of(BackendProvider p, int threads, Precision precision) {
+        List<ParityTarget> out = new ArrayList<>();
+        out.add(of(p, threads, precision, Map.of()));
+        for (Map<String, String> v : p.parityVariants()) out.add(of(p, threads, precision, v));
+        return out;
+    }
+
+    /** One configuration of {@code p}: {@code extra} are its {@link BackendOptions#extra()} options. */
+    public static ParityTarget of(BackendProvider p, int threads, Precision precision, Map<String, String> extra) {
+        return new ParityTarget(
+                name(p.name(), precision, extra),
+                precision,
+                () -> p.create(new BackendOptions(threads, precision, extra.isEmpty() ? null : extra)));
+    }
+
+    /** {@code base}, then {@code precision=...} unless fp32, then each option as {@code key=value}, sorted by key. */
+    public static String name(String base, Precision precision, Map<String, String> extra) {
+        StringBuilder s = new StringBuilder(base);
+        if (precision != Precision.FP32)
+            s.append(" precision=").append(precision.name().toLowerCase(Locale.ROOT));
+        new TreeMap<>(extra)
+                .forEach((k, v) -> s.append(' ').append(k).append('=').append(v));
+        return s.toString();
+    }
+
+    /** Opens the backend; the caller closes it. Throws {@link io.attn.AttnException} when it cannot start. */
+    public Backend open() {
+        return opener.get();
+    }
+
+    /**
+     * The relative error every case is held to at a reduced precision (used where it is larger than the case's own
+     * bound); 0 for fp32, where each case keeps its own. TF32 rounds GEMM inputs to 10 mantissa bits (2^-11 relative
+     * per input): 1e-2 leaves room for sums of a few hundred terms; bf16/fp16 keep 8/11 bits: 5e-2.
+     */
+    public static double precisionBound(Precision p) {
+        return switch (p) {
+            case FP32 -> 0;
+            case TF32 -> 1e-2;
+            case BF16, FP16 -> 5e-2;
+        };
+    }
+
+    /** {@code cases} as this target judges them: each case's own bound, or the precision's where that is larger. */
+    public List<ParityCase> opCases(List<ParityCase> cases) {
+        double loose = precisionBound(precision);
+        List<ParityCase> out = new ArrayList<>(cases.size());
+        for (ParityCase c : cases)
+            out.add(
+                    loose <= c.bound()
+                            ? c
+                            : new ParityCase(
+                                    c.name(),
+                                    c.op(),
+                                    c.graph(),
+                                    c.inputs(),
+                                    c.seed(),
+                                    loose,
+                                    precision.name().toLowerCase(Locale.ROOT) + " arithmetic"));
+        return out;
+    }
+
+    /** The bound of the layer cases at this target's precision: {@link LayerCases#BOUND} or the precision's. */
+    public double layerBound() {
+        return Math.max(LayerCases.BOUND, precisionBound(precision));
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+}
