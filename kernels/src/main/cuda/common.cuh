@@ -1,10 +1,10 @@
 // common.cuh -- what the kernel files share: the grid-stride step, warp and block reductions, the masking rule of
 // the softmax and attention kernels, and the unrolled register-tile loop. Included by the .cu files (nvcc is run in
 // this directory: kernels/build-ptx.sh, PtxArtifactsTest); the host emulator includes each .cu inside a namespace,
-// so this header defines only inline device functions, templates and macros.
+// so this header defines only inline device functions and macros.
 //
-// Every helper is __forceinline__ (or a template): the kernels compute exactly what they computed when each file
-// had its own copy, in the same operation order.
+// The kernels compute exactly what they computed when each file had its own copy, in the same operation order
+// (docs/cuda.md says which PTX files changed, in control flow only).
 #ifndef ATTN_COMMON_CUH
 #define ATTN_COMMON_CUH
 
@@ -60,9 +60,9 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
 
 // ---- masks (MaskSpec javadoc in engine-core) ----
 //
-// Causal masks key j > query i (top-left aligned); the callers apply it (by bounds, or by setting dead before APPLY_MASKS). The attn
-// mask is (L, S) or (B|1, H|1, L, S), given by its element strides maskStrideB / maskStrideH (0 = broadcast; both 0
-// for an (L, S) mask), row stride S; key padding is (B, S). Kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added
+// Causal masks key j > query i (top-left aligned); the callers apply it (by bounds, or by setting dead before
+// APPLY_MASKS). The attn mask is (L, S) or (B|1, H|1, L, S), given by its element strides maskStrideB / maskStrideH
+// (0 = broadcast; both 0 for an (L, S) mask), row stride S; key padding is (B, S). Kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added
 // to the scaled score; -inf masks out), 0 = none (the pointer is not read).
 #define MASK_NONE 0
 #define MASK_BOOL 1
