@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the committed PTX from the CUDA sources: one .ptx per .cu, same name.
+# Regenerates the committed PTX from the CUDA sources: one .ptx per .cu, same name. The .cu files include
+# common.cuh (what they share) from their own directory; nvcc runs there.
 #   kernels/src/main/cuda/<op>.cu  ->  kernels/src/main/resources/io/attn/kernels/<op>.ptx
 # Needs nvcc (CUDA 12 or 13); no GPU. compute_75 is the lowest virtual architecture nvcc 13 accepts; the driver
 # JIT-compiles the PTX for the actual GPU (sm_75 .. sm_90+) when the module is loaded. flash_attention_bf16.cu uses

@@ -6,11 +6,7 @@
 // Launch: 1-D grid-stride loop; block = 256, grid = min(ceil(n / 256), 65535).
 // Variants: in place is allowed (y may alias an input: each element is read then written by one thread).
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void add_f32(const float* a, const float* b, float* y, int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i = next_idx(i, n)) y[i] = a[i] + b[i];

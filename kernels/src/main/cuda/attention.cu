@@ -11,11 +11,8 @@
 //   shared memory). The running max m, sum l and accumulator are rescaled by exp(m_old - m_new) per key.
 // Variants: the host uses this kernel only with attention=fused and D, Dv <= 128; otherwise GEMM -> softmax -> GEMM.
 //   The default is flash_attention.cu; the ranking of all attention variants (not measured yet) is in its header.
-#include <math_constants.h>
+#include "common.cuh"  // the masking rule, warp_sum, unroll
 
-#define MASK_NONE 0
-#define MASK_BOOL 1
-#define MASK_ADD 2
 #define MAXT 4
 
 extern "C" __global__ void attention_f32(const float* __restrict__ q, const float* __restrict__ k,
@@ -32,13 +29,11 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     const float* qr = q + row * D;
     const float* kb = k + bh * S * D;
     const float* vb = v + bh * S * Dv;
-    const float* mr = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH + (size_t)i * S
-                                            : nullptr;
-    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+    const float* mr = mask_row(mask, maskKind, b, h, i, S, maskStrideB, maskStrideH);
+    const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     float qv[MAXT], acc[MAXT];
-#pragma unroll
-    for (int t = 0; t < MAXT; t++) {
+    UNROLL(t, MAXT) {
         int d = lane + 32 * t;
         qv[t] = d < D ? qr[d] : 0.f;
         acc[t] = 0.f;
@@ -48,31 +43,20 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     for (int j = 0; j < jEnd; j++) {
         const float* kj = kb + (size_t)j * D;
         float part = 0.f;
-#pragma unroll
-        for (int t = 0; t < MAXT; t++) {
+        UNROLL(t, MAXT) {
             int d = lane + 32 * t;
             if (d < D) part = fmaf(qv[t], kj[d], part);
         }
-        for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-        float s = scale * part;
-        if (maskKind == MASK_BOOL) {
-            if (mr[j] != 0.f) continue;
-        } else if (maskKind == MASK_ADD) {
-            s += mr[j];
-        }
-        if (kpmKind == MASK_BOOL) {
-            if (kr[j] != 0.f) continue;
-        } else if (kpmKind == MASK_ADD) {
-            s += kr[j];
-        }
-        if (s == -CUDART_INF_F) continue;
+        bool dead = false;
+        float s = scale * warp_sum(part);
+        APPLY_MASKS(s, dead, mr[j], maskKind, kr[j], kpmKind);
+        if (dead || s == -CUDART_INF_F) continue;
         float mNew = fmaxf(m, s);
         float corr = expf(m - mNew);  // 0 on the first unmasked key (m = -inf)
         float p = expf(s - mNew);
         l = l * corr + p;
         const float* vj = vb + (size_t)j * Dv;
-#pragma unroll
-        for (int t = 0; t < MAXT; t++) {
+        UNROLL(t, MAXT) {
             int d = lane + 32 * t;
             if (d < Dv) acc[t] = fmaf(p, vj[d], acc[t] * corr);
         }
@@ -80,8 +64,7 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     }
     float inv = l > 0.f ? 1.f / l : 0.f;  // l == 0: every key masked -> zero row
     float* orow = o + row * Dv;
-#pragma unroll
-    for (int t = 0; t < MAXT; t++) {
+    UNROLL(t, MAXT) {
         int d = lane + 32 * t;
         if (d < Dv) orow[d] = acc[t] * inv;
     }

@@ -6,11 +6,7 @@
 // Launch: 1-D grid-stride loop; block = 256, grid = min(ceil(n / 256), 65535).
 // Variants: ADD_BIAS = (bias, act 0); RELU / GELU = (no bias, act 1..3); bias + act fuses Linear + activation.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 // x may be y (MATMUL's fused epilogue runs in place): each element is read, then written, by the same thread.
 extern "C" __global__ void bias_act_f32(const float* x, const float* __restrict__ bias, float* y, int n, int cols,

@@ -9,11 +9,7 @@
 // Launch: block = 256, grid = min(ceil(total / 256), 65535).
 // Variants: none.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void cache_write_f32(const float* cache, const float* __restrict__ x,
                                            const float* __restrict__ pos, float* y, int BH, int C, int L, int D,

@@ -6,11 +6,7 @@
 // Launch: 1-D grid-stride loop over outer * srcInner; block = 256, grid = min(ceil(outer * srcInner / 256), 65535).
 // Variants: none.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void concat_f32(const float* __restrict__ src, float* __restrict__ dst, int outer,
                                       int srcInner, int dstInner, int dstOffset) {

@@ -6,11 +6,7 @@
 // Launch: 1-D grid-stride loop over n * E outputs; block = 256, grid = min(ceil(n * E / 256), 65535).
 // Variants: none.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void embedding_f32(const float* __restrict__ ids, const float* __restrict__ table,
                                          float* __restrict__ y, int n, int V, int E, int* err) {

@@ -19,14 +19,20 @@
 //   2. flash_attention_bf16.cu, bf16 mma.sync tensor cores (precision bf16/fp16)  -- not measured yet
 //   3. attention.cu, one warp per query row, no tiling (attention=fused)          -- not measured yet
 //   4. unfused GEMM -> masked softmax -> GEMM (attention=unfused, any D / Dv)     -- not measured yet
-#include <math_constants.h>
+#include "common.cuh"  // the masking rule, warp_max, warp_sum, unroll
 
-#define MASK_NONE 0
-#define MASK_BOOL 1
-#define MASK_ADD 2
 #define FA_BR 32
 #define FA_BC 32
 #define FA_RPW 8  // query rows per warp
+
+// Rows row0 .. row0 + R - 1 of the (n, D) matrix src into the shared tile t (R x P, P >= D), zero past row n.
+template <int R, int D, int P>
+__device__ __forceinline__ void load_tile(float (&t)[R][P], const float* __restrict__ src, int row0, int n) {
+    for (int e = threadIdx.x; e < R * D; e += blockDim.x) {
+        int r = e / D, c = e % D, j = row0 + r;
+        t[r][c] = j < n ? src[(size_t)j * D + c] : 0.f;
+    }
+}
 
 template <int D>
 __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const float* __restrict__ k,
@@ -46,90 +52,58 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
     const float* qb = q + bh * L * D;
     const float* kb = k + bh * S * D;
     const float* vb = v + bh * S * D;
-    const float* mb = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH : nullptr;
-    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+    const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
+    const float* kr = kpm_row(kpm, kpmKind, b, S);
 
-    for (int e = tid; e < FA_BR * D; e += blockDim.x) {
-        int r = e / D, c = e % D, i = q0 + r;
-        Qs[r][c] = i < L ? qb[(size_t)i * D + c] : 0.f;
-    }
+    load_tile<FA_BR, D>(Qs, qb, q0, L);
     float m[FA_RPW], l[FA_RPW], acc[FA_RPW][DT];
-#pragma unroll
-    for (int r = 0; r < FA_RPW; r++) {
+    UNROLL(r, FA_RPW) {
         m[r] = -CUDART_INF_F;
         l[r] = 0.f;
-#pragma unroll
-        for (int t = 0; t < DT; t++) acc[r][t] = 0.f;
+        UNROLL(t, DT) { acc[r][t] = 0.f; }
     }
     int jEnd = causal ? min(S, q0 + FA_BR) : S;
     for (int j0 = 0; j0 < jEnd; j0 += FA_BC) {
         __syncthreads();  // Q is loaded; the previous V tile is no longer read
-        for (int e = tid; e < FA_BC * D; e += blockDim.x) {
-            int r = e / D, c = e % D, j = j0 + r;
-            KVs[r][c] = j < S ? kb[(size_t)j * D + c] : 0.f;
-        }
+        load_tile<FA_BC, D>(KVs, kb, j0, S);
         __syncthreads();
         float s[FA_RPW];
-#pragma unroll
-        for (int r = 0; r < FA_RPW; r++) s[r] = 0.f;
+        UNROLL(r, FA_RPW) { s[r] = 0.f; }
         for (int c = 0; c < D; c++) {
             float kk = KVs[lane][c];
-#pragma unroll
-            for (int r = 0; r < FA_RPW; r++) s[r] = fmaf(Qs[warp * FA_RPW + r][c], kk, s[r]);
+            UNROLL(r, FA_RPW) { s[r] = fmaf(Qs[warp * FA_RPW + r][c], kk, s[r]); }
         }
         int j = j0 + lane;
-#pragma unroll
-        for (int r = 0; r < FA_RPW; r++) {
+        UNROLL(r, FA_RPW) {
             int i = q0 + warp * FA_RPW + r;
             float x = scale * s[r];
             bool dead = j >= S || i >= L || (causal && j > i);
-            if (!dead && maskKind != MASK_NONE) {
-                float mv = mb[(size_t)i * S + j];
-                if (maskKind == MASK_BOOL) dead = mv != 0.f;
-                else x += mv;
-            }
-            if (!dead && kpmKind != MASK_NONE) {
-                float kv = kr[j];
-                if (kpmKind == MASK_BOOL) dead = kv != 0.f;
-                else x += kv;
-            }
+            APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
             if (dead) x = -CUDART_INF_F;
-            float mx = x;
-            for (int off = 16; off > 0; off >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
-            float mNew = fmaxf(m[r], mx);
+            float mNew = fmaxf(m[r], warp_max(x));
             float p = x == -CUDART_INF_F ? 0.f : expf(x - mNew);
             float corr = m[r] == -CUDART_INF_F ? 0.f : expf(m[r] - mNew);  // acc and l are 0 while m = -inf
-            float ps = p;
-            for (int off = 16; off > 0; off >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, off);
-            l[r] = l[r] * corr + ps;
+            l[r] = l[r] * corr + warp_sum(p);
             m[r] = mNew;
             Ps[warp * FA_RPW + r][lane] = p;
-#pragma unroll
-            for (int t = 0; t < DT; t++) acc[r][t] *= corr;
+            UNROLL(t, DT) { acc[r][t] *= corr; }
         }
         __syncthreads();  // every warp is done with K
-        for (int e = tid; e < FA_BC * D; e += blockDim.x) {
-            int r = e / D, c = e % D, jj = j0 + r;
-            KVs[r][c] = jj < S ? vb[(size_t)jj * D + c] : 0.f;
-        }
+        load_tile<FA_BC, D>(KVs, vb, j0, S);
         __syncthreads();
         for (int jj = 0; jj < FA_BC; jj++) {
-#pragma unroll
-            for (int t = 0; t < DT; t++) {
+            UNROLL(t, DT) {
                 float vv = KVs[jj][lane + 32 * t];
-#pragma unroll
-                for (int r = 0; r < FA_RPW; r++) acc[r][t] = fmaf(Ps[warp * FA_RPW + r][jj], vv, acc[r][t]);
+                UNROLL(r, FA_RPW) { acc[r][t] = fmaf(Ps[warp * FA_RPW + r][jj], vv, acc[r][t]); }
             }
         }
     }
-#pragma unroll
-    for (int r = 0; r < FA_RPW; r++) {
+    UNROLL(r, FA_RPW) {
         int i = q0 + warp * FA_RPW + r;
         if (i >= L) continue;
         float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;  // l == 0: every key masked -> zero row
         float* orow = o + (bh * L + i) * D;
-#pragma unroll
-        for (int t = 0; t < DT; t++) orow[lane + 32 * t] = acc[r][t] * inv;
+        UNROLL(t, DT) { orow[lane + 32 * t] = acc[r][t] * inv; }
     }
 }
 

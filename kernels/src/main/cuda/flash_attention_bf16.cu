@@ -24,12 +24,10 @@
 // Variants: ranked in flash_attention.cu's header (all "not measured yet").
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <math_constants.h>
 #include <stdint.h>
 
-#define MASK_NONE 0
-#define MASK_BOOL 1
-#define MASK_ADD 2
+#include "common.cuh"  // the masking rule, unroll
+
 #define FB_BR 64
 #define FB_BC 64
 
@@ -98,13 +96,12 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
     const float* qb = q + bh * L * D;
     const float* kb = k + bh * S * D;
     const float* vb = v + bh * S * D;
-    const float* mb = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH : nullptr;
-    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+    const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
+    const float* kr = kpm_row(kpm, kpmKind, b, S);
     int r0 = q0 + warp * 16 + g, r1 = r0 + 8;  // the two query rows this lane's fragments touch
 
     uint32_t qa[KS][4];
-#pragma unroll
-    for (int ks = 0; ks < KS; ks++) {
+    UNROLL(ks, KS) {
         int c = ks * 16 + 2 * t;
         const float* p0 = qb + (size_t)r0 * D + c;
         const float* p1 = qb + (size_t)r1 * D + c;
@@ -115,8 +112,7 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         qa[ks][3] = in1 ? pack2<F16>(p1[8], p1[9]) : 0u;
     }
     float oacc[DT][4];
-#pragma unroll
-    for (int dt = 0; dt < DT; dt++) oacc[dt][0] = oacc[dt][1] = oacc[dt][2] = oacc[dt][3] = 0.f;
+    UNROLL(dt, DT) { oacc[dt][0] = oacc[dt][1] = oacc[dt][2] = oacc[dt][3] = 0.f; }
     float m0 = -CUDART_INF_F, m1 = -CUDART_INF_F, l0 = 0.f, l1 = 0.f;  // per-lane partial sums l
 
     int jEnd = causal ? min(S, q0 + FB_BR) : S;
@@ -134,35 +130,22 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         __syncthreads();
 
         float sc[NT][4];
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
+        UNROLL(nt, NT) {
             sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f;
-#pragma unroll
-            for (int ks = 0; ks < KS; ks++) {
+            UNROLL(ks, KS) {
                 const unsigned short* kr0 = &Ks[nt * 8 + g][ks * 16 + 2 * t];
                 mma16<F16>(sc[nt], qa[ks], *reinterpret_cast<const uint32_t*>(kr0),
-                         *reinterpret_cast<const uint32_t*>(kr0 + 8));
+                           *reinterpret_cast<const uint32_t*>(kr0 + 8));
             }
         }
         // scale, masks (log2 domain), row max
         float mx0 = -CUDART_INF_F, mx1 = -CUDART_INF_F;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
+        UNROLL(nt, NT) {
+            UNROLL(e, 4) {
                 int i = e < 2 ? r0 : r1, j = j0 + nt * 8 + 2 * t + (e & 1);
                 float x = scale * sc[nt][e];
                 bool dead = j >= S || i >= L || (causal && j > i);
-                if (!dead && maskKind != MASK_NONE) {
-                    float mv = mb[(size_t)i * S + j];
-                    if (maskKind == MASK_BOOL) dead = mv != 0.f;
-                    else x += mv;
-                }
-                if (!dead && kpmKind != MASK_NONE) {
-                    float kv = kr[j];
-                    if (kpmKind == MASK_BOOL) dead = kv != 0.f;
-                    else x += kv;
-                }
+                APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
                 x = dead ? -CUDART_INF_F : x * LOG2E;
                 sc[nt][e] = x;
                 if (e < 2) mx0 = fmaxf(mx0, x);
@@ -180,10 +163,8 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         m0 = n0;
         m1 = n1;
         float s0 = 0.f, s1 = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
+        UNROLL(nt, NT) {
+            UNROLL(e, 4) {
                 float x = sc[nt][e];
                 float p = x == -CUDART_INF_F ? 0.f : exp2f(x - (e < 2 ? n0 : n1));
                 sc[nt][e] = p;
@@ -193,26 +174,23 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         }
         l0 = l0 * c0 + s0;
         l1 = l1 * c1 + s1;
-#pragma unroll
-        for (int dt = 0; dt < DT; dt++) {
+        UNROLL(dt, DT) {
             oacc[dt][0] *= c0;
             oacc[dt][1] *= c0;
             oacc[dt][2] *= c1;
             oacc[dt][3] *= c1;
         }
         // O += P V: the S accumulators of key tiles 2kk, 2kk+1 are the A fragment of k-step kk
-#pragma unroll
-        for (int kk = 0; kk < FB_BC / 16; kk++) {
+        UNROLL(kk, FB_BC / 16) {
             uint32_t pa[4];
             pa[0] = pack2<F16>(sc[2 * kk][0], sc[2 * kk][1]);
             pa[1] = pack2<F16>(sc[2 * kk][2], sc[2 * kk][3]);
             pa[2] = pack2<F16>(sc[2 * kk + 1][0], sc[2 * kk + 1][1]);
             pa[3] = pack2<F16>(sc[2 * kk + 1][2], sc[2 * kk + 1][3]);
-#pragma unroll
-            for (int dt = 0; dt < DT; dt++) {
+            UNROLL(dt, DT) {
                 const unsigned short* vr = &Vt[dt * 8 + g][kk * 16 + 2 * t];
                 mma16<F16>(oacc[dt], pa, *reinterpret_cast<const uint32_t*>(vr),
-                         *reinterpret_cast<const uint32_t*>(vr + 8));
+                           *reinterpret_cast<const uint32_t*>(vr + 8));
             }
         }
     }
@@ -222,8 +200,7 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         l1 += __shfl_xor_sync(0xffffffffu, l1, off);
     }
     float inv0 = l0 > 0.f ? 1.f / l0 : 0.f, inv1 = l1 > 0.f ? 1.f / l1 : 0.f;  // 0: every key masked
-#pragma unroll
-    for (int dt = 0; dt < DT; dt++) {
+    UNROLL(dt, DT) {
         int c = dt * 8 + 2 * t;
         if (r0 < L) *reinterpret_cast<float2*>(o + (bh * L + r0) * D + c) = make_float2(oacc[dt][0] * inv0, oacc[dt][1] * inv0);
         if (r1 < L) *reinterpret_cast<float2*>(o + (bh * L + r1) * D + c) = make_float2(oacc[dt][2] * inv1, oacc[dt][3] * inv1);

@@ -12,6 +12,8 @@
 // Variants: all four transA/transB combinations in one entry; tile loads are coalesced along the stored
 //   row for each layout. Accumulation is float32 FMA in k order (no tensor cores, no TF32).
 
+#include "common.cuh"  // UNROLL
+
 #define BM 64
 #define BN 64
 #define BK 16
@@ -30,14 +32,11 @@ extern "C" __global__ void __launch_bounds__(256) gemm_f32(const float* __restri
         const float* Bz = B + z * strideB;
         float* Cz = C + z * strideC;
         float acc[4][4];
-#pragma unroll
-        for (int i = 0; i < 4; i++)
-#pragma unroll
-            for (int j = 0; j < 4; j++) acc[i][j] = 0.f;
+        UNROLL(i, 4)
+            UNROLL(j, 4) acc[i][j] = 0.f;
 
         for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
+            UNROLL(r, 4) {
                 int li = tid + 256 * r;  // 0 .. 1023 = BM * BK
                 int mm, kk;
                 if (transA) { kk = li / BM; mm = li % BM; } else { mm = li / BK; kk = li % BK; }
@@ -54,26 +53,19 @@ extern "C" __global__ void __launch_bounds__(256) gemm_f32(const float* __restri
                 Bs[kk][nn] = v;
             }
             __syncthreads();
-#pragma unroll
-            for (int kk = 0; kk < BK; kk++) {
+            UNROLL(kk, BK) {
                 float a[4], b[4];
-#pragma unroll
-                for (int i = 0; i < 4; i++) a[i] = As[kk][ty + 16 * i];
-#pragma unroll
-                for (int j = 0; j < 4; j++) b[j] = Bs[kk][tx + 16 * j];
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+                UNROLL(i, 4) a[i] = As[kk][ty + 16 * i];
+                UNROLL(j, 4) b[j] = Bs[kk][tx + 16 * j];
+                UNROLL(i, 4)
+                    UNROLL(j, 4) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
             }
             __syncthreads();
         }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
+        UNROLL(i, 4) {
             int gm = m0 + ty + 16 * i;
             if (gm >= M) continue;
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
+            UNROLL(j, 4) {
                 int gn = n0 + tx + 16 * j;
                 if (gn >= N) continue;
                 float* c = Cz + (size_t)gm * ldc + gn;

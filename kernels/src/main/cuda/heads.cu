@@ -6,11 +6,7 @@
 //   block = 256, grid = min(ceil(total / 256), 65535).
 // Variants: none.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void split_heads_f32(const float* __restrict__ x, float* __restrict__ y, int B, int L, int H,
                                            int D) {

@@ -6,21 +6,7 @@
 //   memory. Two passes (mean, then the centred sum of squares) for accuracy; x is re-read.
 // Variants: weight and bias are independently optional (pass 0 for "none").
 
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// Block-wide sum; every thread gets the result. red must hold 32 floats.
-__device__ float block_sum(float v, float* red) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    v = warp_sum(v);
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < nw ? red[lane] : 0.f;
-    return warp_sum(v);
-}
+#include "common.cuh"  // block_sum
 
 extern "C" __global__ void layer_norm_f32(const float* __restrict__ x, float* __restrict__ y,
                                           const float* __restrict__ weight, const float* __restrict__ bias, int E,

@@ -6,11 +6,7 @@
 // Launch: 1-D grid-stride loop over outer * inner; block = 256, grid = min(ceil(outer * inner / 256), 65535).
 // Variants: none.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void mean_f32(const float* __restrict__ x, float* __restrict__ y, int outer, int len,
                                     int inner) {

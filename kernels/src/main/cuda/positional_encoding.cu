@@ -7,11 +7,7 @@
 // Launch: 1-D grid-stride loop over B*L*E; block = 256, grid = min(ceil(B*L*E / 256), 65535).
 // Variants: offset > 0 for incremental decoding.
 
-// the next grid-stride index; never overflows int, even for n close to 2^31
-__device__ __forceinline__ int next_idx(int i, int n) {
-    int stride = gridDim.x * blockDim.x;
-    return n - i > stride ? i + stride : n;
-}
+#include "common.cuh"  // next_idx
 
 extern "C" __global__ void positional_encoding_f32(const float* __restrict__ x, float* __restrict__ y, int B, int L,
                                                    int E, int offset) {

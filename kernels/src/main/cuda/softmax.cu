@@ -13,59 +13,16 @@
 //   no dynamic shared memory. Three passes over the row (max, sum, write); x is re-read, not cached.
 // Variants: one entry, softmax_f32, covers plain and masked softmax. x and y may be the same buffer (in place):
 //   every thread reads and writes only its own elements in the last pass, after both reductions.
-#include <math_constants.h>
-
-#define MASK_NONE 0
-#define MASK_BOOL 1
-#define MASK_ADD 2
-
-__device__ __forceinline__ float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// Block-wide reduction; every thread gets the result. red must hold 32 floats.
-__device__ float block_max(float v, float* red) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    v = warp_max(v);
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < nw ? red[lane] : -CUDART_INF_F;
-    return warp_max(v);
-}
-
-__device__ float block_sum(float v, float* red) {
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
-    v = warp_sum(v);
-    __syncthreads();
-    if (lane == 0) red[warp] = v;
-    __syncthreads();
-    v = lane < nw ? red[lane] : 0.f;
-    return warp_sum(v);
-}
+#include "common.cuh"  // block_max, block_sum, the masking rule
 
 // The masked, scaled score of key j for query i, or -inf when masked out.
 __device__ __forceinline__ float score(const float* xr, int j, int i, float scale, int causal,
                                        const float* mr, int maskKind, const float* kr, int kpmKind) {
     if (causal && j > i) return -CUDART_INF_F;
+    bool dead = false;
     float s = scale * xr[j];
-    if (maskKind == MASK_BOOL) {
-        if (mr[j] != 0.f) return -CUDART_INF_F;
-    } else if (maskKind == MASK_ADD) {
-        s += mr[j];
-    }
-    if (kpmKind == MASK_BOOL) {
-        if (kr[j] != 0.f) return -CUDART_INF_F;
-    } else if (kpmKind == MASK_ADD) {
-        s += kr[j];
-    }
-    return s;
+    APPLY_MASKS(s, dead, mr[j], maskKind, kr[j], kpmKind);
+    return dead ? -CUDART_INF_F : s;
 }
 
 extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal,
@@ -78,9 +35,8 @@ extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, i
     int b = (int)(row / ((size_t)L * H));
     const float* xr = x + row * S;
     float* yr = y + row * S;
-    const float* mr = maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH + (size_t)i * S
-                                            : nullptr;
-    const float* kr = kpmKind != MASK_NONE ? kpm + (size_t)b * S : nullptr;
+    const float* mr = mask_row(mask, maskKind, b, h, i, S, maskStrideB, maskStrideH);
+    const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     float m = -CUDART_INF_F;
     for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind));

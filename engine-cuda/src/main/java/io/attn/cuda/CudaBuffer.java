@@ -31,6 +31,11 @@ public final class CudaBuffer implements Buffer, AutoCloseable {
         return capacity;
     }
 
+    /** The device address of the block (for the ops: in-place and alignment checks). */
+    public long address() {
+        return ptr().address();
+    }
+
     DevPtr ptr() {
         if (closed) throw new IllegalStateException("CUDA buffer used after release");
         return ptr;

@@ -2,6 +2,7 @@ package io.attn.cuda;
 
 import static io.attn.cuda.Cuda.check;
 
+import io.attn.kernels.Kernel;
 import jcuda.driver.JCudaDriver;
 
 /** {@link Launcher} on the driver API: {@code cuLaunchKernel} on one stream, arguments checked against the PTX. */
@@ -15,10 +16,10 @@ final class DriverLauncher implements Launcher {
     }
 
     @Override
-    public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs a) {
         check(
                 JCudaDriver.cuLaunchKernel(
-                        kernels.function(file, entry, a), gx, gy, gz, threads, 1, 1, 0, stream, a.build(), null),
-                "cuLaunchKernel(" + entry + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ")");
+                        kernels.function(kernel, a), gx, gy, gz, threads, 1, 1, 0, stream, a.build(), null),
+                "cuLaunchKernel(" + kernel.entry() + ", grid " + gx + "x" + gy + "x" + gz + ", block " + threads + ")");
     }
 }

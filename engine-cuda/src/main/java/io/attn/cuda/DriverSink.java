@@ -2,6 +2,7 @@ package io.attn.cuda;
 
 import static io.attn.cuda.Cuda.check;
 
+import io.attn.kernels.Kernel;
 import io.attn.tensor.DType;
 import jcuda.Pointer;
 import jcuda.driver.JCudaDriver;
@@ -29,8 +30,8 @@ final class DriverSink implements OpSink {
     }
 
     @Override
-    public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs a) {
-        launcher.launch(file, entry, gx, gy, gz, threads, a);
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs a) {
+        launcher.launch(kernel, gx, gy, gz, threads, a);
     }
 
     @Override

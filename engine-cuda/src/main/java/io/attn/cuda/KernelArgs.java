@@ -8,44 +8,48 @@ import jcuda.Pointer;
 /**
  * The parameter list of one kernel launch, in the order of the kernel's C signature. Device pointers are passed as
  * their 64-bit address (0 for a null pointer), ints as 32-bit, long longs as 64-bit, floats as 32-bit: the sizes must
- * match the {@code .param} declarations in the PTX exactly.
+ * match the {@code .param} declarations in the PTX exactly. Public for the op classes ({@code io.attn.cuda.ops}), which
+ * build the lists; only this package launches them.
  */
-final class KernelArgs {
+public final class KernelArgs {
+    /** An empty list; {@link CudaStream#args} starts one with buffers. */
+    public KernelArgs() {}
+
     private final List<NativePointerObject> args = new ArrayList<>();
     private final List<String> types = new ArrayList<>(); // PTX param types, checked against the PTX at launch
     private final List<Number> values = new ArrayList<>(); // the same values, for error messages and tests
 
     /** Applies {@code more} (a group of arguments several kernels share) and returns the result. */
-    KernelArgs then(java.util.function.UnaryOperator<KernelArgs> more) {
+    public KernelArgs then(java.util.function.UnaryOperator<KernelArgs> more) {
         return more.apply(this);
     }
 
-    KernelArgs ptr(CudaBuffer b) {
+    public KernelArgs ptr(CudaBuffer b) {
         return ptr(b == null ? 0L : b.ptr().address());
     }
 
-    KernelArgs ptr(long address) {
+    public KernelArgs ptr(long address) {
         args.add(Pointer.to(new long[] {address}));
         types.add("u64");
         values.add(address);
         return this;
     }
 
-    KernelArgs i32(int v) {
+    public KernelArgs i32(int v) {
         args.add(Pointer.to(new int[] {v}));
         types.add("u32");
         values.add(v);
         return this;
     }
 
-    KernelArgs i64(long v) {
+    public KernelArgs i64(long v) {
         args.add(Pointer.to(new long[] {v}));
         types.add("u64");
         values.add(v);
         return this;
     }
 
-    KernelArgs f32(float v) {
+    public KernelArgs f32(float v) {
         args.add(Pointer.to(new float[] {v}));
         types.add("f32");
         values.add(v);

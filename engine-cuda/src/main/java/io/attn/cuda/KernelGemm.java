@@ -1,5 +1,7 @@
 package io.attn.cuda;
 
+import io.attn.kernels.Kernel;
+
 /**
  * {@link Blas} on our own tiled SGEMM ({@code gemm.cu}): the fallback when no cuBLAS library loads. Row-major
  * natively (no swap trick); float32 FMA only, so {@code Precision.TF32} has no effect here.
@@ -61,8 +63,7 @@ final class KernelGemm implements Blas {
                     .f32(alpha)
                     .f32(beta);
             launcher.launch(
-                    "gemm",
-                    "gemm_f32",
+                    Kernel.GEMM_F32,
                     (n + TILE - 1) / TILE,
                     (rows + TILE - 1) / TILE,
                     Math.min(batch, MAX_GRID_Z),

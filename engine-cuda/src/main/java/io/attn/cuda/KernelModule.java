@@ -3,8 +3,10 @@ package io.attn.cuda;
 import static io.attn.cuda.Cuda.check;
 
 import io.attn.AttnException;
+import io.attn.kernels.Kernel;
 import io.attn.kernels.Kernels;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,29 +21,42 @@ import jcuda.driver.JITOptions;
 
 /**
  * Loads the engine's PTX (from the {@code kernels} module) into the current context, one {@code CUmodule} per kernel
- * file, on first use, and caches the {@code CUfunction} handles. The driver JIT-compiles the PTX for the device when
- * a module is loaded (and keeps its own on-disk cache); a JIT failure names the file and shows the JIT's log. Unloads every module on close; idempotent.
+ * file, on first use, and caches the {@code CUfunction} of each {@link Kernel}. The driver JIT-compiles the PTX for the
+ * device when a module is loaded (and keeps its own on-disk cache); a JIT failure names the file and shows the JIT's
+ * log. Unloads every module on close; idempotent.
+ *
+ * <p>Not synchronised itself: every method runs with the lock of the backend's stream held ({@link RawStream#lock}),
+ * which the backend takes once per call, not once per launch.
  */
 final class KernelModule implements AutoCloseable {
+    private final RawStream stream;
     private final Map<String, CUmodule> modules = new HashMap<>();
-    private final Map<String, CUfunction> functions = new HashMap<>();
-    private final Map<String, List<String>> params = new HashMap<>();
+    private final Map<Kernel, CUfunction> functions = new EnumMap<>(Kernel.class);
+    private final Map<Kernel, List<String>> params = new EnumMap<>(Kernel.class);
     private boolean closed;
 
-    /** The function {@code entry} of kernel file {@code file} (e.g. {@code "softmax", "softmax_f32"}). */
-    synchronized CUfunction function(String file, String entry) {
+    /** Kernels launched on {@code stream}, whose lock guards this cache. */
+    KernelModule(RawStream stream) {
+        this.stream = stream;
+    }
+
+    /** The function of {@code kernel}, its file loaded first if need be. */
+    CUfunction function(Kernel kernel) {
+        stream.checkLocked("kernel lookup");
         if (closed) throw new IllegalStateException("kernel module is closed");
-        CUfunction f = functions.get(entry);
+        CUfunction f = functions.get(kernel);
         if (f != null) return f;
-        CUmodule m = modules.get(file);
+        CUmodule m = modules.get(kernel.file());
         if (m == null) {
-            m = load(file, Kernels.ptx(file));
-            modules.put(file, m);
+            m = load(kernel.file(), Kernels.ptx(kernel.file()));
+            modules.put(kernel.file(), m);
         }
         f = new CUfunction();
-        check(JCudaDriver.cuModuleGetFunction(f, m, entry), "cuModuleGetFunction(" + file + "." + entry + ")");
-        functions.put(entry, f);
-        params.put(entry, Kernels.params(file, entry));
+        check(
+                JCudaDriver.cuModuleGetFunction(f, m, kernel.entry()),
+                "cuModuleGetFunction(" + kernel.file() + "." + kernel.entry() + ")");
+        functions.put(kernel, f);
+        params.put(kernel, Kernels.params(kernel));
         return f;
     }
 
@@ -88,29 +103,28 @@ final class KernelModule implements AutoCloseable {
      * The function, after checking that {@code args} match the entry's PTX parameter list (count and types), so a
      * kernel whose C signature changed without its caller fails with a clear error instead of reading garbage.
      */
-    synchronized CUfunction function(String file, String entry, KernelArgs args) {
-        CUfunction f = function(file, entry);
-        List<String> want = params.get(entry);
+    CUfunction function(Kernel kernel, KernelArgs args) {
+        CUfunction f = function(kernel);
+        List<String> want = params.get(kernel);
         if (!want.equals(args.types()))
             throw new AttnException(
                     AttnException.Code.INTERNAL,
-                    "kernel " + entry + " takes (" + String.join(", ", want) + ") but the caller passes ("
+                    "kernel " + kernel.entry() + " takes (" + String.join(", ", want) + ") but the caller passes ("
                             + String.join(", ", args.types()) + ")");
         return f;
     }
 
     /**
      * Loads every kernel file the device can run (compute capability {@code capability} = major * 10 + minor, vs
-     * {@link Kernels#minCapability}) now, so that a JIT failure shows at start-up, not in the first request.
+     * {@link Kernel#minCapability}) now, so that a JIT failure shows at start-up, not in the first request.
      */
-    synchronized void loadAll(int capability) {
-        for (var e : Kernels.ENTRIES.entrySet())
-            if (Kernels.minCapability(e.getKey()) <= capability)
-                for (String entry : e.getValue()) function(e.getKey(), entry);
+    void loadAll(int capability) {
+        for (Kernel k : Kernel.values()) if (k.minCapability() <= capability) function(k);
     }
 
+    /** Unloads the modules; called with the stream lock held (the backend's close). */
     @Override
-    public synchronized void close() {
+    public void close() {
         if (closed) return;
         closed = true;
         functions.clear();

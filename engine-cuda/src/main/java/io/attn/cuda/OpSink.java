@@ -6,7 +6,7 @@ import io.attn.tensor.DType;
  * Everything {@link CudaBackend} does to a device: memory, copies, kernel launches, the embedding error word. {@link
  * DriverSink} does it with the driver API on the backend's stream. Tests substitute a recorder (launch arguments
  * checked against the PTX, no device) or an emulator (the kernels compiled for the host), so the backend's op logic
- * runs without a GPU. Called with the backend lock held.
+ * runs without a GPU. Called with the stream's lock held ({@link RawStream#lock}).
  */
 interface OpSink extends Launcher {
     /** A buffer of at least {@code elements} elements. */

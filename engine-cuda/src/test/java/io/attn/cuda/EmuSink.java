@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_FLOAT;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.attn.kernels.Kernel;
 import io.attn.kernels.Kernels;
 import io.attn.tensor.DType;
 import java.lang.foreign.Arena;
@@ -26,9 +27,9 @@ final class EmuSink implements OpSink {
     }
 
     @Override
-    public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs args) {
-        assertEquals(Kernels.params(file, entry), args.types(), entry + " argument types");
-        emu.launch(entry, gx, gy, gz, threads, args.values());
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs args) {
+        assertEquals(Kernels.params(kernel), args.types(), kernel.entry() + " argument types");
+        emu.launch(kernel, gx, gy, gz, threads, args.values());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.attn.cuda;
 
+import io.attn.kernels.Kernel;
 import io.attn.kernels.Kernels;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -22,19 +23,18 @@ final class FakeDriver {
     static Path build(Path dir) throws IOException, InterruptedException {
         StringBuilder table = new StringBuilder("static const Entry ENTRIES[] = {\n");
         int count = 0;
-        for (String file : Kernels.NAMES)
-            for (String entry : Kernels.ENTRIES.get(file)) {
-                List<String> sizes = new ArrayList<>();
-                for (String t : Kernels.params(file, entry)) sizes.add(t.equals("u64") ? "8" : "4");
-                table.append("  {\"")
-                        .append(entry)
-                        .append("\", ")
-                        .append(sizes.size())
-                        .append(", {")
-                        .append(String.join(", ", sizes))
-                        .append("}},\n");
-                count++;
-            }
+        for (Kernel k : Kernel.values()) {
+            List<String> sizes = new ArrayList<>();
+            for (String t : Kernels.params(k)) sizes.add(t.equals("u64") ? "8" : "4");
+            table.append("  {\"")
+                    .append(k.entry())
+                    .append("\", ")
+                    .append(sizes.size())
+                    .append(", {")
+                    .append(String.join(", ", sizes))
+                    .append("}},\n");
+            count++;
+        }
         table.append("};\nstatic const int NENTRIES = ").append(count).append(";\n");
         Path src = dir.resolve("fake_cuda.cpp");
         Files.writeString(src, SOURCE.replace("/*ENTRIES*/", table));

@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import io.attn.kernels.Kernel;
 import io.attn.kernels.Kernels;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -16,14 +17,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one host
- * thread per CUDA thread), callable by entry name with the same argument list a GPU launch gets. For each kernel file
+ * thread per CUDA thread), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
  * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
  * gy, gz, block)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
  * the same signatures. {@code ATTN_HOST_EMU} is defined, so the tensor-core file calls the emulator's warp-collective
@@ -41,7 +42,7 @@ final class KernelEmulator {
     private static KernelEmulator instance;
     private static String failure;
 
-    private final Map<String, MethodHandle> entries = new HashMap<>();
+    private final Map<Kernel, MethodHandle> entries = new EnumMap<>(Kernel.class);
     private final Path library;
 
     /** The emulator, or null with {@link #failure()} saying why (no g++, compile error). */
@@ -92,19 +93,19 @@ final class KernelEmulator {
         library = dir.resolve("libattn_emu.so");
         SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
         FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
-        for (var e : Kernels.ENTRIES.entrySet())
-            for (String entry : e.getValue())
-                entries.put(
-                        entry,
-                        Linker.nativeLinker()
-                                .downcallHandle(lib.find("emu_" + entry).orElseThrow(), fd));
+        for (Kernel k : Kernel.values())
+            entries.put(
+                    k,
+                    Linker.nativeLinker()
+                            .downcallHandle(lib.find("emu_" + k.entry()).orElseThrow(), fd));
     }
 
     private static String translationUnit(String file) {
         StringBuilder sb = new StringBuilder("#include \"cuda_emu.h\"\nnamespace k_" + file + " {\n#include \""
                 + CU.resolve(file + ".cu").toAbsolutePath() + "\"\n}\n");
-        for (String entry : Kernels.ENTRIES.get(file)) {
-            List<String> types = Kernels.params(file, entry);
+        for (Kernel k : Kernel.in(file)) {
+            String entry = k.entry();
+            List<String> types = Kernels.params(k);
             List<String> args = new ArrayList<>();
             for (int i = 0; i < types.size(); i++)
                 args.add(
@@ -133,8 +134,8 @@ final class KernelEmulator {
         return library;
     }
 
-    /** Runs {@code entry} on the host: values as {@link KernelArgs#values()} (pointers are host addresses). */
-    void launch(String entry, int gx, int gy, int gz, int threads, List<Number> values) {
+    /** Runs {@code kernel} on the host: values as {@link KernelArgs#values()} (pointers are host addresses). */
+    void launch(Kernel kernel, int gx, int gy, int gz, int threads, List<Number> values) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment args = a.allocate(JAVA_LONG, Math.max(1, values.size()));
             for (int i = 0; i < values.size(); i++) {
@@ -142,7 +143,7 @@ final class KernelEmulator {
                 long bits = v instanceof Float f ? Float.floatToRawIntBits(f) : v.longValue();
                 args.setAtIndex(JAVA_LONG, i, bits);
             }
-            entries.get(entry).invokeExact(args, gx, gy, gz, threads);
+            entries.get(kernel).invokeExact(args, gx, gy, gz, threads);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

@@ -6,11 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.backend.Buffer;
 import io.attn.backend.Precision;
+import io.attn.cuda.ops.Attention;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.graph.Op;
+import io.attn.kernels.Kernel;
 import io.attn.kernels.Kernels;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
@@ -29,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * so the tests can see which buffer went where. What the kernels compute is checked on a GPU, not here.
  */
 class LaunchArgumentsTest {
-    record Launch(String file, String entry, int gx, int gy, int gz, int threads, List<Number> values) {}
+    record Launch(Kernel entry, int gx, int gy, int gz, int threads, List<Number> values) {}
 
     record Gemm(
             boolean ta,
@@ -55,12 +57,11 @@ class LaunchArgumentsTest {
         long nextScratch = 0x900000;
 
         @Override
-        public void launch(String file, String entry, int gx, int gy, int gz, int threads, KernelArgs args) {
-            assertTrue(Kernels.ENTRIES.get(file).contains(entry), file + "." + entry);
-            assertEquals(Kernels.params(file, entry), args.types(), entry + " argument types");
+        public void launch(Kernel entry, int gx, int gy, int gz, int threads, KernelArgs args) {
+            assertEquals(Kernels.params(entry), args.types(), entry + " argument types");
             assertTrue(gx >= 1 && gy >= 1 && gy <= 65535 && gz >= 1 && gz <= 65535, entry + " grid");
             assertTrue(threads >= 32 && threads <= 1024 && threads % 32 == 0, entry + " block " + threads);
-            launches.add(new Launch(file, entry, gx, gy, gz, threads, List.copyOf(args.values())));
+            launches.add(new Launch(entry, gx, gy, gz, threads, List.copyOf(args.values())));
         }
 
         @Override
@@ -181,14 +182,13 @@ class LaunchArgumentsTest {
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
         assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");
-        Set<String> entries = new java.util.TreeSet<>();
+        Set<Kernel> entries = EnumSet.noneOf(Kernel.class);
         for (Launch l : rec.launches) entries.add(l.entry());
         // every kernel but the fused / flash attention and the GEMM fallback (Blas is recorded separately here)
-        Set<String> all = new java.util.TreeSet<>();
-        Kernels.ENTRIES.values().forEach(all::addAll);
-        all.removeAll(List.of("attention_f32", "gemm_f32"));
-        all.removeAll(Kernels.ENTRIES.get("flash_attention"));
-        all.removeAll(Kernels.ENTRIES.get("flash_attention_bf16"));
+        Set<Kernel> all = EnumSet.allOf(Kernel.class);
+        all.removeAll(List.of(Kernel.ATTENTION_F32, Kernel.GEMM_F32));
+        all.removeAll(Kernel.in("flash_attention"));
+        all.removeAll(Kernel.in("flash_attention_bf16"));
         assertEquals(all, entries);
     }
 
@@ -201,7 +201,7 @@ class LaunchArgumentsTest {
         Node y = g.softmax(s, 0.25f, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), mask, kpm);
         run(g, y, false);
         Launch l = rec.launches.getFirst();
-        assertEquals("softmax_f32", l.entry());
+        assertEquals(Kernel.SOFTMAX_F32, l.entry());
         assertEquals(2 * 3 * 4, l.gx()); // one block per row
         // x, y, H, L, S, scale, causal, mask, maskKind, strideB, strideH, kpm, kpmKind
         assertEquals(
@@ -221,7 +221,7 @@ class LaunchArgumentsTest {
                 new Gemm(false, true, 4, 5, 8, 1f, addr(q), 8, 32, addr(k), 8, 40, addr(w), 5, 20, 6),
                 rec.gemms.getFirst());
         Launch sm = rec.launches.getFirst();
-        assertEquals("softmax_f32", sm.entry());
+        assertEquals(Kernel.SOFTMAX_F32, sm.entry());
         // in place; masks are the node's third input on: x, y, H, L, S, scale, causal, mask, kind, strides, kpm, kind
         assertEquals(List.<Number>of(addr(w), addr(w), 3, 4, 5, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1), sm.values());
     }
@@ -252,7 +252,7 @@ class LaunchArgumentsTest {
         run(g, o, true);
         assertEquals(0, rec.gemms.size());
         Launch l = rec.launches.getFirst();
-        assertEquals("attention_f32", l.entry());
+        assertEquals(Kernel.ATTENTION_F32, l.entry());
         assertEquals(6, l.gx()); // 24 rows, 4 per block of 128 threads
         assertEquals(
                 List.<Number>of(
@@ -269,7 +269,7 @@ class LaunchArgumentsTest {
         run(g, o, "flash", Precision.FP32, 90);
         assertEquals(0, rec.gemms.size());
         Launch l = rec.launches.getFirst();
-        assertEquals("flash_f32_d64", l.entry());
+        assertEquals(Kernel.FLASH_F32_D64, l.entry());
         assertEquals(2 * 3 * 3, l.gx()); // ceil(70 / 32) query tiles per (b, h)
         assertEquals(128, l.threads());
         // q, k, v, o, B, H, L, S, scale, causal, mask, kind, strideB (H broadcast: 1 * L * S), strideH, kpm, kind
@@ -280,25 +280,27 @@ class LaunchArgumentsTest {
         rec.launches.clear();
         run(g, o, "flash", Precision.BF16, 80);
         l = rec.launches.getFirst();
-        assertEquals("flash_bf16_d64", l.entry());
+        assertEquals(Kernel.FLASH_BF16_D64, l.entry());
         assertEquals(2 * 3 * 2, l.gx()); // ceil(70 / 64)
     }
 
     @Test
     void flashDispatchByHeadDimPrecisionCapabilityAndAlignment() {
         for (int d : new int[] {32, 64, 128})
-            assertEquals("flash_f32_d" + d, CudaBackend.flashEntry(Precision.FP32, 90, d, d, true));
-        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.TF32, 90, 64, 64, true));
-        assertEquals("flash_bf16_d128", CudaBackend.flashEntry(Precision.BF16, 80, 128, 128, true));
-        assertEquals("flash_f16_d64", CudaBackend.flashEntry(Precision.FP16, 90, 64, 64, true));
+            assertEquals(
+                    "flash_f32_d" + d,
+                    Attention.flashKernel(Precision.FP32, 90, d, d, true).entry());
+        assertEquals(Kernel.FLASH_F32_D64, Attention.flashKernel(Precision.TF32, 90, 64, 64, true));
+        assertEquals(Kernel.FLASH_BF16_D128, Attention.flashKernel(Precision.BF16, 80, 128, 128, true));
+        assertEquals(Kernel.FLASH_F16_D64, Attention.flashKernel(Precision.FP16, 90, 64, 64, true));
         // no 16-bit kernel for D = 32, before sm_80, or for misaligned pointers: the fp32 kernel
-        assertEquals("flash_f32_d32", CudaBackend.flashEntry(Precision.BF16, 90, 32, 32, true));
-        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.BF16, 75, 64, 64, true));
-        assertEquals("flash_f32_d64", CudaBackend.flashEntry(Precision.BF16, 90, 64, 64, false));
+        assertEquals(Kernel.FLASH_F32_D32, Attention.flashKernel(Precision.BF16, 90, 32, 32, true));
+        assertEquals(Kernel.FLASH_F32_D64, Attention.flashKernel(Precision.BF16, 75, 64, 64, true));
+        assertEquals(Kernel.FLASH_F32_D64, Attention.flashKernel(Precision.BF16, 90, 64, 64, false));
         // other head dims or Dv != D: no flash kernel (the unfused path)
-        assertEquals(null, CudaBackend.flashEntry(Precision.FP32, 90, 40, 40, true));
-        assertEquals(null, CudaBackend.flashEntry(Precision.FP32, 90, 64, 32, true));
-        assertEquals(null, CudaBackend.flashEntry(Precision.BF16, 90, 256, 256, true));
+        assertEquals(null, Attention.flashKernel(Precision.FP32, 90, 40, 40, true));
+        assertEquals(null, Attention.flashKernel(Precision.FP32, 90, 64, 32, true));
+        assertEquals(null, Attention.flashKernel(Precision.BF16, 90, 256, 256, true));
         assertEquals(null, CudaBackend.precisionUnsupported(Precision.BF16, 80));
         assertEquals(null, CudaBackend.precisionUnsupported(Precision.FP32, 75));
         assertEquals(
@@ -312,7 +314,7 @@ class LaunchArgumentsTest {
         Node q = g.input("q", 1, 2, 4, 40), v = g.input("v", 1, 2, 4, 40);
         run(g, g.attention(q, q, v, Float.NaN, MaskSpec.NONE, null, null), null, Precision.FP32, 90);
         assertEquals(2, rec.gemms.size()); // D = 40: GEMM -> softmax -> GEMM
-        assertEquals("softmax_f32", rec.launches.getFirst().entry());
+        assertEquals(Kernel.SOFTMAX_F32, rec.launches.getFirst().entry());
         assertThrows(
                 io.attn.AttnException.class,
                 () -> new CudaBackend(rec, rec, "fast", Precision.FP32, 90),

@@ -5,8 +5,8 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -21,41 +21,9 @@ import java.util.regex.Pattern;
 public final class Kernels {
     private Kernels() {}
 
-    /** The kernel files, one per op, without extension. */
-    public static final List<String> NAMES = List.of(
-            "add",
-            "attention",
-            "bias_act",
-            "cache",
-            "concat",
-            "embedding",
-            "flash_attention",
-            "flash_attention_bf16",
-            "gemm",
-            "heads",
-            "layer_norm",
-            "mean",
-            "positional_encoding",
-            "softmax");
-
-    /** The {@code extern "C"} entry points each file defines. */
-    public static final Map<String, List<String>> ENTRIES = Map.ofEntries(
-            Map.entry("add", List.of("add_f32", "scale_f32")),
-            Map.entry("attention", List.of("attention_f32")),
-            Map.entry("bias_act", List.of("bias_act_f32")),
-            Map.entry("cache", List.of("cache_write_f32")),
-            Map.entry("concat", List.of("concat_f32")),
-            Map.entry("embedding", List.of("embedding_f32")),
-            Map.entry("flash_attention", List.of("flash_f32_d32", "flash_f32_d64", "flash_f32_d128")),
-            Map.entry(
-                    "flash_attention_bf16",
-                    List.of("flash_bf16_d64", "flash_bf16_d128", "flash_f16_d64", "flash_f16_d128")),
-            Map.entry("gemm", List.of("gemm_f32")),
-            Map.entry("heads", List.of("split_heads_f32", "merge_heads_f32")),
-            Map.entry("layer_norm", List.of("layer_norm_f32")),
-            Map.entry("mean", List.of("mean_f32")),
-            Map.entry("positional_encoding", List.of("positional_encoding_f32")),
-            Map.entry("softmax", List.of("softmax_f32")));
+    /** The kernel files, without extension: those the {@link Kernel} constants name, in their order. */
+    public static final List<String> NAMES =
+            Arrays.stream(Kernel.values()).map(Kernel::file).distinct().toList();
 
     /**
      * The lowest compute capability (major * 10 + minor) file {@code name} runs on: 75 for most, 80 for {@code
@@ -96,11 +64,12 @@ public final class Kernels {
     private static final Pattern PARAM = Pattern.compile("\\.param\\s+\\.(\\w+)\\s+(\\w+)_param_(\\d+)");
 
     /**
-     * The PTX parameter types of entry point {@code entry} in file {@code name}, in order: {@code u64} for pointers and
-     * 64-bit integers, {@code u32} for ints, {@code f32} for floats. The host checks every launch against this, so a
-     * kernel signature changed without its caller fails loudly instead of reading garbage.
+     * The PTX parameter types of {@code kernel}, in order: {@code u64} for pointers and 64-bit integers, {@code u32}
+     * for ints, {@code f32} for floats. The host checks every launch against this, so a kernel signature changed
+     * without its caller fails loudly instead of reading garbage.
      */
-    public static List<String> params(String name, String entry) {
+    public static List<String> params(Kernel kernel) {
+        String name = kernel.file(), entry = kernel.entry();
         byte[] z = ptx(name);
         String text = new String(z, 0, z.length - 1, StandardCharsets.US_ASCII);
         List<String> types = new ArrayList<>();

@@ -9,13 +9,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** {@link Kernels#ptx} returns NUL-terminated PTX defining exactly the entry points {@link Kernels#ENTRIES} names. */
+/** {@link Kernels#ptx} returns NUL-terminated PTX defining exactly the entry points the {@link Kernel} handles name. */
 class KernelsTest {
     private static final Pattern ENTRY = Pattern.compile("\\.visible \\.entry (\\w+)\\(");
 
     @Test
     void ptxIsNulTerminatedAndDefinesTheListedEntries() {
-        assertEquals(Kernels.NAMES.size(), Kernels.ENTRIES.size());
         for (String n : Kernels.NAMES) {
             byte[] b = Kernels.ptx(n);
             assertEquals(0, b[b.length - 1], n + ": last byte must be NUL");
@@ -28,7 +27,7 @@ class KernelsTest {
             Matcher m = ENTRY.matcher(text);
             while (m.find()) found.add(m.group(1));
             assertEquals(
-                    Kernels.ENTRIES.get(n).stream().sorted().toList(),
+                    Kernel.in(n).stream().map(Kernel::entry).sorted().toList(),
                     found.stream().sorted().toList(),
                     n + ": entry points");
         }
@@ -56,19 +55,19 @@ class KernelsTest {
         assertEquals(
                 java.util.List.of(
                         "u64", "u64", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32"),
-                Kernels.params("softmax", "softmax_f32"));
+                Kernels.params(Kernel.SOFTMAX_F32));
         // gemm_f32(A, B, C, M, N, K, transA, transB, lda, ldb, ldc, long long strideA, strideB, strideC, batch,
         //          float alpha, float beta)
         assertEquals(
                 java.util.List.of(
                         "u64", "u64", "u64", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u32", "u64", "u64",
                         "u64", "u32", "f32", "f32"),
-                Kernels.params("gemm", "gemm_f32"));
-        assertEquals(java.util.List.of("u64", "u64", "u64", "u32"), Kernels.params("add", "add_f32"));
-        assertEquals(java.util.List.of("u64", "u64", "u32", "f32"), Kernels.params("add", "scale_f32"));
-        for (String n : Kernels.NAMES)
-            for (String e : Kernels.ENTRIES.get(n))
-                assertTrue(Kernels.params(n, e).size() >= 4, e);
-        assertThrows(IllegalArgumentException.class, () -> Kernels.params("add", "nope_f32"));
+                Kernels.params(Kernel.GEMM_F32));
+        assertEquals(java.util.List.of("u64", "u64", "u64", "u32"), Kernels.params(Kernel.ADD_F32));
+        assertEquals(java.util.List.of("u64", "u64", "u32", "f32"), Kernels.params(Kernel.SCALE_F32));
+        for (Kernel k : Kernel.values()) {
+            assertTrue(Kernels.params(k).size() >= 4, k.entry());
+            assertEquals(Kernels.minCapability(k.file()), k.minCapability(), k.entry());
+        }
     }
 }

@@ -1,0 +1,119 @@
+package io.attn.cuda;
+
+import io.attn.kernels.Kernel;
+import io.attn.tensor.DType;
+
+/**
+ * The backend's stream as the op classes ({@code io.attn.cuda.ops}) see it: kernel launches, GEMMs, scratch device
+ * memory and the embedding error word, all queued in stream order. Every method is called with the stream's lock held
+ * ({@link RawStream#lock}): {@link CudaBackend} takes it once around each op, so the kernels of one op (and its
+ * scratch buffers) need no lock of their own.
+ */
+public final class CudaStream {
+    /** Threads per block of the 1-D grid-stride kernels, and the most blocks such a launch uses. */
+    public static final int THREADS = 256, MAX_BLOCKS = 65535;
+
+    private final OpSink sink;
+    private final Blas blas;
+
+    CudaStream(OpSink sink, Blas blas) {
+        this.sink = sink;
+        this.blas = blas;
+    }
+
+    /** A kernel argument list that starts with the device addresses of {@code bufs} (null: address 0). */
+    public static KernelArgs args(CudaBuffer... bufs) {
+        KernelArgs a = new KernelArgs();
+        for (CudaBuffer b : bufs) a.ptr(b);
+        return a;
+    }
+
+    /** Threads per block for a kernel that gives one block to a row of {@code cols}: a warp multiple, at most 256. */
+    public static int rowThreads(int cols) {
+        return cols >= THREADS ? THREADS : Math.max(32, (cols + 31) / 32 * 32);
+    }
+
+    /** Launches {@code kernel} on a grid of {@code gx x gy x gz} blocks of {@code threads}. */
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs a) {
+        sink.launch(kernel, gx, gy, gz, threads, a);
+    }
+
+    /** A 1-D grid-stride launch over {@code n} elements (none when n is 0). */
+    public void elementwise(Kernel kernel, long n, KernelArgs a) {
+        if (n == 0) return;
+        int blocks = (int) Math.min((n + THREADS - 1) / THREADS, MAX_BLOCKS);
+        launch(kernel, blocks, 1, 1, THREADS, a);
+    }
+
+    /** One block per row: {@code rows} blocks of {@link #rowThreads}({@code cols}). */
+    public void rows(Kernel kernel, int rows, int cols, KernelArgs a) {
+        launch(kernel, rows, 1, 1, rowThreads(cols), a);
+    }
+
+    /**
+     * Row-major strided batched GEMM into c (beta 0; {@link Blas} has the conventions, ldc = n, strideC = m * n); k ==
+     * 0 gives zeros.
+     */
+    public void gemm(
+            boolean ta,
+            boolean tb,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            CudaBuffer a,
+            int lda,
+            long strideA,
+            CudaBuffer b,
+            int ldb,
+            long strideB,
+            CudaBuffer c,
+            int batch) {
+        if ((long) m * n * batch == 0) return;
+        if (k == 0) {
+            sink.zero(c.ptr(), (long) m * n * batch);
+            return;
+        }
+        blas.sgemm(
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a.ptr(),
+                lda,
+                strideA,
+                b.ptr(),
+                ldb,
+                strideB,
+                0f,
+                c.ptr(),
+                n,
+                (long) m * n,
+                batch);
+    }
+
+    /**
+     * A scratch buffer of {@code elements} floats from the pool; close it when the op has queued its last use (later
+     * users of the block are queued after it on the same stream).
+     */
+    public CudaBuffer scratch(long elements) {
+        return sink.allocate(DType.F32, elements);
+    }
+
+    /** Fills the first {@code n} floats of {@code b} with zeros. */
+    public void zero(CudaBuffer b, long n) {
+        sink.zero(b.ptr(), n);
+    }
+
+    /** The device address of the 4-byte error word that embedding_f32 writes. */
+    public long errorWord() {
+        return sink.errorWord();
+    }
+
+    /** Waits for the queued work, reads the error word and clears it; 0 when no error was recorded. */
+    public int takeError(String after) {
+        return sink.takeError(after);
+    }
+}

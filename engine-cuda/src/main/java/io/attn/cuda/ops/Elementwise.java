@@ -1,0 +1,57 @@
+package io.attn.cuda.ops;
+
+import static io.attn.cuda.CudaStream.args;
+
+import io.attn.cuda.CudaBuffer;
+import io.attn.cuda.CudaStream;
+import io.attn.graph.Node;
+import io.attn.graph.OpParams;
+import io.attn.kernels.Kernel;
+
+/**
+ * ADD, SCALE, ADD_BIAS, RELU and GELU: one grid-stride launch each of {@code add.cu} ({@code add_f32}, {@code
+ * scale_f32}) or {@code bias_act.cu} ({@code bias_act_f32} with act 0 none, 1 ReLU, 2 GELU exact, 3 GELU tanh). In
+ * place is allowed (each element is read, then written, by one thread): {@link MatMul}'s epilogue uses that.
+ */
+public final class Elementwise {
+    private Elementwise() {}
+
+    /** Activation codes of bias_act_f32. */
+    static final int NONE = 0, RELU = 1, GELU = 2, GELU_TANH = 3;
+
+    /** y = a + b over {@code n} elements. */
+    public static void add(CudaStream st, CudaBuffer a, CudaBuffer b, CudaBuffer y, int n) {
+        st.elementwise(Kernel.ADD_F32, n, args(a, b, y).i32(n));
+    }
+
+    /** SCALE: y = factor * x. */
+    public static void scale(CudaStream st, Node node, CudaBuffer y, CudaBuffer x) {
+        int n = node.shape().size();
+        st.elementwise(
+                Kernel.SCALE_F32,
+                n,
+                args(x, y).i32(n).f32(node.params(OpParams.Scale.class).factor()));
+    }
+
+    /** ADD_BIAS: y = x + bias over rows of the last dim. */
+    public static void addBias(CudaStream st, Node node, CudaBuffer y, CudaBuffer x, CudaBuffer bias) {
+        int n = node.shape().size();
+        biasAct(st, x, bias, y, n, node.shape().dim(-1), NONE);
+    }
+
+    /** RELU. */
+    public static void relu(CudaStream st, Node node, CudaBuffer y, CudaBuffer x) {
+        biasAct(st, x, null, y, node.shape().size(), 1, RELU);
+    }
+
+    /** GELU, exact or tanh. */
+    public static void gelu(CudaStream st, Node node, CudaBuffer y, CudaBuffer x) {
+        int act = node.params(OpParams.Gelu.class).tanh() ? GELU_TANH : GELU;
+        biasAct(st, x, null, y, node.shape().size(), 1, act);
+    }
+
+    /** y = act(x + bias[j % cols]) over {@code n} elements; bias null for none. */
+    static void biasAct(CudaStream st, CudaBuffer x, CudaBuffer bias, CudaBuffer y, int n, int cols, int act) {
+        st.elementwise(Kernel.BIAS_ACT_F32, n, args(x, bias, y).i32(n).i32(cols).i32(act));
+    }
+}

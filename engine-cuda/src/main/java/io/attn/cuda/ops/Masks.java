@@ -1,0 +1,45 @@
+package io.attn.cuda.ops;
+
+import io.attn.cuda.CudaBuffer;
+import io.attn.cuda.KernelArgs;
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Shape;
+
+/**
+ * The mask arguments that softmax_f32, attention_f32 and the flash kernels share, taken from a node's inputs: the attn
+ * mask with its batch / head element strides (0 for a broadcast dim), the key-padding mask, and each one's kind (0
+ * none, 1 BOOL, 2 ADDITIVE: {@code common.cuh}).
+ */
+record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind) {
+    /** Appends the kernels' mask parameters, in their order: mask, kind, strides, key padding, its kind. */
+    KernelArgs appendTo(KernelArgs a) {
+        return a.ptr(mask).i32(maskKind).i32(strideB).i32(strideH).ptr(kpm).i32(kpmKind);
+    }
+
+    /** The masks of {@code spec} for scores (.., l, s): node inputs from {@code first} on, attn mask first. */
+    static Masks of(MaskSpec spec, Node node, CudaBuffer[] in, int first, int l, int s) {
+        CudaBuffer mask = null, kpm = null;
+        int strideB = 0, strideH = 0, i = first;
+        if (spec.attnMask() != MaskKind.NONE) {
+            Shape ms = node.input(i).shape();
+            mask = in[i];
+            if (ms.rank() == 4) {
+                strideB = ms.dim(0) == 1 ? 0 : ms.dim(1) * l * s;
+                strideH = ms.dim(1) == 1 ? 0 : l * s;
+            }
+            i++;
+        }
+        if (spec.keyPadding() != MaskKind.NONE) kpm = in[i];
+        return new Masks(mask, kind(spec.attnMask()), strideB, strideH, kpm, kind(spec.keyPadding()));
+    }
+
+    private static int kind(MaskKind k) {
+        return switch (k) {
+            case NONE -> 0;
+            case BOOL -> 1;
+            case ADDITIVE -> 2;
+        };
+    }
+}

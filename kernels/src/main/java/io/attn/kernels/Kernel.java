@@ -1,0 +1,61 @@
+package io.attn.kernels;
+
+import java.util.List;
+
+/**
+ * One kernel entry point: the kernel file (module) that defines it, its {@code extern "C"} name, and the lowest compute
+ * capability that can run it. The host launches kernels by these handles, so a misspelt kernel is a compile error
+ * rather than a failed {@code cuModuleGetFunction}; {@link Kernels#params} reads each one's parameter list from the
+ * PTX.
+ */
+public enum Kernel {
+    ADD_F32("add", "add_f32"),
+    SCALE_F32("add", "scale_f32"),
+    ATTENTION_F32("attention", "attention_f32"),
+    BIAS_ACT_F32("bias_act", "bias_act_f32"),
+    CACHE_WRITE_F32("cache", "cache_write_f32"),
+    CONCAT_F32("concat", "concat_f32"),
+    EMBEDDING_F32("embedding", "embedding_f32"),
+    FLASH_F32_D32("flash_attention", "flash_f32_d32"),
+    FLASH_F32_D64("flash_attention", "flash_f32_d64"),
+    FLASH_F32_D128("flash_attention", "flash_f32_d128"),
+    FLASH_BF16_D64("flash_attention_bf16", "flash_bf16_d64"),
+    FLASH_BF16_D128("flash_attention_bf16", "flash_bf16_d128"),
+    FLASH_F16_D64("flash_attention_bf16", "flash_f16_d64"),
+    FLASH_F16_D128("flash_attention_bf16", "flash_f16_d128"),
+    GEMM_F32("gemm", "gemm_f32"),
+    SPLIT_HEADS_F32("heads", "split_heads_f32"),
+    MERGE_HEADS_F32("heads", "merge_heads_f32"),
+    LAYER_NORM_F32("layer_norm", "layer_norm_f32"),
+    MEAN_F32("mean", "mean_f32"),
+    POSITIONAL_ENCODING_F32("positional_encoding", "positional_encoding_f32"),
+    SOFTMAX_F32("softmax", "softmax_f32");
+    private final String file, entry;
+
+    Kernel(String file, String entry) {
+        this.file = file;
+        this.entry = entry;
+    }
+
+    /** The kernel file without extension: {@code kernels/src/main/cuda/<file>.cu}, resource {@code <file>.ptx}. */
+    public String file() {
+        return file;
+    }
+
+    /** The entry point's {@code extern "C"} name in the PTX. */
+    public String entry() {
+        return entry;
+    }
+
+    /** The lowest compute capability (major * 10 + minor) that runs it: its file's ({@link Kernels#minCapability}). */
+    public int minCapability() {
+        return Kernels.minCapability(file);
+    }
+
+    /** The entry points file {@code file} defines, in declaration order. */
+    public static List<Kernel> in(String file) {
+        return java.util.Arrays.stream(values())
+                .filter(k -> k.file.equals(file))
+                .toList();
+    }
+}
