@@ -2,9 +2,9 @@ package io.attn.cli;
 
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
-import io.attn.backend.Precision;
 import io.attn.engine.Engine;
 import io.attn.engine.EngineOptions;
+import io.attn.engine.Precision;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;

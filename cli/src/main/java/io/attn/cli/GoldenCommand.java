@@ -1,7 +1,7 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import io.attn.parity.GoldenCases;
 import java.nio.file.Path;
 import java.util.ArrayList;

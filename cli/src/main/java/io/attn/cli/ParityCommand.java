@@ -1,6 +1,6 @@
 package io.attn.cli;
 
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import io.attn.parity.LayerCases;
 import io.attn.parity.ParityCase;
 import io.attn.parity.ParityCases;

@@ -3,7 +3,7 @@ package io.attn.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -1,5 +1,6 @@
 package io.attn.backend;
 
+import io.attn.engine.Precision;
 import java.util.Map;
 
 /**

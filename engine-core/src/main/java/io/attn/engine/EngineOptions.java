@@ -1,7 +1,6 @@
 package io.attn.engine;
 
 import io.attn.AttnException;
-import io.attn.backend.Precision;
 import java.util.Map;
 
 /**

@@ -33,7 +33,7 @@ public final class CpuBackend implements Backend {
     public CpuBackend(BackendOptions options) {
         this.par = new Parallel(options.effectiveThreads());
         // reduced precisions are a GPU feature: here they are accepted and ignored, and the description says so
-        this.precisionNote = options.precision() == io.attn.backend.Precision.FP32
+        this.precisionNote = options.precision() == io.attn.engine.Precision.FP32
                 ? ""
                 : "; precision " + options.precision().name().toLowerCase(java.util.Locale.ROOT)
                         + " requested, computed in fp32 (the cpu backend has no reduced-precision modes)";

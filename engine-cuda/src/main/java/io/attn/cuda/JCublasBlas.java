@@ -1,7 +1,7 @@
 package io.attn.cuda;
 
 import io.attn.AttnException;
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import jcuda.Pointer;
 import jcuda.jcublas.JCublas2;
 import jcuda.jcublas.cublasHandle;

@@ -2,8 +2,8 @@ package io.attn.cuda;
 
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
-import io.attn.backend.Precision;
 import io.attn.backend.ProbeResult;
+import io.attn.engine.Precision;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -42,7 +42,7 @@ public final class DriverPathMain {
     static int parity(String filter) {
         int failures = 0;
         for (io.attn.parity.ParityTarget t :
-                io.attn.parity.ParityTarget.of(new CudaBackendProvider(), 0, io.attn.backend.Precision.FP32)) {
+                io.attn.parity.ParityTarget.of(new CudaBackendProvider(), 0, io.attn.engine.Precision.FP32)) {
             Backend b;
             try {
                 b = t.open();

@@ -1,7 +1,7 @@
 package io.attn.cuda;
 
 import io.attn.backend.Backend;
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

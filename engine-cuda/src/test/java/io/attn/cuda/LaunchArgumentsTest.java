@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.backend.Buffer;
-import io.attn.backend.Precision;
 import io.attn.cuda.ops.Attention;
+import io.attn.engine.Precision;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskKind;
 import io.attn.graph.MaskSpec;

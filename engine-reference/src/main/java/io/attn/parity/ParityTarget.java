@@ -3,7 +3,7 @@ package io.attn.parity;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
-import io.attn.backend.Precision;
+import io.attn.engine.Precision;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

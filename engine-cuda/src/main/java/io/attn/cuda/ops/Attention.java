@@ -3,9 +3,9 @@ package io.attn.cuda.ops;
 import static io.attn.cuda.CudaStream.args;
 
 import io.attn.AttnException;
-import io.attn.backend.Precision;
 import io.attn.cuda.CudaBuffer;
 import io.attn.cuda.CudaStream;
+import io.attn.engine.Precision;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;

@@ -1,4 +1,4 @@
-package io.attn.backend;
+package io.attn.engine;
 
 /** Arithmetic precision a backend may use. FP32 is the default and the one checked against the reference. */
 public enum Precision {
