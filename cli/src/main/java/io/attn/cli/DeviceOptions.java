@@ -1,10 +1,9 @@
 package io.attn.cli;
 
-import io.attn.backend.BackendOptions;
-import io.attn.backend.Backends;
+import io.attn.engine.Devices;
 import io.attn.engine.Engine;
-import io.attn.engine.EngineOptions;
 import io.attn.engine.Precision;
+import io.attn.engine.EngineOptions;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -64,18 +63,14 @@ final class DeviceOptions {
         return new EngineOptions(device, threads, precision(precision), Map.copyOf(extra));
     }
 
-    Backends.Selection open() {
-        return open(device);
-    }
-
-    /** Opens {@code name} (null: the default device) with these options. */
-    Backends.Selection open(String name) {
-        return Backends.open(name, new BackendOptions(threads, precision(precision), Map.copyOf(extra)));
+    /** Opens the engine these options name (the device chosen, and why, in its description). */
+    Engine open() {
+        return Engine.open(engineOptions());
     }
 
     /** Whether the device is chosen automatically (then a device fault may fall back to the CPU). */
     boolean auto() {
-        return Backends.resolveDevice(device).equals("auto");
+        return Devices.resolve(device).equals("auto");
     }
 
     /**
@@ -84,9 +79,7 @@ final class DeviceOptions {
      */
     static String checkedDevice(CommandSpec command, String d, String wildcard) {
         String name = d.trim().toLowerCase(Locale.ROOT);
-        if (!name.equals(wildcard)
-                && !Backends.ARTIFACTS.containsKey(name)
-                && Backends.providers().stream().noneMatch(p -> p.name().equals(name)))
+        if (!name.equals(wildcard) && (name.equals("auto") || !Devices.isKnown(name)))
             throw new ParameterException(
                     command.commandLine(), "--device " + d + ": expected " + wildcard + ", cpu or cuda");
         return name;

@@ -47,7 +47,8 @@ public final class Backends {
         return r;
     }
 
-    static ProbeResult safeProbe(BackendProvider p) {
+    /** Probes {@code p}; never throws (a failure is an unavailable result with its reason). */
+    public static ProbeResult safeProbe(BackendProvider p) {
         try {
             return p.probe();
         } catch (Throwable t) { // LinkageError from native libraries included: report, never crash

@@ -28,6 +28,16 @@ public final class CpuBackendProvider implements BackendProvider {
         }
     }
 
+    /** {@code host: <CPU model, family, flags, vector width>} and {@code kernels: <the tile set chosen for it>}. */
+    @Override
+    public java.util.List<String> probeDetails() {
+        try {
+            return java.util.List.of("host: " + CpuInfo.host().describe(), "kernels: " + CpuInfo.kernels());
+        } catch (LinkageError e) { // jdk.incubator.vector missing: probe() already says so
+            return java.util.List.of();
+        }
+    }
+
     @Override
     public Backend create(BackendOptions options) {
         return new CpuBackend(options);
