@@ -158,6 +158,7 @@ public final class Engine implements AutoCloseable {
         gate.close(() -> {
             try {
                 for (AttnModel m : List.copyOf(models)) m.close();
+                for (LanguageModel m : List.copyOf(languageModels)) m.close();
             } finally {
                 backend.close();
             }
@@ -187,6 +188,76 @@ public final class Engine implements AutoCloseable {
                 throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
             }
             models.add(m);
+            return m;
+        } finally {
+            gate.exit();
+        }
+    }
+
+    // Language models (decoder-only generation)
+
+    private final Set<LanguageModel> languageModels = ConcurrentHashMap.newKeySet();
+
+    /** {@link #loadLanguageModel(Path, Path)} with the config from the safetensors metadata. */
+    public LanguageModel loadLanguageModel(Path weights) {
+        return loadLanguageModel(weights, null);
+    }
+
+    /**
+     * Loads a decoder-only language model ({@code "module":"DecoderOnlyLM"}) for {@link LanguageModel#generate}: a
+     * safetensors file with its {@code state_dict()} and the config in the metadata entry {@code "config"}, or in a JSON
+     * file {@code config} (when not null). Config keys: {@code vocab_size, d_model, nhead, num_layers,
+     * dim_feedforward, max_len, positional ("sinusoidal" or "learned"), norm_first, activation, tied_embeddings,
+     * final_norm, layer_norm_eps, bias}.
+     *
+     * @throws AttnException BAD_INPUT / SHAPE_MISMATCH naming the file and the problem (a config of another module
+     *     too), NON_FINITE for NaN or infinite weights
+     */
+    public LanguageModel loadLanguageModel(Path weights, Path config) {
+        if (weights == null) throw AttnException.badInput("weights path is null");
+        return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(weights, config));
+    }
+
+    /**
+     * Builds a decoder-only language model in code from a config (as in {@link #loadLanguageModel(Path, Path)}, e.g.
+     * {@code {"module":"DecoderOnlyLM","vocab_size":1000,"d_model":512,"nhead":8,"num_layers":6}}) and weights under
+     * PyTorch's {@code state_dict} names ({@code embed.weight}, {@code layers.N.self_attn.in_proj_weight}, ...). The
+     * weights are copied, as by {@link #load(String, Map)}.
+     */
+    @SuppressWarnings("unchecked")
+    public LanguageModel loadLanguageModel(String configJson, Map<String, Tensor> stateDict) {
+        if (configJson == null) throw AttnException.badInput("config is null");
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
+        Object json = Json.parse(configJson, "config");
+        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
+        io.attn.nn.DecoderOnlyConfig c = io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, "config");
+        return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(c, new StateDict(copied(stateDict))));
+    }
+
+    /** The language models loaded and not yet closed. */
+    public List<LanguageModel> languageModels() {
+        return List.copyOf(languageModels);
+    }
+
+    void forget(LanguageModel m) {
+        languageModels.remove(m);
+    }
+
+    private LanguageModel registerLanguageModel(java.util.function.Supplier<io.attn.nn.DecoderOnlyLM> loader) {
+        gate.enter();
+        try {
+            LanguageModel m;
+            try {
+                m = new LanguageModel(this, backend, loader.get());
+            } catch (AttnException e) {
+                throw e;
+            } catch (OutOfMemoryError e) {
+                throw new AttnException(
+                        AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap loading the model (raise -Xmx)", e);
+            } catch (RuntimeException e) {
+                throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
+            }
+            languageModels.add(m);
             return m;
         } finally {
             gate.exit();

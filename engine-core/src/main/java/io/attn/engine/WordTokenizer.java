@@ -1,4 +1,4 @@
-package io.attn.generate;
+package io.attn.engine;
 
 import io.attn.AttnException;
 import java.io.IOException;
@@ -12,13 +12,22 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The word-level tokenizer of the tutorials: a vocabulary file with one token per line (line {@code i} is id {@code
- * i}), which must hold {@code <unk>}, {@code <bos>} and {@code <eos>}. Text splits at whitespace, and every punctuation
- * or symbol character is a token of its own ({@code "Hello, world!"} gives {@code hello , world !}); a word outside the
- * vocabulary becomes {@code <unk>}. When no vocabulary entry has an upper-case letter the text is lower-cased first (as
- * torchtext's {@code basic_english}), otherwise case is kept.
+ * The word-level tokenizer of the tutorials' small language models ({@link LanguageModel}): a vocabulary file with one
+ * token per line (line {@code i} is id {@code i}), which must hold {@code <unk>}, {@code <bos>} and {@code <eos>}. Text
+ * splits at whitespace, and every punctuation or symbol character is a token of its own ({@code "Hello, world!"} gives
+ * {@code hello , world !}); a word outside the vocabulary becomes {@code <unk>}. When no vocabulary entry has an
+ * upper-case letter the text is lower-cased first (as torchtext's {@code basic_english}), otherwise case is kept.
+ *
+ * <pre>{@code
+ * WordTokenizer tok = WordTokenizer.read(Path.of("tiny-lm.vocab.txt"));
+ * int[] prompt = tok.encodeWithBos("twinkle twinkle");
+ * Generation g = lm.generate(new int[][] {prompt}, GenerationOptions.defaults().withEos(tok.eos()), null);
+ * String text = tok.decode(g.tokens()[0]);
+ * }</pre>
+ *
+ * <p>A bad vocabulary is an {@link AttnException} BAD_INPUT naming the file and the line. Immutable and thread-safe.
  */
-public final class WordTokenizer implements Tokenizer {
+public final class WordTokenizer {
     public static final String UNK = "<unk>", BOS = "<bos>", EOS = "<eos>";
 
     private final List<String> tokens;
@@ -26,7 +35,9 @@ public final class WordTokenizer implements Tokenizer {
     private final boolean lowerCase;
     private final int unk, bos, eos;
 
+    /** A tokenizer over {@code vocabulary} (entry {@code i} is id {@code i}). */
     public WordTokenizer(List<String> vocabulary) {
+        if (vocabulary == null) throw AttnException.badInput("vocabulary is null");
         this.tokens = List.copyOf(vocabulary);
         boolean upper = false;
         for (int i = 0; i < tokens.size(); i++) {
@@ -51,6 +62,7 @@ public final class WordTokenizer implements Tokenizer {
 
     /** Reads a vocabulary file (UTF-8, one token per line; a trailing empty line is ignored). */
     public static WordTokenizer read(Path file) {
+        if (file == null) throw AttnException.badInput("vocabulary path is null");
         List<String> lines;
         try {
             // a pipe would block and a device (/dev/zero) never end; a vocabulary is a regular file of modest size
@@ -101,7 +113,7 @@ public final class WordTokenizer implements Tokenizer {
         return out;
     }
 
-    @Override
+    /** The ids of {@code text}'s words and punctuation marks, without special tokens. */
     public int[] encode(String text) {
         List<String> words = split(text);
         int[] out = new int[words.size()];
@@ -109,29 +121,54 @@ public final class WordTokenizer implements Tokenizer {
         return out;
     }
 
-    @Override
+    /**
+     * {@code <bos>} followed by the ids of {@code text}: a prompt as the tutorials' models were trained on it.
+     */
+    public int[] encodeWithBos(String text) {
+        int[] words = encode(text);
+        int[] ids = new int[words.length + 1];
+        ids[0] = bos;
+        System.arraycopy(words, 0, ids, 1, words.length);
+        return ids;
+    }
+
+    /** The text of one token. */
     public String token(int id) {
         if (id < 0 || id >= tokens.size())
             throw AttnException.badInput("token id " + id + " is outside the vocabulary of " + tokens.size());
         return tokens.get(id);
     }
 
-    @Override
+    /**
+     * The text of generated {@code ids}: their tokens joined by single spaces, up to (not including) the first {@code
+     * <eos>}.
+     */
+    public String decode(int... ids) {
+        StringBuilder sb = new StringBuilder();
+        for (int id : ids) {
+            if (id == eos) break;
+            if (!sb.isEmpty()) sb.append(' ');
+            sb.append(token(id));
+        }
+        return sb.toString();
+    }
+
+    /** The number of tokens (lines of the vocabulary file). */
     public int vocabSize() {
         return tokens.size();
     }
 
-    @Override
+    /** The id of {@code <bos>}. */
     public int bos() {
         return bos;
     }
 
-    @Override
+    /** The id of {@code <eos>}. */
     public int eos() {
         return eos;
     }
 
-    @Override
+    /** The id of {@code <unk>}, which stands for every word outside the vocabulary. */
     public int unk() {
         return unk;
     }

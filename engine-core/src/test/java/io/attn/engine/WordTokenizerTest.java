@@ -1,4 +1,4 @@
-package io.attn.generate;
+package io.attn.engine;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
