@@ -30,6 +30,11 @@ class WordTokenizerTest {
         assertEquals(2, t.eos());
         assertEquals("world", t.token(5));
         assertEquals(0, t.encode("   ").length);
+        assertArrayEquals(new int[] {1, 3, 4, 5}, t.encodeWithBos("hello, world"));
+        assertArrayEquals(new int[] {1}, t.encodeWithBos(""));
+        assertEquals("hello , world", t.decode(3, 4, 5, 2, 6)); // up to <eos>
+        assertEquals("<unk> <bos> !", t.decode(0, 1, 6));
+        assertEquals("", t.decode());
     }
 
     @Test
