@@ -1,13 +1,9 @@
 package io.attn.cli;
 
-import io.attn.backend.Backend;
-import io.attn.backend.Backends;
-import io.attn.generate.Generator;
-import io.attn.generate.Sampler;
-import io.attn.nn.DecoderOnlyConfig;
-import io.attn.nn.DecoderOnlyLM;
-import io.attn.nn.LayerConfig;
-import io.attn.nn.StateDict;
+import io.attn.engine.Engine;
+import io.attn.engine.Generation;
+import io.attn.engine.GenerationOptions;
+import io.attn.engine.LanguageModel;
 import io.attn.tensor.Tensor;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -59,8 +55,18 @@ final class BenchGenerate implements Callable<Integer> {
     public Integer call() {
         SplittableRandom r = new SplittableRandom(9);
         int maxLen = promptLen + newTokens;
-        LayerConfig lc = new LayerConfig(dModel, heads, ffn, "gelu", 1e-5f, true, true);
-        DecoderOnlyConfig c = new DecoderOnlyConfig(vocab, lc, layers, maxLen, false, true, true);
+        String config = String.format(
+                Locale.ROOT,
+                "{\"module\":\"DecoderOnlyLM\",\"vocab_size\":%d,\"d_model\":%d,\"nhead\":%d,\"num_layers\":%d,"
+                        + "\"dim_feedforward\":%d,\"max_len\":%d,\"positional\":\"sinusoidal\",\"norm_first\":true,"
+                        + "\"activation\":\"gelu\",\"tied_embeddings\":true,\"final_norm\":true,\"layer_norm_eps\":1e-5,"
+                        + "\"bias\":true}",
+                vocab,
+                dModel,
+                heads,
+                layers,
+                ffn,
+                maxLen);
         Map<String, Tensor> sd = new LinkedHashMap<>();
         sd.put("embed.weight", random(r, 1, vocab, dModel));
         float a = (float) (1 / Math.sqrt(dModel));
@@ -81,21 +87,24 @@ final class BenchGenerate implements Callable<Integer> {
         }
         sd.put("norm.weight", Tensor.of(ones(dModel), dModel));
         sd.put("norm.bias", Tensor.zeros(dModel));
-        DecoderOnlyLM lm = DecoderOnlyLM.load(c, new StateDict(sd, "bench"));
         int[][] prompts = new int[batch][promptLen];
         for (int[] p : prompts) for (int i = 0; i < p.length; i++) p[i] = r.nextInt(vocab);
         String shape = String.format(
                 "B=%d prompt=%d new=%d E=%d H=%d layers=%d F=%d V=%d",
                 batch, promptLen, newTokens, dModel, heads, layers, ffn, vocab);
-        Backends.Selection sel = device.open();
         double cached = Double.NaN, uncached = Double.NaN;
-        try (Backend b = sel.backend()) {
-            System.out.printf(Locale.ROOT, "bench generate %s on %s%n", shape, sel.reason());
+        String deviceName;
+        try (Engine engine = device.open();
+                LanguageModel lm = engine.loadLanguageModel(config, sd)) {
+            sd.clear(); // the engine holds its copy
+            deviceName = engine.device();
+            System.out.printf(Locale.ROOT, "bench generate %s on %s%n", shape, engine.description());
             // warm-up: the same prompts, a few tokens, both paths (JIT, thread pool, buffer pools)
-            Generator.generate(lm, b, prompts, 4, Sampler.greedy(), -1, true, null);
-            if (!mode.equals("cache")) Generator.generate(lm, b, prompts, 2, Sampler.greedy(), -1, false, null);
-            if (!mode.equals("no-cache")) cached = run(lm, b, prompts, true);
-            if (!mode.equals("cache")) uncached = run(lm, b, prompts, false);
+            GenerationOptions greedy = GenerationOptions.defaults();
+            lm.generate(prompts, greedy.withMaxNewTokens(4), null);
+            if (!mode.equals("cache")) lm.generate(prompts, greedy.withMaxNewTokens(2).withCache(false), null);
+            if (!mode.equals("no-cache")) cached = run(lm, prompts, true);
+            if (!mode.equals("cache")) uncached = run(lm, prompts, false);
         }
         boolean both = !Double.isNaN(cached) && !Double.isNaN(uncached);
         if (both) System.out.printf(Locale.ROOT, "  speed-up of the cache: %.1fx%n", cached / uncached);
@@ -103,7 +112,7 @@ final class BenchGenerate implements Callable<Integer> {
                 Locale.ROOT,
                 "{\"bench\":\"generate\",\"device\":\"%s\",\"threads\":%d,\"cached_tokens_per_s\":%s,"
                         + "\"uncached_tokens_per_s\":%s,\"speedup\":%s,\"shape\":\"%s\"}%n",
-                sel.backend().name(),
+                deviceName,
                 BenchCommand.threadsOf(device),
                 json(cached),
                 json(uncached),
@@ -112,8 +121,9 @@ final class BenchGenerate implements Callable<Integer> {
         return 0;
     }
 
-    private double run(DecoderOnlyLM lm, Backend b, int[][] prompts, boolean cache) {
-        Generator.Result res = Generator.generate(lm, b, prompts, newTokens, Sampler.greedy(), -1, cache, null);
+    private double run(LanguageModel lm, int[][] prompts, boolean cache) {
+        Generation res = lm.generate(
+                prompts, GenerationOptions.defaults().withMaxNewTokens(newTokens).withCache(cache), null);
         System.out.printf(
                 Locale.ROOT,
                 "  %-8s %d tokens in %.2f s: %.2f tokens/s (prefill %.1f ms, then %.2f tokens/s)%n",

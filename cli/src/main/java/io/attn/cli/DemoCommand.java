@@ -1,21 +1,14 @@
 package io.attn.cli;
 
-import io.attn.backend.Backend;
-import io.attn.backend.Backends;
 import io.attn.engine.AttentionWeights;
-import io.attn.exec.Executor;
-import io.attn.graph.GraphBuilder;
-import io.attn.graph.Node;
-import io.attn.nn.Embedding;
-import io.attn.nn.Forward;
-import io.attn.nn.Masks;
-import io.attn.nn.MultiheadAttention;
-import io.attn.nn.PositionalEncoding;
-import io.attn.nn.StateDict;
+import io.attn.engine.AttnModel;
+import io.attn.engine.Engine;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
@@ -27,7 +20,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code attn demo}: the tutorials' pipeline on a sentence. Tokenise (sorted-vocabulary ids, as seed 001), embed with
  * a seeded {@code nn.Embedding}, add the sinusoidal positional encoding, then multi-head self-attention with seeded
- * weights, unmasked and causal, printing the attention weights with the tokens as labels.
+ * weights, unmasked and causal, printing the attention weights with the tokens as labels. The embedding and the
+ * encoding are a table lookup and a sum, done here; the attention is a {@code MultiheadAttention} model on the engine
+ * ({@link AttnModel#selfAttention}).
  */
 @Command(
         name = "demo",
@@ -56,57 +51,77 @@ final class DemoCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         List<String> tokens = tokenize(text);
         if (tokens.isEmpty()) throw io.attn.AttnException.badInput("--text has no words");
-        Backends.Selection sel = device.open(); // before any output: a bad --device fails cleanly
-        try (Backend backend = sel.backend()) {
-            return demo(backend, sel, tokens, t0);
+        try (Engine engine = device.open()) { // before any output: a bad --device fails cleanly
+            return demo(engine, tokens, t0);
         }
     }
 
-    private int demo(Backend backend, Backends.Selection sel, List<String> tokens, long t0) {
+    private int demo(Engine engine, List<String> tokens, long t0) {
         List<String> vocab = new ArrayList<>(new TreeSet<>(tokens));
-        float[] ids = new float[tokens.size()];
-        for (int i = 0; i < ids.length; i++) ids[i] = vocab.indexOf(tokens.get(i));
+        int n = tokens.size();
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) ids[i] = vocab.indexOf(tokens.get(i));
         System.out.println("tokens: " + tokens);
-        System.out.println("ids:    " + idsString(ids) + "   (index in the sorted vocabulary " + vocab + ")");
+        System.out.println("ids:    " + Arrays.toString(ids) + "   (index in the sorted vocabulary " + vocab + ")");
 
         SplittableRandom rnd = new SplittableRandom(seed);
+        Tensor embed = normal(rnd, vocab.size(), dModel); // nn.Embedding init: N(0, 1)
         Map<String, Tensor> sd = new LinkedHashMap<>();
-        sd.put("embed.weight", normal(rnd, vocab.size(), dModel)); // nn.Embedding init: N(0, 1)
         float a = (float) Math.sqrt(6.0 / (dModel + 3 * dModel)); // xavier_uniform_ on in_proj_weight (3E, E)
-        sd.put("attn.in_proj_weight", uniform(rnd, a, 3 * dModel, dModel));
-        sd.put("attn.in_proj_bias", Tensor.zeros(3 * dModel));
+        sd.put("in_proj_weight", uniform(rnd, a, 3 * dModel, dModel));
+        sd.put("in_proj_bias", Tensor.zeros(3 * dModel));
         float b = (float) (1 / Math.sqrt(dModel)); // nn.Linear default init bound
-        sd.put("attn.out_proj.weight", uniform(rnd, b, dModel, dModel));
-        sd.put("attn.out_proj.bias", Tensor.zeros(dModel));
-        StateDict weights = new StateDict(sd, "demo");
-        Embedding embed = Embedding.load(weights, "embed.", vocab.size(), dModel);
-        MultiheadAttention mha = new MultiheadAttention(weights, "attn.", dModel, heads, true);
+        sd.put("out_proj.weight", uniform(rnd, b, dModel, dModel));
+        sd.put("out_proj.bias", Tensor.zeros(dModel));
+        String config = String.format(
+                Locale.ROOT,
+                "{\"module\":\"MultiheadAttention\",\"embed_dim\":%d,\"num_heads\":%d,\"batch_first\":true}",
+                dModel,
+                heads);
 
-        System.out.println("device: " + sel.reason());
+        // x = embed(ids) + PE: (1, L, E)
+        float[] x = new float[n * dModel];
+        for (int l = 0; l < n; l++) {
+            float[] pe = positionalEncoding(l, dModel);
+            for (int c = 0; c < dModel; c++) x[l * dModel + c] = embed.data()[ids[l] * dModel + c] + pe[c];
+        }
+        Tensor input = Tensor.of(x, 1, n, dModel);
+
+        System.out.println("device: " + engine.description());
         System.out.printf(
                 "model:  Embedding(%d, %d) + sinusoidal positional encoding + MultiheadAttention(embed_dim=%d, num_heads=%d), seed %d%n",
                 vocab.size(), dModel, dModel, heads, seed);
-        for (boolean causal : new boolean[] {false, true}) {
-            GraphBuilder g = new GraphBuilder();
-            Forward f = new Forward(g, perHead ? AttentionWeights.PER_HEAD : AttentionWeights.AVERAGED);
-            Node x = PositionalEncoding.forward(f, embed.forward(f, g.input("ids", 1, ids.length)), 0);
-            Node out = mha.forward(f, x, x, x, Masks.causal(causal));
-            Node w = f.weightNodes().get("attn");
-            try (Executor ex = new Executor(backend, g.build(out, w))) {
-                List<Tensor> r = ex.run(Map.of("ids", Tensor.of(ids, 1, ids.length)));
-                Tensor weightsT = r.get(1);
+        try (AttnModel mha = engine.load(config, sd, "demo")) {
+            for (boolean causal : new boolean[] {false, true}) {
+                Tensor w = mha.selfAttention(
+                                input, causal, perHead ? AttentionWeights.PER_HEAD : AttentionWeights.AVERAGED)
+                        .attentionWeights("attn");
                 String title = causal ? "causal (masked) self-attention" : "self-attention";
                 if (perHead) {
-                    for (int h = 0; h < heads; h++)
-                        printTable(title + ", head " + h, tokens, weightsT.data(), h * tokens.size() * tokens.size());
-                    printTable(title + ", averaged over heads", tokens, average(weightsT, heads, tokens.size()), 0);
-                } else printTable(title + ", weights averaged over " + heads + " heads", tokens, weightsT.data(), 0);
+                    for (int h = 0; h < heads; h++) printTable(title + ", head " + h, tokens, w.data(), h * n * n);
+                    printTable(title + ", averaged over heads", tokens, average(w, heads, n), 0);
+                } else printTable(title + ", weights averaged over " + heads + " heads", tokens, w.data(), 0);
             }
         }
         System.out.printf(
                 "rows: query tokens; columns: key tokens; each row sums to 1. (%.0f ms)%n",
                 (System.nanoTime() - t0) / 1e6);
         return 0;
+    }
+
+    /**
+     * Row {@code pos} of the sinusoidal positional encoding of "Attention Is All You Need" (as the engine and the
+     * PyTorch tutorials compute it): {@code PE[pos, 2i] = sin(pos w_i)}, {@code PE[pos, 2i+1] = cos(pos w_i)}, {@code
+     * w_i = exp(-ln(10000) 2i / E)}, in double, rounded to float.
+     */
+    static float[] positionalEncoding(int pos, int e) {
+        float[] pe = new float[e];
+        for (int i = 0; 2 * i < e; i++) {
+            double angle = pos * Math.exp(-Math.log(10000.0) * (2.0 * i) / e);
+            pe[2 * i] = (float) Math.sin(angle);
+            if (2 * i + 1 < e) pe[2 * i + 1] = (float) Math.cos(angle);
+        }
+        return pe;
     }
 
     /** The tutorial's tokenisation: drop {@code ,';#$@&)(} and split on whitespace. */
@@ -141,12 +156,6 @@ final class DemoCommand implements Callable<Integer> {
 
     private static String clip(String t) {
         return t.length() > 12 ? t.substring(0, 11) + "~" : t;
-    }
-
-    private static String idsString(float[] ids) {
-        StringBuilder sb = new StringBuilder("[");
-        for (int i = 0; i < ids.length; i++) sb.append(i == 0 ? "" : ", ").append((int) ids[i]);
-        return sb.append(']').toString();
     }
 
     private static Tensor normal(SplittableRandom r, int... dims) {

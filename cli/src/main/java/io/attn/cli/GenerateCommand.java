@@ -1,12 +1,12 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
-import io.attn.backend.Backend;
-import io.attn.backend.Backends;
-import io.attn.generate.Generator;
-import io.attn.generate.Sampler;
-import io.attn.generate.WordTokenizer;
-import io.attn.nn.DecoderOnlyLM;
+import io.attn.engine.Engine;
+import io.attn.engine.Generation;
+import io.attn.engine.GenerationOptions;
+import io.attn.engine.LanguageModel;
+import io.attn.engine.TokenListener;
+import io.attn.engine.WordTokenizer;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
@@ -69,51 +69,38 @@ final class GenerateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (temperature < 0 || Double.isNaN(temperature))
+        if (!(temperature >= 0) || Double.isInfinite(temperature))
             throw AttnException.badInput("--temperature must be >= 0, got " + temperature);
         if (topK < 0) throw AttnException.badInput("--top-k must be >= 0, got " + topK);
         if (!(topP > 0 && topP <= 1)) throw AttnException.badInput("--top-p must be in (0, 1], got " + topP);
         if (maxNewTokens < 0) throw AttnException.badInput("--max-new-tokens must be >= 0, got " + maxNewTokens);
         WordTokenizer tok = WordTokenizer.read(vocab);
-        DecoderOnlyLM lm = DecoderOnlyLM.load(model, config);
-        if (tok.vocabSize() != lm.config().vocabSize())
-            throw AttnException.badInput(vocab + " has " + tok.vocabSize() + " tokens but the model's vocab_size is "
-                    + lm.config().vocabSize());
         int[][] ids = new int[prompts.size()][];
-        for (int i = 0; i < ids.length; i++) {
-            int[] words = tok.encode(prompts.get(i));
-            ids[i] = new int[words.length + 1];
-            ids[i][0] = tok.bos();
-            System.arraycopy(words, 0, ids[i], 1, words.length);
-        }
+        for (int i = 0; i < ids.length; i++) ids[i] = tok.encodeWithBos(prompts.get(i));
         long s = seed != null ? seed : System.nanoTime();
-        Sampler sampler = new Sampler(temperature, topK, topP, s);
+        GenerationOptions options = new GenerationOptions(maxNewTokens, temperature, topK, topP, s, tok.eos(), !noCache);
         PrintStream out = System.out;
         boolean stream = ids.length == 1;
         int[] printed = new int[1];
-        Generator.Listener listener = stream
+        TokenListener listener = stream
                 ? (seq, id) -> {
                     if (id == tok.eos()) return;
-                    out.print((printed[0]++ == 0 ? "" : tok.separator()) + tok.token(id));
+                    out.print((printed[0]++ == 0 ? "" : " ") + tok.token(id));
                     out.flush();
                 }
                 : null;
-        Backends.Selection sel = device.open();
-        Generator.Result r;
-        try (Backend b = sel.backend()) {
-            r = Generator.generate(lm, b, ids, maxNewTokens, sampler, tok.eos(), !noCache, listener);
+        Generation r;
+        String description;
+        try (Engine engine = device.open();
+                LanguageModel lm = engine.loadLanguageModel(model, config)) {
+            if (tok.vocabSize() != lm.vocabSize())
+                throw AttnException.badInput(vocab + " has " + tok.vocabSize()
+                        + " tokens but the model's vocab_size is " + lm.vocabSize());
+            description = engine.description();
+            r = lm.generate(ids, options, listener);
         }
         if (stream) out.println();
-        else
-            for (int[] t : r.tokens()) {
-                StringBuilder line = new StringBuilder();
-                for (int id : t) {
-                    if (id == tok.eos()) break;
-                    if (!line.isEmpty()) line.append(tok.separator());
-                    line.append(tok.token(id));
-                }
-                out.println(line);
-            }
+        else for (int[] t : r.tokens()) out.println(tok.decode(t));
         out.flush();
         int prompt = 0;
         for (int[] p : ids) prompt += p.length;
@@ -129,7 +116,7 @@ final class GenerateCommand implements Callable<Integer> {
                 r.prefillNanos() / 1e6,
                 noCache ? "no cache" : "KV cache",
                 s,
-                sel.reason());
+                description);
         return 0;
     }
 }
