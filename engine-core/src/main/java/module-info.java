@@ -37,5 +37,6 @@ module io.attn.engine {
             io.attn.cuda,
             io.attn.reference,
             io.attn.benchmarks;
+
     uses io.attn.backend.BackendProvider;
 }

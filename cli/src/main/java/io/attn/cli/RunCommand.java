@@ -317,13 +317,13 @@ final class RunCommand implements Callable<Integer> {
         try {
             r = compute(inputs);
         } catch (AttnException e) {
-            // name the file the problem is about: the memory, target or mask file when the message is about it
-            String msg = e.getMessage();
+            // name the file the problem is about: the memory, target or mask file when the engine says it is about it
             Object file = in == null ? "--text" : in;
-            if (memory != null && msg.startsWith("memory ")) file = memory;
-            else if (target != null && msg.startsWith("target ")) file = target;
-            for (var f : maskFiles.entrySet()) if (msg.startsWith(f.getKey().torchName() + " ")) file = f.getValue();
-            throw new AttnException(e.code(), file + ": " + msg, e);
+            String arg = e.argument();
+            if (memory != null && "memory".equals(arg)) file = memory;
+            else if (target != null && "target".equals(arg)) file = target;
+            for (var f : maskFiles.entrySet()) if (f.getKey().torchName().equals(arg)) file = f.getValue();
+            throw new AttnException(e.code(), file + ": " + e.getMessage(), e);
         }
         if (nonFinite.equals("warn")) warnNonFinite(r.output(), "output");
         // everything computed: now write every output as one unit (all or none)
