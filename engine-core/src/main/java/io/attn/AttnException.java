@@ -26,6 +26,9 @@ public class AttnException extends RuntimeException {
 
     private final Code code;
 
+    /** The request argument the failure is about, or null; set once, before the exception is thrown. */
+    private String argument;
+
     public AttnException(Code code, String message) {
         super(oneLine(message));
         this.code = code;
@@ -34,6 +37,22 @@ public class AttnException extends RuntimeException {
     public AttnException(Code code, String message, Throwable cause) {
         super(oneLine(message), cause);
         this.code = code;
+    }
+
+    /**
+     * The argument of a model call this failure is about, when it is about one: {@code "input"}, {@code "memory"},
+     * {@code "target"}, or a mask by PyTorch's name ({@code "attn_mask"}, {@code "key_padding_mask"}, {@code
+     * "tgt_mask"}, ...: {@code Request.MaskArg.torchName()}). Null otherwise. So a caller that read each argument from
+     * a file can name the file without parsing the message.
+     */
+    public String argument() {
+        return argument;
+    }
+
+    /** Marks this failure as being about {@code argument} (see {@link #argument()}); returns this, to throw. */
+    public AttnException about(String argument) {
+        if (this.argument == null) this.argument = argument;
+        return this;
     }
 
     /**

@@ -1,20 +1,10 @@
 package io.attn.cli;
 
-import io.attn.backend.Backend;
-import io.attn.backend.Backends;
-import io.attn.backend.Buffer;
-import io.attn.cpu.CpuInfo;
+import io.attn.engine.AttnModel;
+import io.attn.engine.Devices;
+import io.attn.engine.Engine;
+import io.attn.engine.KernelBench;
 import io.attn.engine.Request;
-import io.attn.exec.Executor;
-import io.attn.graph.Graph;
-import io.attn.graph.GraphBuilder;
-import io.attn.graph.MaskSpec;
-import io.attn.graph.Node;
-import io.attn.nn.LayerConfig;
-import io.attn.nn.Model;
-import io.attn.nn.ModelConfig;
-import io.attn.nn.StateDict;
-import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -58,8 +48,7 @@ final class BenchCommand {
     }
 
     /** Runs {@code call} per the timing options and prints the summary; returns the exit code. */
-    static int measure(
-            String bench, Backends.Selection sel, int threads, Timing t, double flops, String shape, Runnable call) {
+    static int measure(String bench, Engine engine, int threads, Timing t, double flops, String shape, Runnable call) {
         long end = System.nanoTime() + t.warmupMs * 1_000_000;
         int warm = 0;
         do {
@@ -85,9 +74,8 @@ final class BenchCommand {
         Arrays.sort(rc);
         double cpuMedian = n % 2 == 1 ? rc[n / 2] : (rc[n / 2 - 1] + rc[n / 2]) / 2;
         double gflops = flops / (median * 1e6);
-        System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, sel.reason());
-        System.out.printf(
-                Locale.ROOT, "  cpu: %s; kernels: %s%n", CpuInfo.host().describe(), CpuInfo.kernels());
+        System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, engine.description());
+        System.out.printf(Locale.ROOT, "  cpu: %s; kernels: %s%n", Devices.hostCpu(), Devices.cpuKernels());
         System.out.printf(
                 Locale.ROOT,
                 "  runs %d (after %d warm-up), median %.3f ms, min %.3f ms, max %.3f ms, %.1f GFLOP/s%n",
@@ -101,7 +89,7 @@ final class BenchCommand {
                 Locale.ROOT,
                 "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"thread_cpu_ms\":%.4f,\"cpu\":%s}%n",
                 bench,
-                sel.backend().name(),
+                engine.device(),
                 threads,
                 median,
                 gflops,
@@ -109,7 +97,7 @@ final class BenchCommand {
                 n,
                 shape,
                 cpuMedian,
-                CpuInfo.host().json());
+                Devices.hostCpuJson());
         return 0;
     }
 
@@ -124,57 +112,18 @@ final class BenchCommand {
         return d.threads > 0 ? d.threads : Runtime.getRuntime().availableProcessors();
     }
 
-    static int runGraph(
-            String bench,
-            DeviceOptions device,
-            Timing t,
-            double flops,
-            String shape,
-            Graph graph,
-            Map<String, Tensor> feeds,
-            boolean into) {
-        Backends.Selection sel = device.open();
-        try (Backend b = sel.backend();
-                Executor ex = new Executor(b, graph)) {
-            if (!into) return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(feeds));
-            // outputs into arrays allocated once, as NumPy's matmul(..., out=) does
-            float[][] outs = new float[graph.outputs().size()][];
-            for (int i = 0; i < outs.length; i++)
-                outs[i] = new float[(int) graph.outputs().get(i).shape().size()];
-            return measure(bench, sel, threadsOf(device), t, flops, shape + " into", () -> ex.runInto(feeds, outs));
+    /** Opens the engine, builds the kernel with {@code make}, times it. */
+    static int runKernel(
+            String bench, DeviceOptions device, Timing t, java.util.function.Function<Engine, KernelBench> make) {
+        try (Engine engine = device.open();
+                KernelBench k = make.apply(engine)) {
+            return measure(bench, engine, threadsOf(device), t, k.flops(), k.shape(), k::run);
         }
     }
 
-    /** Option of the benches that run one graph: outputs into arrays allocated once. */
-    static final String INTO_HELP = "Write the outputs into arrays allocated once (Executor.runInto, like NumPy's"
-            + " out=) instead of a fresh array per call.";
-
-    /** As {@link #runGraph}, with every input uploaded once into a backend buffer bound for all runs. */
-    static int runResident(
-            String bench,
-            DeviceOptions device,
-            Timing t,
-            double flops,
-            String shape,
-            Graph graph,
-            Map<String, Tensor> feeds) {
-        Backends.Selection sel = device.open();
-        try (Backend b = sel.backend();
-                Executor ex = new Executor(b, graph)) {
-            Map<String, Buffer> bound = new LinkedHashMap<>();
-            try {
-                for (var e : feeds.entrySet()) {
-                    float[] d = e.getValue().data();
-                    Buffer buf = b.allocate(DType.F32, d.length);
-                    bound.put(e.getKey(), buf);
-                    b.upload(d, d.length, buf);
-                }
-                return measure(bench, sel, threadsOf(device), t, flops, shape, () -> ex.run(Map.of(), bound));
-            } finally {
-                for (Buffer buf : bound.values()) b.release(buf);
-            }
-        }
-    }
+    /** Option of the benches that run one kernel: outputs into arrays allocated once. */
+    static final String INTO_HELP =
+            "Write the outputs into arrays allocated once (like NumPy's out=) instead of a" + " fresh array per call.";
 
     @Command(name = "gemm", description = "Batched SGEMM C = A . B.")
     static final class Gemm implements Callable<Integer> {
@@ -210,22 +159,7 @@ final class BenchCommand {
 
         @Override
         public Integer call() {
-            SplittableRandom r = new SplittableRandom(1);
-            GraphBuilder g = new GraphBuilder();
-            Node a = g.input("a", batch, m, k);
-            if (weights) {
-                Node w = g.constant("w", random(r, n, k));
-                String shape = String.format("batch=%d m=%d n=%d k=%d weights B^T", batch, m, n, k);
-                Map<String, Tensor> feeds = Map.of("a", random(r, batch, m, k));
-                Node c = g.matmul(a, w, false, true, 1f);
-                return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds, into);
-            }
-            Node b = transB ? g.input("b", batch, n, k) : g.input("b", batch, k, n);
-            Node c = g.matmul(a, b, false, transB, 1f);
-            Map<String, Tensor> feeds =
-                    Map.of("a", random(r, batch, m, k), "b", transB ? random(r, batch, n, k) : random(r, batch, k, n));
-            String shape = String.format("batch=%d m=%d n=%d k=%d%s", batch, m, n, k, transB ? " B^T" : "");
-            return runGraph("gemm", device, timing, 2.0 * batch * m * n * k, shape, g.build(c), feeds, into);
+            return runKernel("gemm", device, timing, e -> KernelBench.gemm(e, batch, m, n, k, transB, weights, into));
         }
     }
 
@@ -272,41 +206,14 @@ final class BenchCommand {
 
         @Override
         public Integer call() {
-            int s = kvSeq > 0 ? kvSeq : seq;
-            SplittableRandom r = new SplittableRandom(2);
-            GraphBuilder g = new GraphBuilder();
-            Node q = g.input("q", batch, heads, seq, headDim);
-            Node k = g.input("k", batch, heads, s, headDim);
-            Node v = g.input("v", batch, heads, s, headDim);
-            MaskSpec mask = causal ? MaskSpec.CAUSAL : MaskSpec.NONE;
-            float scale = (float) (1 / Math.sqrt(headDim));
-            Node out;
-            Node w = null;
-            if (weights) {
-                w = g.attentionWeights(q, k, scale, mask, null, null); // as ScaledDotProductAttention
-                out = g.matmul(w, v);
-            } else out = g.attention(q, k, v, scale, mask, null, null);
-            Map<String, Tensor> feeds = Map.of(
-                    "q", random(r, batch, heads, seq, headDim),
-                    "k", random(r, batch, heads, s, headDim),
-                    "v", random(r, batch, heads, s, headDim));
-            // visible (unmasked) score entries: causal keeps j <= i
-            double pairs = 0;
-            for (int i = 0; i < seq; i++) pairs += causal ? Math.min(i + 1, s) : s;
-            double flops = 4.0 * batch * heads * headDim * pairs;
-            String shape = String.format(
-                    "B=%d H=%d L=%d S=%d D=%d%s%s",
-                    batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
             if (into && resident)
                 throw new picocli.CommandLine.ParameterException(
                         spec.commandLine(), "--into and --resident exclude each other");
-            if (resident) {
-                Node o = g.mean(out, 3);
-                Graph graph = weights ? g.build(o, g.mean(w, 3)) : g.build(o);
-                return runResident("attention", device, timing, flops, shape + " resident", graph, feeds);
-            }
-            return runGraph(
-                    "attention", device, timing, flops, shape, weights ? g.build(out, w) : g.build(out), feeds, into);
+            return runKernel(
+                    "attention",
+                    device,
+                    timing,
+                    e -> KernelBench.attention(e, batch, heads, seq, kvSeq, headDim, causal, weights, resident, into));
         }
     }
 
@@ -342,8 +249,15 @@ final class BenchCommand {
         @Override
         public Integer call() {
             SplittableRandom r = new SplittableRandom(3);
-            LayerConfig lc = new LayerConfig(dModel, heads, ffn, activation, 1e-5f, normFirst, true);
-            ModelConfig mc = new ModelConfig(ModelConfig.Kind.TransformerEncoderLayer, lc, 0, 0, true, 0, false, 0, 0);
+            String config = String.format(
+                    Locale.ROOT,
+                    "{\"module\":\"TransformerEncoderLayer\",\"d_model\":%d,\"nhead\":%d,\"dim_feedforward\":%d,"
+                            + "\"activation\":\"%s\",\"layer_norm_eps\":1e-5,\"norm_first\":%b,\"batch_first\":true}",
+                    dModel,
+                    heads,
+                    ffn,
+                    activation,
+                    normFirst);
             Map<String, Tensor> sd = new LinkedHashMap<>();
             float a = (float) (1 / Math.sqrt(dModel));
             sd.put("self_attn.in_proj_weight", scaled(random(r, 3 * dModel, dModel), a));
@@ -364,11 +278,10 @@ final class BenchCommand {
             String shape = String.format(
                     "B=%d L=%d E=%d H=%d F=%d %s %s",
                     batch, seq, dModel, heads, ffn, normFirst ? "pre-norm" : "post-norm", activation);
-            Backends.Selection sel = device.open();
-            try (Backend b = sel.backend();
-                    Model model = Model.load(mc, new StateDict(sd, "bench"))) {
+            try (Engine engine = device.open();
+                    AttnModel model = engine.loadOwned(config, sd, "bench")) {
                 Request in = Request.of(x);
-                return measure("encoder-layer", sel, threadsOf(device), timing, flops, shape, () -> model.run(b, in));
+                return measure("encoder-layer", engine, threadsOf(device), timing, flops, shape, () -> model.run(in));
             }
         }
 

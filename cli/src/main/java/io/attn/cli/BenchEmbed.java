@@ -90,7 +90,7 @@ final class BenchEmbed implements Callable<Integer> {
             Arrays.sort(r);
             double median = n % 2 == 1 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
             double sps = texts.size() / (median / 1e3), tps = tokens / (median / 1e3);
-            String cpu = io.attn.cpu.CpuInfo.host().describe();
+            String cpu = io.attn.engine.Devices.hostCpu();
             System.out.printf(
                     Locale.ROOT,
                     "bench embed %s: %d texts, %d tokens, on %s; %s%n",
@@ -123,7 +123,7 @@ final class BenchEmbed implements Callable<Integer> {
                     n,
                     sps,
                     tps,
-                    io.attn.cpu.CpuInfo.host().json());
+                    io.attn.engine.Devices.hostCpuJson());
         }
         return 0;
     }

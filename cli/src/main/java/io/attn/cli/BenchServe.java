@@ -148,7 +148,7 @@ final class BenchServe implements Callable<Integer> {
         for (long[] l : latencies) for (int i = 0; i < (int) l[l.length - 1]; i++) all.add(l[i]);
         long[] sorted = all.stream().mapToLong(Long::longValue).sorted().toArray();
         double rps = ok.get() / seconds, sps = rps * perRequest;
-        String cpu = io.attn.cpu.CpuInfo.host().describe();
+        String cpu = io.attn.engine.Devices.hostCpu();
         System.out.printf(
                 Locale.ROOT,
                 "bench serve %s: %d clients, %d text(s) per request, %.0f s; %s%n",
@@ -180,7 +180,7 @@ final class BenchServe implements Callable<Integer> {
                 pct(sorted, 95),
                 pct(sorted, 99),
                 errors.get(),
-                io.attn.cpu.CpuInfo.host().json());
+                io.attn.engine.Devices.hostCpuJson());
         return 0;
     }
 

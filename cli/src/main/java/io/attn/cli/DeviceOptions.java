@@ -2,8 +2,8 @@ package io.attn.cli;
 
 import io.attn.engine.Devices;
 import io.attn.engine.Engine;
-import io.attn.engine.Precision;
 import io.attn.engine.EngineOptions;
+import io.attn.engine.Precision;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;

@@ -41,10 +41,10 @@ final class GoldenCommand implements Callable<Integer> {
         for (GoldenCases.Case c : GoldenCases.load(dir)) // a missing or malformed folder: BAD_INPUT, exit 3
         if (filter == null || c.name().contains(filter)) cases.add(c);
         if (cases.isEmpty()) throw AttnException.badInput(dir + ": no case name contains \"" + filter + "\"");
-        SuiteOptions.Outcome o = suite.onEachBackend("golden", Precision.FP32, false, (t, b) -> {
+        SuiteOptions.Outcome o = suite.onEachBackend("golden", Precision.FP32, false, s -> {
             int failed = 0;
             System.out.println(
-                    "golden: " + dir + ", " + cases.size() + " cases on " + t.name() + " (" + b.description() + ")");
+                    "golden: " + dir + ", " + cases.size() + " cases on " + s.name() + " (" + s.description() + ")");
             System.out.printf(
                     Locale.ROOT,
                     "%-34s  %-28s  %-7s  %10s  %10s  %s%n",
@@ -55,7 +55,7 @@ final class GoldenCommand implements Callable<Integer> {
                     "torch f32",
                     "result");
             for (GoldenCases.Case c : cases) {
-                GoldenCases.Result r = GoldenCases.run(c, b);
+                GoldenCases.Result r = s.runGolden(c);
                 if (!r.pass()) failed++;
                 System.out.printf(
                         Locale.ROOT,

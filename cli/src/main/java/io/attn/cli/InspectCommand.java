@@ -1,13 +1,12 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
+import io.attn.engine.ModelConfigs;
 import io.attn.io.Json;
 import io.attn.io.Npy;
 import io.attn.io.Npz;
 import io.attn.io.SafeTensors;
 import io.attn.io.WordVectors;
-import io.attn.nn.DecoderOnlyConfig;
-import io.attn.nn.ModelConfig;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.io.IOException;
@@ -169,9 +168,7 @@ final class InspectCommand implements Callable<Integer> {
 
     /** A config as the engine understands it: a decoder-only LM config or a module config, defaults filled in. */
     private static Map<String, Object> understand(Map<String, Object> m, String source) {
-        return DecoderOnlyConfig.MODULE.equals(m.get("module"))
-                ? DecoderOnlyConfig.parse(m, source).arguments()
-                : ModelConfig.parse(m, source).arguments();
+        return ModelConfigs.withDefaults(m, source);
     }
 
     @SuppressWarnings("unchecked")

@@ -4,7 +4,6 @@ import io.attn.engine.Precision;
 import io.attn.parity.LayerCases;
 import io.attn.parity.ParityCase;
 import io.attn.parity.ParityCases;
-import io.attn.parity.ParityHarness;
 import io.attn.parity.ParityReport;
 import io.attn.parity.ParityResult;
 import java.util.ArrayList;
@@ -62,11 +61,11 @@ final class ParityCommand implements Callable<Integer> {
         List<LayerCases.Case> layers = new ArrayList<>();
         for (LayerCases.Case c : LayerCases.cases()) if (matches(c.name())) layers.add(c);
         int[] skipped = {0}; // cases a backend declared unsupported: neither passed nor failed
-        SuiteOptions.Outcome o = suite.onEachBackend("parity", precision, variants, (t, b) -> {
+        SuiteOptions.Outcome o = suite.onEachBackend("parity", precision, variants, s -> {
             int failed = 0;
-            System.out.println("== " + t.name() + ": " + b.description());
-            boolean complete = ParityHarness.mustSupportEverything(b);
-            List<ParityResult> results = ParityHarness.runAll(t.opCases(ops), b);
+            System.out.println("== " + s.name() + ": " + s.description());
+            boolean complete = s.complete();
+            List<ParityResult> results = s.runOps(ops);
             System.out.print(ParityReport.format(results));
             for (ParityResult r : results)
                 if (r.unsupported() && !complete) skipped[0]++;
@@ -75,22 +74,22 @@ final class ParityCommand implements Callable<Integer> {
             System.out.printf(
                     Locale.ROOT, "%-52s  %-7s  %12s  %10s  %s%n", "layer case", "backend", "rel err", "bound", "pass");
             for (LayerCases.Case c : layers) {
-                String why = LayerCases.unsupported(c, b);
+                String why = s.unsupported(c);
                 if (why != null && !complete) {
                     skipped[0]++;
                     System.out.printf(
-                            Locale.ROOT, "%-52s  %-7s  %12s  %10s  SKIP %s%n", c.name(), b.name(), "", "", why);
+                            Locale.ROOT, "%-52s  %-7s  %12s  %10s  SKIP %s%n", c.name(), s.name(), "", "", why);
                     continue;
                 }
-                double bound = t.layerBound();
-                LayerCases.Result r = LayerCases.run(c, b, bound);
+                double bound = s.layerBound();
+                LayerCases.Result r = s.runLayer(c);
                 boolean pass = r.pass(); // NaN (a case that threw) never passes
                 if (!pass) failed++;
                 System.out.printf(
                         Locale.ROOT,
                         "%-52s  %-7s  %12.3e  %10.1e  %s%n",
                         c.name(),
-                        b.name(),
+                        s.name(),
                         r.relErr(),
                         bound,
                         pass ? "PASS" : "FAIL " + r.message());

@@ -1,20 +1,15 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
-import io.attn.backend.Backend;
-import io.attn.backend.Backends;
 import io.attn.engine.AttentionWeights;
+import io.attn.engine.AttnModel;
+import io.attn.engine.Engine;
 import io.attn.engine.Request;
 import io.attn.engine.Request.MaskArg;
 import io.attn.engine.Result;
 import io.attn.io.AtomicFiles;
 import io.attn.io.Npy;
 import io.attn.io.Npz;
-import io.attn.io.SafeTensors;
-import io.attn.nn.Model;
-import io.attn.nn.ModelConfig;
-import io.attn.nn.StateDict;
-import io.attn.tensor.Finite;
 import io.attn.tensor.Tensor;
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -171,62 +166,60 @@ final class RunCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "give exactly one of --input and --text");
         if (!nonFinite.equals("error") && !nonFinite.equals("warn"))
             throw new ParameterException(spec.commandLine(), "--non-finite must be error or warn, got " + nonFinite);
-        Model m = loadModel();
-        Backends.Selection sel = device.open();
-        System.err.println("attn: device " + sel.reason());
-        backend = sel.backend();
-        try (m) {
+        engine = device.open();
+        System.err.println("attn: device " + engine.description());
+        try {
+            AttnModel m = engine.load(model, config); // names the file and the problem: BAD_INPUT, exit 3
+            loaded = m;
             List<Path> batch = input == null ? null : expand(input);
             if (batch == null) {
                 Path in = input == null ? null : Path.of(input);
                 progress = new Progress(1, false);
                 String summary;
                 try {
-                    summary = runOne(m, in, output, attentionWeights, heatmap, progress.within(in));
+                    summary = runOne(in, output, attentionWeights, heatmap, progress.within(in));
                 } finally {
                     progress.done(0);
                 }
                 if (summary != null) System.out.println(summary);
                 return 0;
             }
-            return runBatch(m, batch);
+            return runBatch(batch);
         } finally {
             if (fallback != null) fallback.close();
-            sel.backend().close();
+            engine.close(); // closes the model too
         }
     }
 
-    /** The backend runs go to: the selected one, or the CPU after a device fault with {@code --device auto}. */
-    private Backend backend;
+    /** The engine the runs go to: the selected device, or the CPU after a device fault with {@code --device auto}. */
+    private Engine engine;
+
+    /** The model on {@link #engine}. */
+    private AttnModel loaded;
 
     /** The progress of the files being run (its bar, on a terminal). */
     private Progress progress;
 
-    private Backend fallback;
+    private Engine fallback;
 
     /**
-     * Runs the model; with {@code --device auto}, a device failure (out of memory, device lost) on a non-CPU backend
-     * is reported as a warning and the run is repeated on the CPU, which then takes every later run too.
+     * Runs the model; with {@code --device auto}, a device failure (out of memory, device lost) on a non-CPU device is
+     * reported as a warning and the run is repeated on the CPU (the model loaded there), which then takes every later
+     * run too.
      */
-    private Result compute(Model m, Request inputs) {
+    private Result compute(Request inputs) {
         try {
-            return m.run(backend, inputs);
+            return loaded.run(inputs);
         } catch (AttnException e) {
             boolean deviceFault = e.code() == AttnException.Code.DEVICE_OUT_OF_MEMORY
                     || e.code() == AttnException.Code.DEVICE_UNAVAILABLE;
-            if (!deviceFault || !device.auto() || backend.name().equals("cpu")) throw e;
-            warn(backend.name() + " failed (" + e.getMessage() + "); falling back to the CPU");
-            fallback = device.open("cpu").backend();
-            backend = fallback;
-            return m.run(backend, inputs);
+            Engine on = fallback != null ? fallback : engine;
+            if (!deviceFault || !device.auto() || on.device().equals("cpu")) throw e;
+            warn(on.device() + " failed (" + e.getMessage() + "); falling back to the CPU");
+            fallback = Engine.open(device.engineOptions().withDevice("cpu"));
+            loaded = fallback.load(model, config);
+            return loaded.run(inputs);
         }
-    }
-
-    /** The model, its weights checked (shapes, names, finite values) by the engine. */
-    private Model loadModel() {
-        SafeTensors.File f = SafeTensors.read(model);
-        ModelConfig c = Model.readConfig(f, model, config);
-        return Model.load(c, new StateDict(f.tensors(), model.toString()));
     }
 
     /** Null for a single file; the sorted file list for a directory or a glob. */
@@ -247,7 +240,7 @@ final class RunCommand implements Callable<Integer> {
         return null;
     }
 
-    private int runBatch(Model m, List<Path> files) throws IOException {
+    private int runBatch(List<Path> files) throws IOException {
         if (files.isEmpty()) throw AttnException.badInput(input + ": no .npy files found");
         if (output == null)
             throw AttnException.badInput("--output DIR is required when --input is a directory or glob");
@@ -261,7 +254,6 @@ final class RunCommand implements Callable<Integer> {
                 String stem = stem(f);
                 try {
                     runOne(
-                            m,
                             f,
                             output.resolve(stem + ".npy"),
                             attentionWeights == null
@@ -287,7 +279,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** Runs one input; returns the output's summary line when nothing is written, else null. */
-    private String runOne(Model m, Path in, Path out, Path weightsOut, Path heatmapOut, DoubleConsumer progress)
+    private String runOne(Path in, Path out, Path weightsOut, Path heatmapOut, DoubleConsumer progress)
             throws IOException {
         List<String> labels = new ArrayList<>();
         Tensor x;
@@ -323,15 +315,15 @@ final class RunCommand implements Callable<Integer> {
         }
         Result r;
         try {
-            r = compute(m, inputs);
+            r = compute(inputs);
         } catch (AttnException e) {
-            // name the file the problem is about: the memory, target or mask file when the message is about it
-            String msg = e.getMessage();
+            // name the file the problem is about: the memory, target or mask file when the engine says it is about it
             Object file = in == null ? "--text" : in;
-            if (memory != null && msg.startsWith("memory ")) file = memory;
-            else if (target != null && msg.startsWith("target ")) file = target;
-            for (var f : maskFiles.entrySet()) if (msg.startsWith(f.getKey().torchName() + " ")) file = f.getValue();
-            throw new AttnException(e.code(), file + ": " + msg, e);
+            String arg = e.argument();
+            if (memory != null && "memory".equals(arg)) file = memory;
+            else if (target != null && "target".equals(arg)) file = target;
+            for (var f : maskFiles.entrySet()) if (f.getKey().torchName().equals(arg)) file = f.getValue();
+            throw new AttnException(e.code(), file + ": " + e.getMessage(), e);
         }
         if (nonFinite.equals("warn")) warnNonFinite(r.output(), "output");
         // everything computed: now write every output as one unit (all or none)
@@ -405,7 +397,9 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private void warnNonFinite(Tensor t, String what) {
-        int bad = Finite.indexOfNonFinite(t.data());
+        float[] d = t.data();
+        int bad = -1;
+        for (int i = 0; i < d.length && bad < 0; i++) if (!Float.isFinite(d[i])) bad = i;
         if (bad >= 0) warn(what + ": holds " + t.data()[bad] + " at " + t.indexString(bad));
     }
 

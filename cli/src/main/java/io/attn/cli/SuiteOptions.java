@@ -1,15 +1,11 @@
 package io.attn.cli;
 
 import io.attn.AttnException;
-import io.attn.backend.Backend;
-import io.attn.backend.BackendProvider;
-import io.attn.backend.Backends;
-import io.attn.backend.ProbeResult;
 import io.attn.engine.Precision;
+import io.attn.parity.ParitySession;
 import io.attn.parity.ParityTarget;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -52,44 +48,33 @@ final class SuiteOptions {
 
     /** One suite's work on one backend configuration; returns the number of cases that failed. */
     interface Suite {
-        int run(ParityTarget target, Backend backend);
+        int run(ParitySession session);
     }
 
     /**
      * Runs {@code suite} on each selected backend that is available, created with these threads and {@code
-     * precision}: its default configuration and, with {@code variants}, each of its {@link
-     * BackendProvider#parityVariants() parity variants} (a variant that cannot start is listed as skipped). Then
-     * lists the backends skipped, and says so on stderr when none ran.
+     * precision}: its default configuration and, with {@code variants}, each of its parity variants (a variant that
+     * cannot start here is listed as skipped). Then lists the backends skipped, and says so on stderr when none ran.
      */
     Outcome onEachBackend(String command, Precision precision, boolean variants, Suite suite) {
         int failed = 0, ran = 0;
-        List<String> skipped = new ArrayList<>();
-        for (BackendProvider p : Backends.providers()) {
-            if (!includes(p.name())) continue;
-            ProbeResult probe = p.probe();
-            if (!probe.available()) {
-                skipped.add(p.name() + " (" + probe.reason() + ")");
+        ParityTarget.Present present = ParityTarget.present(device, threads, precision, variants);
+        List<String> skipped = new ArrayList<>(present.skipped());
+        for (ParityTarget t : present.targets()) {
+            ParitySession s;
+            try {
+                s = t.session();
+            } catch (AttnException e) {
+                if (!t.name().contains("=")) throw e; // a default configuration the probe called available: a failure
+                skipped.add(t.name() + " (" + e.getMessage() + ")");
                 continue;
             }
-            List<ParityTarget> targets = variants
-                    ? ParityTarget.of(p, threads, precision)
-                    : List.of(ParityTarget.of(p, threads, precision, Map.of()));
-            for (ParityTarget t : targets) {
-                Backend b;
-                try {
-                    b = t.open();
-                } catch (AttnException e) {
-                    if (t == targets.getFirst()) throw e; // the probe said available: a real failure, not a skip
-                    skipped.add(t.name() + " (" + e.getMessage() + ")");
-                    continue;
-                }
-                try (b) {
-                    ran++;
-                    failed += suite.run(t, b);
-                }
+            try (s) {
+                ran++;
+                failed += suite.run(s);
             }
         }
-        for (String s : skipped) System.out.println("skipped (not passed): " + s);
+        for (String x : skipped) System.out.println("skipped (not passed): " + x);
         if (ran == 0) System.err.println("attn: " + command + ": no backend ran (" + device + ")");
         return new Outcome(ran, failed);
     }

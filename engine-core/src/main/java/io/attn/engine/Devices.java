@@ -47,6 +47,41 @@ public final class Devices {
         return out;
     }
 
+    /** The text of detail {@code topic} of {@code device} ({@code "topic: text"}), or null when it has none. */
+    public static String detail(String device, String topic) {
+        for (BackendProvider p : Backends.providers())
+            if (p.name().equals(device)) {
+                try {
+                    for (String line : p.probeDetails())
+                        if (line.startsWith(topic + ": ")) return line.substring(topic.length() + 2);
+                } catch (RuntimeException | LinkageError e) {
+                    return null;
+                }
+            }
+        return null;
+    }
+
+    /**
+     * The host CPU as benchmarks record it beside each figure: model name, family and model, AVX2 / AVX-512, the JVM's
+     * vector width, cores ({@code "unknown"} without the CPU backend on the class path).
+     */
+    public static String hostCpu() {
+        String s = detail("cpu", "host");
+        return s == null ? "unknown" : s;
+    }
+
+    /** {@link #hostCpu()} as a JSON object ({@code null} without the CPU backend on the class path). */
+    public static String hostCpuJson() {
+        String s = detail("cpu", "host json");
+        return s == null ? "null" : s;
+    }
+
+    /** The CPU backend's kernel choice for this host (its tile set), or {@code "unknown"} without it. */
+    public static String cpuKernels() {
+        String s = detail("cpu", "kernels");
+        return s == null ? "unknown" : s;
+    }
+
     /** The device {@code auto} takes here (the first available of {@link #probe()}), or null when none is usable. */
     public static String auto(List<Device> probed) {
         for (Device d : probed) if (d.available()) return d.name();

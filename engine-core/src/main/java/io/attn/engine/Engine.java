@@ -61,6 +61,12 @@ public final class Engine implements AutoCloseable {
         return open(EngineOptions.defaults());
     }
 
+    /** The backend (for the engine's own benchmark hooks, {@link KernelBench}). */
+    Backend backend() {
+        if (gate.isClosed()) throw new IllegalStateException("engine is closed");
+        return backend;
+    }
+
     /** The device that runs the models: {@code cpu} or {@code cuda}. */
     public String device() {
         return backend.name();

@@ -168,9 +168,10 @@ public final class Model implements AutoCloseable {
                 int bad = Finite.indexOfNanOrPositiveInfinity(m.data());
                 if (bad >= 0)
                     throw new AttnException(
-                            AttnException.Code.NON_FINITE,
-                            e.getKey().torchName() + " holds " + m.data()[bad] + " at " + m.indexString(bad)
-                                    + " (a mask may hold -inf, not NaN or +inf)");
+                                    AttnException.Code.NON_FINITE,
+                                    e.getKey().torchName() + " holds " + m.data()[bad] + " at " + m.indexString(bad)
+                                            + " (a mask may hold -inf, not NaN or +inf)")
+                            .about(e.getKey().torchName());
             }
         }
         Key key = new Key(
@@ -224,7 +225,8 @@ public final class Model implements AutoCloseable {
         String name = which.torchName();
         if (!masksTaken().contains(which))
             throw AttnException.badInput(name + " is not an argument of " + config.kind() + "'s forward (its masks are "
-                    + masksTaken().stream().map(MaskArg::torchName).toList() + ")");
+                            + masksTaken().stream().map(MaskArg::torchName).toList() + ")")
+                    .about(name);
         boolean transformer = config.kind() == ModelConfig.Kind.Transformer;
         Tensor decoderInput = transformer ? tgt : x, encoderOutput = transformer ? x : mem;
         Tensor queries =
@@ -243,13 +245,16 @@ public final class Model implements AutoCloseable {
             if (unbatched && m.rank() == 1 && m.dim(0) == s) return m.reshape(1, s);
             if (m.rank() == 2 && m.dim(0) == b && m.dim(1) == s) return m;
             throw AttnException.shape(name + " has shape " + m.shape() + ": expected "
-                    + (unbatched ? "(S) = (" + s + ")" : "(B, S) = (" + b + ", " + s + ")"));
+                            + (unbatched ? "(S) = (" + s + ")" : "(B, S) = (" + b + ", " + s + ")"))
+                    .about(name);
         }
         if (m.rank() == 2 && m.dim(0) == l && m.dim(1) == s) return m;
         if (m.rank() == 3 && m.dim(0) == b * h && m.dim(1) == l && m.dim(2) == s) return m.reshape(b, h, l, s);
         throw AttnException.shape(name + " has shape " + m.shape() + ": expected (L, S) = (" + l + ", " + s + ") or "
-                + (unbatched ? "(num_heads, L, S) = (" : "(B*num_heads, L, S) = (") + b * h + ", " + l + ", " + s
-                + ")");
+                        + (unbatched ? "(num_heads, L, S) = (" : "(B*num_heads, L, S) = (") + b * h + ", " + l + ", "
+                        + s
+                        + ")")
+                .about(name);
     }
 
     private int heads() {
@@ -266,10 +271,12 @@ public final class Model implements AutoCloseable {
         String or = unbatched ? "" : " or (L, " + e + ")";
         if (t.rank() != (unbatched ? 2 : 3))
             throw AttnException.shape(what + " has shape " + t.shape() + ": expected " + want
-                    + (what.equals("input") ? or : ", as the input is"));
+                            + (what.equals("input") ? or : ", as the input is"))
+                    .about(what);
         if (t.dim(-1) != e)
-            throw AttnException.shape(
-                    what + " has shape " + t.shape() + " but the model width is " + e + ": expected " + want + or);
+            throw AttnException.shape(what + " has shape " + t.shape() + " but the model width is " + e + ": expected "
+                            + want + or)
+                    .about(what);
         if (unbatched) return t.reshape(1, t.dim(0), t.dim(1));
         return config.batchFirst() ? t : swap01(t);
     }
@@ -293,8 +300,9 @@ public final class Model implements AutoCloseable {
         int bad = Finite.indexOfNonFinite(t.data());
         if (bad >= 0)
             throw new AttnException(
-                    AttnException.Code.NON_FINITE,
-                    what + " holds " + t.data()[bad] + " at " + t.indexString(bad) + ": inputs must be finite");
+                            AttnException.Code.NON_FINITE,
+                            what + " holds " + t.data()[bad] + " at " + t.indexString(bad) + ": inputs must be finite")
+                    .about(what);
     }
 
     /**
@@ -502,7 +510,8 @@ public final class Model implements AutoCloseable {
     private static void sameBatch(Tensor t, Tensor original, Tensor x, String what) {
         if (t != null && t.dim(0) != x.dim(0))
             throw AttnException.shape(what + " has shape " + original.shape() + " but the input has batch " + x.dim(0)
-                    + ": the batch sizes must match");
+                            + ": the batch sizes must match")
+                    .about(what);
     }
 
     @Override

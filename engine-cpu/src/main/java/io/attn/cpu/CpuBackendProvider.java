@@ -28,11 +28,17 @@ public final class CpuBackendProvider implements BackendProvider {
         }
     }
 
-    /** {@code host: <CPU model, family, flags, vector width>} and {@code kernels: <the tile set chosen for it>}. */
+    /**
+     * {@code host: <CPU model, family, flags, vector width>}, {@code kernels: <the tile set chosen for it>} and {@code
+     * host json: <the host line as a JSON object>} (what benchmarks record beside each figure).
+     */
     @Override
     public java.util.List<String> probeDetails() {
         try {
-            return java.util.List.of("host: " + CpuInfo.host().describe(), "kernels: " + CpuInfo.kernels());
+            return java.util.List.of(
+                    "host: " + CpuInfo.host().describe(),
+                    "kernels: " + CpuInfo.kernels(),
+                    "host json: " + CpuInfo.host().json());
         } catch (LinkageError e) { // jdk.incubator.vector missing: probe() already says so
             return java.util.List.of();
         }

@@ -54,6 +54,35 @@ public record ParityTarget(String name, Precision precision, Supplier<Backend> o
         return opener.get();
     }
 
+    /** Opens the backend as a {@link ParitySession}; throws {@link io.attn.AttnException} when it cannot start. */
+    public ParitySession session() {
+        return new ParitySession(this, open());
+    }
+
+    /** What {@link #present} found: the targets to run, and each backend or variant skipped with its reason. */
+    public record Present(List<ParityTarget> targets, List<String> skipped) {}
+
+    /**
+     * The targets on this host for {@code device} ({@code all}, or one backend's name): each available backend's
+     * default configuration with these threads and precision, and with {@code variants} each of its {@link
+     * BackendProvider#parityVariants()}. An unavailable backend is listed in {@code skipped} with its probe's reason.
+     */
+    public static Present present(String device, int threads, Precision precision, boolean variants) {
+        List<ParityTarget> targets = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        for (BackendProvider p : io.attn.backend.Backends.providers()) {
+            if (!device.equals("all") && !device.equals(p.name())) continue;
+            io.attn.backend.ProbeResult probe = io.attn.backend.Backends.safeProbe(p);
+            if (!probe.available()) {
+                skipped.add(p.name() + " (" + probe.reason() + ")");
+                continue;
+            }
+            if (variants) targets.addAll(of(p, threads, precision));
+            else targets.add(of(p, threads, precision, Map.of()));
+        }
+        return new Present(targets, skipped);
+    }
+
     /**
      * The relative error every case is held to at a reduced precision (used where it is larger than the case's own
      * bound); 0 for fp32, where each case keeps its own. TF32 rounds GEMM inputs to 10 mantissa bits (2^-11 relative

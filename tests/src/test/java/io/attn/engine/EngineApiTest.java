@@ -101,6 +101,33 @@ class EngineApiTest {
     }
 
     @Test
+    void errorsSayWhichArgumentTheyAreAbout() {
+        // AttnException.argument(): a caller that read each argument from a file names the file without parsing text
+        Tensor x = input(5, 2, 6, E);
+        try (Engine engine = Fixtures.cpu();
+                AttnModel m = engine.load(Fixtures.MHA_JSON, Fixtures.mhaWeights())) {
+            io.attn.AttnException wide = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.attn.AttnException.class, () -> m.run(Request.of(x).withMemory(input(6, 2, 9, E + 1))));
+            assertEquals("memory", wide.argument(), wide.getMessage());
+            io.attn.AttnException batch = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.attn.AttnException.class, () -> m.run(Request.of(x).withMemory(input(6, 3, 9, E))));
+            assertEquals("memory", batch.argument(), batch.getMessage());
+            io.attn.AttnException mask = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.attn.AttnException.class, () -> m.run(Request.of(x).withAttnMask(Tensor.zeros(6, 5), true)));
+            assertEquals("attn_mask", mask.argument(), mask.getMessage());
+            float[] bad = x.data().clone();
+            bad[7] = Float.NaN;
+            io.attn.AttnException nan = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.attn.AttnException.class, () -> m.run(Request.of(Tensor.of(bad, 2, 6, E))));
+            assertEquals(io.attn.AttnException.Code.NON_FINITE, nan.code());
+            assertEquals("input", nan.argument(), nan.getMessage());
+            io.attn.AttnException notOne = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.attn.AttnException.class, () -> engine.load("{\"module\":\"Nope\"}", Map.of()));
+            assertEquals(null, notOne.argument(), notOne.getMessage());
+        }
+    }
+
+    @Test
     void transformerRunsThroughTheGeneralEntryPoint() {
         var cfg = new io.attn.reference.layers.TransformerConfig(2, 1, Fixtures.LAYER);
         Map<String, Tensor> sd = io.attn.reference.layers.RandomStateDicts.transformer(cfg, 13);

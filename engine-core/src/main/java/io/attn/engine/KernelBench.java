@@ -1,0 +1,178 @@
+package io.attn.engine;
+
+import io.attn.AttnException;
+import io.attn.backend.Backend;
+import io.attn.backend.Buffer;
+import io.attn.exec.Executor;
+import io.attn.graph.Graph;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.DType;
+import io.attn.tensor.Tensor;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * One kernel of an {@link Engine}'s device on random inputs, ready to be timed ({@code attn bench gemm}, {@code attn
+ * bench attention}): a GEMM or a scaled dot-product attention as the engine's layers call them, its floating-point
+ * operation count and a shape label. {@link #run()} is one call: inputs in, outputs out (so on a GPU it includes the
+ * host transfers), unless made {@code resident} (inputs uploaded once; each call downloads only a mean per row) or
+ * {@code into} (outputs into arrays allocated once, as NumPy's {@code out=}). Not thread-safe; close it when done.
+ */
+public final class KernelBench implements AutoCloseable {
+    private final Backend backend;
+    private final Executor executor;
+    private final Runnable call;
+    private final Map<String, Buffer> bound;
+    private final double flops;
+    private final String shape;
+
+    private KernelBench(
+            Engine engine,
+            Graph graph,
+            Map<String, Tensor> feeds,
+            boolean resident,
+            boolean into,
+            double flops,
+            String shape) {
+        this.backend = engine.backend();
+        this.executor = new Executor(backend, graph);
+        this.flops = flops;
+        if (resident) {
+            bound = new LinkedHashMap<>();
+            for (var e : feeds.entrySet()) {
+                float[] d = e.getValue().data();
+                Buffer buf = backend.allocate(DType.F32, d.length);
+                bound.put(e.getKey(), buf);
+                backend.upload(d, d.length, buf);
+            }
+            this.call = () -> executor.run(Map.of(), bound);
+            this.shape = shape + " resident";
+        } else if (into) {
+            bound = new LinkedHashMap<>();
+            float[][] outs = new float[graph.outputs().size()][];
+            for (int i = 0; i < outs.length; i++)
+                outs[i] = new float[(int) graph.outputs().get(i).shape().size()];
+            this.call = () -> executor.runInto(feeds, outs);
+            this.shape = shape + " into";
+        } else {
+            bound = new LinkedHashMap<>();
+            this.call = () -> executor.run(feeds);
+            this.shape = shape;
+        }
+    }
+
+    /**
+     * Batched SGEMM {@code C = A . B}: A (batch, m, k); B (batch, k, n), or (batch, n, k) used as B^T with {@code
+     * transB}; with {@code weights}, B is a layer's weight as in a Linear: a constant (n, k) used as B^T, shared by the
+     * batch (the CPU packs it once, on the first call).
+     */
+    public static KernelBench gemm(
+            Engine engine, int batch, int m, int n, int k, boolean transB, boolean weights, boolean into) {
+        positive("batch", batch, "m", m, "n", n, "k", k);
+        SplittableRandom r = new SplittableRandom(1);
+        GraphBuilder g = new GraphBuilder();
+        Node a = g.input("a", batch, m, k);
+        double flops = 2.0 * batch * m * n * k;
+        if (weights) {
+            Node w = g.constant("w", random(r, n, k));
+            Map<String, Tensor> feeds = Map.of("a", random(r, batch, m, k));
+            Node c = g.matmul(a, w, false, true, 1f);
+            String shape = String.format("batch=%d m=%d n=%d k=%d weights B^T", batch, m, n, k);
+            return new KernelBench(engine, g.build(c), feeds, false, into, flops, shape);
+        }
+        Node b = transB ? g.input("b", batch, n, k) : g.input("b", batch, k, n);
+        Node c = g.matmul(a, b, false, transB, 1f);
+        Map<String, Tensor> feeds =
+                Map.of("a", random(r, batch, m, k), "b", transB ? random(r, batch, n, k) : random(r, batch, k, n));
+        String shape = String.format("batch=%d m=%d n=%d k=%d%s", batch, m, n, k, transB ? " B^T" : "");
+        return new KernelBench(engine, g.build(c), feeds, false, into, flops, shape);
+    }
+
+    /**
+     * Scaled dot-product attention over q (batch, heads, seq, headDim) and k, v (batch, heads, kvSeq, headDim): fused,
+     * or with {@code weights} unfused as ScaledDotProductAttention (the (B, H, L, S) weights returned too). The flop
+     * count counts the visible score entries only (causal keeps j <= i).
+     */
+    public static KernelBench attention(
+            Engine engine,
+            int batch,
+            int heads,
+            int seq,
+            int kvSeq,
+            int headDim,
+            boolean causal,
+            boolean weights,
+            boolean resident,
+            boolean into) {
+        positive("batch", batch, "heads", heads, "seq", seq, "head dim", headDim);
+        if (resident && into) throw AttnException.badInput("resident and into exclude each other");
+        int s = kvSeq > 0 ? kvSeq : seq;
+        SplittableRandom r = new SplittableRandom(2);
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", batch, heads, seq, headDim);
+        Node k = g.input("k", batch, heads, s, headDim);
+        Node v = g.input("v", batch, heads, s, headDim);
+        MaskSpec mask = causal ? MaskSpec.CAUSAL : MaskSpec.NONE;
+        float scale = (float) (1 / Math.sqrt(headDim));
+        Node out;
+        Node w = null;
+        if (weights) {
+            w = g.attentionWeights(q, k, scale, mask, null, null); // as ScaledDotProductAttention
+            out = g.matmul(w, v);
+        } else out = g.attention(q, k, v, scale, mask, null, null);
+        Map<String, Tensor> feeds = Map.of(
+                "q", random(r, batch, heads, seq, headDim),
+                "k", random(r, batch, heads, s, headDim),
+                "v", random(r, batch, heads, s, headDim));
+        double pairs = 0;
+        for (int i = 0; i < seq; i++) pairs += causal ? Math.min(i + 1, s) : s;
+        double flops = 4.0 * batch * heads * headDim * pairs;
+        String shape = String.format(
+                "B=%d H=%d L=%d S=%d D=%d%s%s",
+                batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
+        Graph graph;
+        if (resident) {
+            Node o = g.mean(out, 3);
+            graph = weights ? g.build(o, g.mean(w, 3)) : g.build(o);
+        } else graph = weights ? g.build(out, w) : g.build(out);
+        return new KernelBench(engine, graph, feeds, resident, into, flops, shape);
+    }
+
+    /** One call of the kernel (see the class comment for what it includes). */
+    public void run() {
+        call.run();
+    }
+
+    /** Floating-point operations of one call. */
+    public double flops() {
+        return flops;
+    }
+
+    /** The shape label, e.g. {@code batch=1 m=1024 n=1024 k=1024 into}. */
+    public String shape() {
+        return shape;
+    }
+
+    @Override
+    public void close() {
+        for (Buffer b : bound.values()) backend.release(b);
+        bound.clear();
+        executor.close();
+    }
+
+    private static Tensor random(SplittableRandom r, int... dims) {
+        Tensor t = Tensor.zeros(dims);
+        float[] d = t.data();
+        for (int i = 0; i < d.length; i++) d[i] = (float) (2 * r.nextDouble() - 1);
+        return t;
+    }
+
+    private static void positive(Object... nameValue) {
+        for (int i = 0; i < nameValue.length; i += 2)
+            if ((int) nameValue[i + 1] <= 0)
+                throw AttnException.badInput(nameValue[i] + " must be positive, got " + nameValue[i + 1]);
+    }
+}
