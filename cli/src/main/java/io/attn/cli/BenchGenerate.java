@@ -102,7 +102,8 @@ final class BenchGenerate implements Callable<Integer> {
             // warm-up: the same prompts, a few tokens, both paths (JIT, thread pool, buffer pools)
             GenerationOptions greedy = GenerationOptions.defaults();
             lm.generate(prompts, greedy.withMaxNewTokens(4), null);
-            if (!mode.equals("cache")) lm.generate(prompts, greedy.withMaxNewTokens(2).withCache(false), null);
+            if (!mode.equals("cache"))
+                lm.generate(prompts, greedy.withMaxNewTokens(2).withCache(false), null);
             if (!mode.equals("no-cache")) cached = run(lm, prompts, true);
             if (!mode.equals("cache")) uncached = run(lm, prompts, false);
         }
@@ -123,7 +124,9 @@ final class BenchGenerate implements Callable<Integer> {
 
     private double run(LanguageModel lm, int[][] prompts, boolean cache) {
         Generation res = lm.generate(
-                prompts, GenerationOptions.defaults().withMaxNewTokens(newTokens).withCache(cache), null);
+                prompts,
+                GenerationOptions.defaults().withMaxNewTokens(newTokens).withCache(cache),
+                null);
         System.out.printf(
                 Locale.ROOT,
                 "  %-8s %d tokens in %.2f s: %.2f tokens/s (prefill %.1f ms, then %.2f tokens/s)%n",

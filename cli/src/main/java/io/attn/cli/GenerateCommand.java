@@ -78,7 +78,8 @@ final class GenerateCommand implements Callable<Integer> {
         int[][] ids = new int[prompts.size()][];
         for (int i = 0; i < ids.length; i++) ids[i] = tok.encodeWithBos(prompts.get(i));
         long s = seed != null ? seed : System.nanoTime();
-        GenerationOptions options = new GenerationOptions(maxNewTokens, temperature, topK, topP, s, tok.eos(), !noCache);
+        GenerationOptions options =
+                new GenerationOptions(maxNewTokens, temperature, topK, topP, s, tok.eos(), !noCache);
         PrintStream out = System.out;
         boolean stream = ids.length == 1;
         int[] printed = new int[1];
@@ -94,8 +95,8 @@ final class GenerateCommand implements Callable<Integer> {
         try (Engine engine = device.open();
                 LanguageModel lm = engine.loadLanguageModel(model, config)) {
             if (tok.vocabSize() != lm.vocabSize())
-                throw AttnException.badInput(vocab + " has " + tok.vocabSize()
-                        + " tokens but the model's vocab_size is " + lm.vocabSize());
+                throw AttnException.badInput(
+                        vocab + " has " + tok.vocabSize() + " tokens but the model's vocab_size is " + lm.vocabSize());
             description = engine.description();
             r = lm.generate(ids, options, listener);
         }
