@@ -3,6 +3,7 @@ package io.attn.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.attn.reference.layers.RefEmbedding;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -58,6 +59,46 @@ class DemoCommandTest {
                     for (int j = i + 1; j < n; j++) assertEquals(0.0, rows.get(i)[j], title);
             }
             if (title.startsWith("causal")) assertEquals(1.0, rows.get(0)[0], 1e-9, "first token sees only itself");
+        }
+    }
+
+    /**
+     * The demo's weights, pinned from the graph-based demo it replaced (nn.Embedding + nn.PositionalEncoding +
+     * nn.MultiheadAttention on an executor): the public-API version prints the same digits. Compared within one unit
+     * of the last printed digit, so a rounding flip between vector widths cannot fail it while a different weight draw,
+     * positional encoding or scale moves entries by far more.
+     */
+    @Test
+    void printsTheWeightsOfTheGraphBasedDemo() {
+        String out = runCli("demo", "--device", "cpu");
+        assertTrue(out.contains("ids:    [0, 5, 3, 2, 1, 6, 3, 4]   (index in the sorted vocabulary"), out);
+        assertTrue(out.contains("Embedding(7, 32) + sinusoidal positional encoding + MultiheadAttention(embed_dim=32,"
+                + " num_heads=4), seed 42"), out);
+        double[][] want = {
+            {0.1458, 0.1410, 0.1422, 0.0776, 0.0972, 0.1345, 0.1112, 0.1505},
+            {0.0821, 0.0944, 0.2725, 0.0543, 0.0610, 0.0741, 0.2391, 0.1225}
+        };
+        List<double[]> self = table(out, "self-attention, weights", 8);
+        List<double[]> causal = table(out, "causal (masked) self-attention, weights", 8);
+        for (int j = 0; j < 8; j++) {
+            assertEquals(want[0][j], self.get(0)[j], 1.01e-4, "self-attention row 0 column " + j);
+            assertEquals(want[1][j], self.get(7)[j], 1.01e-4, "self-attention row 7 column " + j);
+            assertEquals(want[1][j], causal.get(7)[j], 1.01e-4, "causal row 7 sees every token");
+        }
+        double[] causalRow3 = {0.3508, 0.2184, 0.2036, 0.2272};
+        for (int j = 0; j < 4; j++) assertEquals(causalRow3[j], causal.get(3)[j], 1.01e-4, "causal row 3 column " + j);
+    }
+
+    /** The demo's positional encoding is the sinusoidal one of the engine and PyTorch's tutorials (odd widths too). */
+    @Test
+    void positionalEncodingIsTheSinusoidalTable() {
+        for (int e : new int[] {32, 7}) {
+            double[] want = RefEmbedding.sinusoidalPositionalEncoding(50, e, 0).data();
+            for (int p = 0; p < 50; p++) {
+                float[] got = DemoCommand.positionalEncoding(p, e);
+                for (int c = 0; c < e; c++)
+                    assertEquals((float) want[p * e + c], got[c], 1e-6f, "E=" + e + " position " + p + " column " + c);
+            }
         }
     }
 

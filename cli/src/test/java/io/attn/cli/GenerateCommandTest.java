@@ -140,5 +140,19 @@ class GenerateCommandTest {
                 "cpu");
         assertEquals(3, r.code());
         assertTrue(r.err().contains("max_len"), r.err());
+        for (String[] bad : new String[][] {
+            {"--temperature", "Infinity", "--temperature must be >= 0, got Infinity"},
+            {"--temperature", "-1", "--temperature must be >= 0, got -1.0"},
+            {"--top-k", "-2", "--top-k must be >= 0, got -2"},
+            {"--top-p", "1.5", "--top-p must be in (0, 1], got 1.5"},
+            {"--max-new-tokens", "-1", "--max-new-tokens must be >= 0, got -1"}
+        }) {
+            r = RunCommandTest.cli(
+                    "generate", "--model", f[0].toString(), "--vocab", f[1].toString(), "--prompt", "the", bad[0],
+                    bad[1], "--device", "cpu");
+            assertEquals(3, r.code(), r.err());
+            assertTrue(r.err().contains(bad[2]), r.err());
+            assertEquals(1, r.err().lines().count(), "one line: " + r.err());
+        }
     }
 }
