@@ -107,7 +107,9 @@ public final class CpuBackend implements Backend {
         float[][] in = new float[inputs.length][];
         for (int i = 0; i < in.length; i++) in[i] = CpuBuffer.of(inputs[i]);
         int n = node.shape().size();
+        // "case null" makes this an enhanced switch, which javac requires to be exhaustive: a new Op breaks this build
         switch (node.op()) {
+            case null -> throw new IllegalStateException(node + " has no op");
             case INPUT, CONSTANT -> throw new IllegalStateException(node + " is a leaf and is never executed");
             case MATMUL -> MatMul.run(par, node, o, in);
             case ADD_BIAS ->

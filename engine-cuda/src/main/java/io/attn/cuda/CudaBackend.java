@@ -254,7 +254,9 @@ public final class CudaBackend implements Backend {
     /** The one exhaustive switch over the ops (no default: a new Op breaks this build until handled). */
     private void run(Node node, CudaBuffer y, CudaBuffer[] x) {
         CudaStream st = stream;
+        // "case null" makes this an enhanced switch, which javac requires to be exhaustive: a new Op breaks this build
         switch (node.op()) {
+            case null -> throw new IllegalStateException(node + " has no op");
             case INPUT, CONSTANT -> throw new IllegalStateException("leaf " + node + " is not executed");
             case MATMUL -> MatMul.run(st, node, y, x);
             case ADD_BIAS -> Elementwise.addBias(st, node, y, x[0], x[1]);

@@ -93,7 +93,9 @@ public final class PlantedBugBackend implements Backend {
         float[][] in = new float[inputs.length][];
         for (int i = 0; i < in.length; i++) in[i] = ((Buf) inputs[i]).a;
         int size = n.shape().size();
+        // "case null" makes this an enhanced switch, which javac requires to be exhaustive: a new Op breaks this build
         switch (n.op()) {
+            case null -> throw new IllegalStateException(n + " has no op");
             case INPUT, CONSTANT -> throw new IllegalArgumentException("leaves are not executed");
             case MATMUL -> {
                 OpParams.MatMul p = n.params(OpParams.MatMul.class);
