@@ -14,25 +14,66 @@ class BenchGenerateTest {
     @Test
     void printsBothModesTheSpeedUpAndAJsonLine() {
         var r = RunCommandTest.ok(
-                "bench", "generate", "--prompt-len", "6", "--new-tokens", "5", "--batch", "2", "--d-model", "16",
-                "--heads", "2", "--layers", "2", "--ffn", "32", "--vocab", "50", "--device", "cpu", "--threads", "1");
+                "bench",
+                "generate",
+                "--prompt-len",
+                "6",
+                "--new-tokens",
+                "5",
+                "--batch",
+                "2",
+                "--d-model",
+                "16",
+                "--heads",
+                "2",
+                "--layers",
+                "2",
+                "--ffn",
+                "32",
+                "--vocab",
+                "50",
+                "--device",
+                "cpu",
+                "--threads",
+                "1");
         List<String> lines = r.out().lines().toList();
         assertEquals(5, lines.size(), r.out());
         String shape = "B=2 prompt=6 new=5 E=16 H=2 layers=2 F=32 V=50";
         assertTrue(lines.get(0).startsWith("bench generate " + shape + " on cpu"), lines.get(0));
         assertTrue(
-                lines.get(1).matches("  cache    10 tokens in [0-9.]+ s: [0-9.]+ tokens/s \\(prefill [0-9.]+ ms, then"
-                        + " [0-9.]+ tokens/s\\)"),
+                lines.get(1)
+                        .matches("  cache    10 tokens in [0-9.]+ s: [0-9.]+ tokens/s \\(prefill [0-9.]+ ms, then"
+                                + " [0-9.]+ tokens/s\\)"),
                 lines.get(1));
         assertTrue(lines.get(2).startsWith("  no cache 10 tokens in "), lines.get(2));
         assertTrue(lines.get(3).matches("  speed-up of the cache: [0-9.]+x"), lines.get(3));
         assertTrue(
-                lines.get(4).matches("\\{\"bench\":\"generate\",\"device\":\"cpu\",\"threads\":1,\"cached_tokens_per_s\":"
-                        + "[0-9.]+,\"uncached_tokens_per_s\":[0-9.]+,\"speedup\":[0-9.]+,\"shape\":\"" + shape + "\"}"),
+                lines.get(4)
+                        .matches("\\{\"bench\":\"generate\",\"device\":\"cpu\",\"threads\":1,\"cached_tokens_per_s\":"
+                                + "[0-9.]+,\"uncached_tokens_per_s\":[0-9.]+,\"speedup\":[0-9.]+,\"shape\":\"" + shape
+                                + "\"}"),
                 lines.get(4));
         var cacheOnly = RunCommandTest.ok(
-                "bench", "generate", "--prompt-len", "4", "--new-tokens", "3", "--d-model", "16", "--heads", "2",
-                "--layers", "1", "--ffn", "32", "--vocab", "20", "--device", "cpu", "--mode", "cache");
+                "bench",
+                "generate",
+                "--prompt-len",
+                "4",
+                "--new-tokens",
+                "3",
+                "--d-model",
+                "16",
+                "--heads",
+                "2",
+                "--layers",
+                "1",
+                "--ffn",
+                "32",
+                "--vocab",
+                "20",
+                "--device",
+                "cpu",
+                "--mode",
+                "cache");
         assertTrue(cacheOnly.out().contains("\"uncached_tokens_per_s\":null,\"speedup\":null"), cacheOnly.out());
     }
 }

@@ -72,8 +72,10 @@ class DemoCommandTest {
     void printsTheWeightsOfTheGraphBasedDemo() {
         String out = runCli("demo", "--device", "cpu");
         assertTrue(out.contains("ids:    [0, 5, 3, 2, 1, 6, 3, 4]   (index in the sorted vocabulary"), out);
-        assertTrue(out.contains("Embedding(7, 32) + sinusoidal positional encoding + MultiheadAttention(embed_dim=32,"
-                + " num_heads=4), seed 42"), out);
+        assertTrue(
+                out.contains("Embedding(7, 32) + sinusoidal positional encoding + MultiheadAttention(embed_dim=32,"
+                        + " num_heads=4), seed 42"),
+                out);
         double[][] want = {
             {0.1458, 0.1410, 0.1422, 0.0776, 0.0972, 0.1345, 0.1112, 0.1505},
             {0.0821, 0.0944, 0.2725, 0.0543, 0.0610, 0.0741, 0.2391, 0.1225}

@@ -148,8 +148,17 @@ class GenerateCommandTest {
             {"--max-new-tokens", "-1", "--max-new-tokens must be >= 0, got -1"}
         }) {
             r = RunCommandTest.cli(
-                    "generate", "--model", f[0].toString(), "--vocab", f[1].toString(), "--prompt", "the", bad[0],
-                    bad[1], "--device", "cpu");
+                    "generate",
+                    "--model",
+                    f[0].toString(),
+                    "--vocab",
+                    f[1].toString(),
+                    "--prompt",
+                    "the",
+                    bad[0],
+                    bad[1],
+                    "--device",
+                    "cpu");
             assertEquals(3, r.code(), r.err());
             assertTrue(r.err().contains(bad[2]), r.err());
             assertEquals(1, r.err().lines().count(), "one line: " + r.err());
