@@ -25,12 +25,12 @@ class DeviceOptionsTest {
         d.device = "cpu";
         d.threads = 1;
         d.precision = "bf16";
-        try (var b = d.open().backend()) {
+        try (var e = d.open()) {
             assertTrue(
-                    b.description()
-                            .endsWith("precision bf16 requested, computed in fp32 (the cpu backend has no"
+                    e.description()
+                            .contains("precision bf16 requested, computed in fp32 (the cpu backend has no"
                                     + " reduced-precision modes)"),
-                    b.description());
+                    e.description());
         }
     }
 }
