@@ -2,7 +2,7 @@
 //
 // Shapes: x, y (..., N) with n elements in all; bias (N) or null (cols = N gives the bias index j % N).
 // act: 0 none (ADD_BIAS), 1 ReLU, 2 GELU exact (0.5 v (1 + erf(v / sqrt 2))),
-//      3 GELU tanh (0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), PyTorch approximate='tanh').
+//      3 GELU tanh (0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), PyTorch approximate='tanh'), 4 SiLU (v / (1 + e^-v)).
 // Launch: 1-D grid-stride loop; block = 256, grid = min(ceil(n / 256), 65535).
 // Variants: ADD_BIAS = (bias, act 0); RELU / GELU = (no bias, act 1..3); bias + act fuses Linear + activation.
 
@@ -22,6 +22,7 @@ extern "C" __global__ void bias_act_f32(const float* x, const float* __restrict_
                 v = 0.5f * v * (1.f + tanhf(u));
                 break;
             }
+            case 4: v = v / (1.f + expf(-v)); break;  // SiLU; -inf gives -0
             default: break;
         }
         y[idx] = v;

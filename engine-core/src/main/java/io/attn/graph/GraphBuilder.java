@@ -270,6 +270,10 @@ public final class GraphBuilder {
         return add(Op.RELU, new OpParams.Relu(), x.shape(), x);
     }
 
+    public Node silu(Node x) {
+        return add(Op.SILU, new OpParams.Silu(), x.shape(), x);
+    }
+
     public Node gelu(Node x, boolean tanh) {
         return add(Op.GELU, new OpParams.Gelu(tanh), x.shape(), x);
     }

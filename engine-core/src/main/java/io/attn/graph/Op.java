@@ -31,6 +31,8 @@ public enum Op {
     RELU,
     /** GELU, exact (erf) or tanh approximation. */
     GELU,
+    /** SiLU (swish): {@code x * sigmoid(x)}, PyTorch's {@code nn.SiLU}. */
+    SILU,
     /** Row lookup: ids {@code (...)} (integral values stored as float) into a table {@code (V, E)}. */
     EMBEDDING,
     /** {@code x (B, L, E)} plus the sinusoidal encoding of positions {@code offset .. offset+L-1}. */

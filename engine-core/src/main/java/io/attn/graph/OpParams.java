@@ -51,6 +51,9 @@ public sealed interface OpParams {
 
     record Relu() implements OpParams {}
 
+    /** SILU has no parameters. */
+    record Silu() implements OpParams {}
+
     /** {@code tanh}: PyTorch's {@code approximate='tanh'}; otherwise the exact erf form. */
     record Gelu(boolean tanh) implements OpParams {}
 

@@ -127,6 +127,7 @@ public final class CpuBackend implements Backend {
             case SOFTMAX -> Softmax.run(par, node, o, in);
             case LAYER_NORM -> LayerNorm.run(par, node, o, in);
             case RELU -> Elementwise.relu(par, o, in[0], n);
+            case SILU -> Elementwise.silu(par, o, in[0], n);
             case GELU ->
                 Gelu.run(par, o, in[0], n, node.params(OpParams.Gelu.class).tanh());
             case EMBEDDING -> Embedding.run(node, o, in[0], in[1]);

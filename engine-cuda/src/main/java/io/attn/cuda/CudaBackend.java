@@ -266,6 +266,7 @@ public final class CudaBackend implements Backend {
             case LAYER_NORM -> LayerNorm.run(st, node, y, x);
             case RELU -> Elementwise.relu(st, node, y, x[0]);
             case GELU -> Elementwise.gelu(st, node, y, x[0]);
+            case SILU -> Elementwise.silu(st, node, y, x[0]);
             case EMBEDDING -> Embedding.run(st, node, y, x[0], x[1]);
             case POSITIONAL_ENCODING -> PositionalEncoding.run(st, node, y, x[0]);
             case SPLIT_HEADS -> Layout.splitHeads(st, node, y, x[0]);

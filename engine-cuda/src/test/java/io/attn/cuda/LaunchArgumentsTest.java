@@ -167,7 +167,7 @@ class LaunchArgumentsTest {
                 g.matmul(ln, g.constant("W", Tensor.zeros(8, 8)), false, true, 1f), g.constant("bb", Tensor.zeros(8)));
         Node fused = g.linear(lin, g.constant("W2", Tensor.zeros(8, 8)), g.constant("bb2", Tensor.zeros(8)), true);
         Node h = g.gelu(fused, false); // MATMUL + ADD_BIAS, then MATMUL with the bias/ReLU epilogue
-        Node r = g.relu(g.gelu(g.scale(g.add(h, x), 0.5f), true));
+        Node r = g.silu(g.relu(g.gelu(g.scale(g.add(h, x), 0.5f), true)));
         // the residual and heads-layout epilogues (add_f32 in place; split_heads from a scratch product)
         r = g.residual(r, g.linear(r, g.constant("W3", Tensor.zeros(8, 8)), g.constant("bb3", Tensor.zeros(8))));
         Node qp = g.linearHeads(r, g.constant("W4", Tensor.zeros(8, 8)), g.constant("bb4", Tensor.zeros(8)), 2);

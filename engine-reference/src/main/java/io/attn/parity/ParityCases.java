@@ -44,6 +44,7 @@ public final class ParityCases {
         softmax(all);
         layerNorm(all);
         gelu(all);
+        silu(all);
         embeddingAndPositions(all);
         layout(all);
         attention(all);
@@ -277,6 +278,16 @@ public final class ParityCases {
             float[] v = {1e4f, -1e4f, 1e3f, -1e3f, 50f, -50f, 20f, -20f, 10f, -10f, 6f, -6f, 5.5f, -5.5f, 0f, 1f, -1f};
             all.add(c.done(c.g.gelu(c.in("x", Tensor.of(v, v.length)), tanh), FP32, FP32_WHY));
         }
+    }
+
+    private static void silu(List<ParityCase> all) {
+        for (int[] dims : new int[][] {{1}, {3, 65}, {1000}}) {
+            CaseBuilder c = new CaseBuilder("silu " + Arrays.toString(dims));
+            all.add(c.done(c.g.silu(c.in("x", c.normalT(2.0, dims))), FP32, FP32_WHY));
+        }
+        CaseBuilder c = new CaseBuilder("silu large |x|");
+        float[] v = {1e4f, -1e4f, 1e3f, -1e3f, 100f, -100f, 50f, -50f, 20f, -20f, 0f, 1f, -1f};
+        all.add(c.done(c.g.silu(c.in("x", Tensor.of(v, v.length))), FP32, FP32_WHY));
     }
 
     private static void embeddingAndPositions(List<ParityCase> all) {

@@ -132,6 +132,9 @@ public final class PlantedBugBackend implements Backend {
             case RELU -> {
                 for (int i = 0; i < size; i++) o[i] = Math.max(in[0][i], 0f);
             }
+            case SILU -> {
+                for (int i = 0; i < size; i++) o[i] = in[0][i] / (1f + (float) Math.exp(-in[0][i]));
+            }
             case GELU -> {
                 boolean tanh = n.params(OpParams.Gelu.class).tanh();
                 for (int i = 0; i < size; i++) o[i] = gelu(in[0][i], tanh);

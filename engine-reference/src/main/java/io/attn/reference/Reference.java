@@ -55,6 +55,7 @@ public final class Reference {
             case LAYER_NORM -> layerNorm(n, in);
             case RELU -> relu(in[0]);
             case GELU -> gelu(in[0], n.params(OpParams.Gelu.class).tanh());
+            case SILU -> silu(in[0]);
             case EMBEDDING -> embedding(n, in[0], in[1]);
             case POSITIONAL_ENCODING -> positionalEncoding(n, in[0]);
             case SPLIT_HEADS -> splitHeads(n, in[0]);
@@ -285,6 +286,13 @@ public final class Reference {
     private static double[] relu(double[] x) {
         double[] out = new double[x.length];
         for (int i = 0; i < x.length; i++) out[i] = Double.isNaN(x[i]) ? x[i] : Math.max(x[i], 0.0);
+        return out;
+    }
+
+    /** F.silu: {@code x sigmoid(x) = x / (1 + e^-x)} (x = -inf gives -0, as the limit). */
+    private static double[] silu(double[] x) {
+        double[] out = new double[x.length];
+        for (int i = 0; i < x.length; i++) out[i] = x[i] / (1 + Math.exp(-x[i]));
         return out;
     }
 

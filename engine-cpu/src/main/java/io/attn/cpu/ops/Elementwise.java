@@ -48,6 +48,13 @@ public final class Elementwise {
         });
     }
 
+    /** {@code out = x / (1 + e^-x)} (SiLU); the exponential in double, rounded once. */
+    public static void silu(Parallel par, float[] out, float[] x, int n) {
+        par.forRange(n, GRAIN, (from, to) -> {
+            for (int i = from; i < to; i++) out[i] = (float) (x[i] / (1 + Math.exp(-x[i])));
+        });
+    }
+
     /** {@code out = max(x, 0)} (NaN stays NaN, as in PyTorch). */
     public static void relu(Parallel par, float[] out, float[] x, int n) {
         par.forRange(n, GRAIN, (from, to) -> {

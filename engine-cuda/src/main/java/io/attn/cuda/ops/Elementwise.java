@@ -17,7 +17,7 @@ public final class Elementwise {
     private Elementwise() {}
 
     /** Activation codes of bias_act_f32. */
-    static final int NONE = 0, RELU = 1, GELU = 2, GELU_TANH = 3;
+    static final int NONE = 0, RELU = 1, GELU = 2, GELU_TANH = 3, SILU = 4;
 
     /** y = a + b over {@code n} elements. */
     public static void add(CudaStream st, CudaBuffer a, CudaBuffer b, CudaBuffer y, int n) {
@@ -42,6 +42,11 @@ public final class Elementwise {
     /** RELU. */
     public static void relu(CudaStream st, Node node, CudaBuffer y, CudaBuffer x) {
         biasAct(st, x, null, y, node.shape().size(), 1, RELU);
+    }
+
+    /** SILU. */
+    public static void silu(CudaStream st, Node node, CudaBuffer y, CudaBuffer x) {
+        biasAct(st, x, null, y, node.shape().size(), 1, SILU);
     }
 
     /** GELU, exact or tanh. */
