@@ -180,11 +180,19 @@ public final class Engine implements AutoCloseable {
     }
 
     private AttnModel register(Loader loader) {
+        return register(() -> new AttnModel(this, backend, loader.load()), models);
+    }
+
+    /**
+     * Makes a model inside the gate (so close() waits for it) and adds it to {@code into}; every failure but an
+     * AttnException becomes one: the heap running out is DEVICE_OUT_OF_MEMORY, anything else INTERNAL.
+     */
+    private <M> M register(java.util.function.Supplier<M> make, Set<M> into) {
         gate.enter();
         try {
-            AttnModel m;
+            M m;
             try {
-                m = new AttnModel(this, backend, loader.load());
+                m = make.get();
             } catch (AttnException e) {
                 throw e;
             } catch (OutOfMemoryError e) {
@@ -193,7 +201,7 @@ public final class Engine implements AutoCloseable {
             } catch (RuntimeException e) {
                 throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
             }
-            models.add(m);
+            into.add(m);
             return m;
         } finally {
             gate.exit();
@@ -250,23 +258,6 @@ public final class Engine implements AutoCloseable {
     }
 
     private LanguageModel registerLanguageModel(java.util.function.Supplier<io.attn.nn.DecoderOnlyLM> loader) {
-        gate.enter();
-        try {
-            LanguageModel m;
-            try {
-                m = new LanguageModel(this, backend, loader.get());
-            } catch (AttnException e) {
-                throw e;
-            } catch (OutOfMemoryError e) {
-                throw new AttnException(
-                        AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap loading the model (raise -Xmx)", e);
-            } catch (RuntimeException e) {
-                throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
-            }
-            languageModels.add(m);
-            return m;
-        } finally {
-            gate.exit();
-        }
+        return register(() -> new LanguageModel(this, backend, loader.get()), languageModels);
     }
 }
