@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code attn run} end to end: PyTorch-named weights in a safetensors file (config in its metadata or a JSON file),
  * inputs as .npy, outputs and attention weights compared with the independent double-precision reference (relative
- * Frobenius error <= 1e-5, the engine's fp32 bound; see LayerParityTest). Bad inputs: exit code, one line, no output.
+ * Frobenius error <= 1e-5, the engine's fp32 bound; see ParityTest). Bad inputs: exit code, one line, no output.
  */
 class RunCommandTest {
     @TempDir

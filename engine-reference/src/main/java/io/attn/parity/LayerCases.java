@@ -26,7 +26,7 @@ import java.util.function.Supplier;
  * Layer-level parity cases: every module kind run through {@link Model} against the independent double-precision
  * reference ({@code io.attn.reference.layers}, written from PyTorch's semantics without looking at the engine's
  * layers): post- and pre-norm, relu and gelu, bias on and off, each mask kind, self- and cross-attention, stacks,
- * Transformer, batched and unbatched, attention weights averaged and per head. Used by the JUnit LayerParityTest and
+ * Transformer, batched and unbatched, attention weights averaged and per head. Used by the JUnit ParityTest and
  * by {@code attn parity}.
  *
  * <p>Bound: relative Frobenius error {@code ||engine - ref|| / ||ref|| <= 1e-5}, for outputs and weights. Each fp32
