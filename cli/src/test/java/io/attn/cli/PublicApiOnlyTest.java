@@ -4,7 +4,10 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaCodeUnit;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.attn.engine.Engine;
@@ -86,5 +89,33 @@ class PublicApiOnlyTest {
                 .resideInAnyPackage(internal.toArray(String[]::new))
                 .because("the CLI uses the public library API (io.attn.engine) like any client")
                 .check(cli);
+    }
+
+    @Test
+    void theApiNamesNoInternalTypeInItsSignatures() throws Exception {
+        // a public method of an exported package that takes or returns an internal type cannot be used from the module
+        // path (AttnModel.config() once returned io.attn.nn.ModelConfig)
+        ModuleDescriptor d = engineCore();
+        Set<String> api = new TreeSet<>();
+        for (ModuleDescriptor.Exports e : d.exports()) if (!e.isQualified()) api.add(e.source());
+        JavaClasses core = new ClassFileImporter()
+                .importUrl(Engine.class.getProtectionDomain().getCodeSource().getLocation());
+        List<String> leaks = new ArrayList<>();
+        for (JavaClass c : core) {
+            if (!api.contains(c.getPackageName()) || !c.getModifiers().contains(JavaModifier.PUBLIC)) continue;
+            if (c.getEnclosingClass().isPresent()
+                    && !c.getEnclosingClass().get().getModifiers().contains(JavaModifier.PUBLIC)) continue;
+            for (JavaCodeUnit u : c.getCodeUnits()) {
+                if (!u.getModifiers().contains(JavaModifier.PUBLIC)) continue;
+                List<JavaClass> types = new ArrayList<>(u.getRawParameterTypes());
+                types.add(u.getRawReturnType());
+                for (JavaClass t : types) {
+                    JavaClass base = t.isArray() ? t.getBaseComponentType() : t;
+                    String pkg = base.getPackageName();
+                    if (pkg.startsWith("io.attn") && !api.contains(pkg)) leaks.add(u.getFullName() + " names " + base);
+                }
+            }
+        }
+        assertEquals(List.of(), leaks);
     }
 }

@@ -7,6 +7,7 @@ import io.attn.nn.ModelConfig;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A model loaded into an {@link Engine}: its weights and the executors (planned buffers, uploaded weights, pooled
@@ -30,14 +31,17 @@ public final class AttnModel implements AutoCloseable {
         this.model = model;
     }
 
-    /** The configuration (module kind and constructor arguments). */
-    public ModelConfig config() {
-        return model.config();
+    /**
+     * The configuration: {@code "module"} and every constructor argument under PyTorch's names, defaults filled in (as
+     * {@link ModelConfigs#withDefaults} gives it).
+     */
+    public Map<String, Object> config() {
+        return model.config().arguments();
     }
 
-    /** The module kind. */
-    public ModelConfig.Kind kind() {
-        return model.config().kind();
+    /** The module kind, as the config's {@code "module"} names it ({@code TransformerEncoderLayer}, {@code BertModel}...). */
+    public String kind() {
+        return model.config().kind().name();
     }
 
     /** The model width E: the last dimension of every input. */
@@ -109,7 +113,7 @@ public final class AttnModel implements AutoCloseable {
             maxL = Math.max(maxL, s.dim(0));
         }
         int b = sequences.size();
-        boolean batchFirst = config().batchFirst();
+        boolean batchFirst = model.config().batchFirst();
         // row l of sequence i sits at (i, l) batch-first, at (l, i) sequence-first
         int seqStride = batchFirst ? maxL * e : e, rowStride = batchFirst ? e : b * e;
         float[] x = new float[Math.multiplyExact(Math.multiplyExact(b, maxL), e)];
@@ -166,7 +170,7 @@ public final class AttnModel implements AutoCloseable {
     }
 
     private void requireKind(String what, ModelConfig.Kind... kinds) {
-        ModelConfig.Kind k = kind();
+        ModelConfig.Kind k = model.config().kind();
         for (ModelConfig.Kind ok : kinds) if (ok == k) return;
         throw AttnException.badInput(
                 what + "() is for " + List.of(kinds) + ", this model is a " + k + ": use run(Request)");

@@ -124,13 +124,6 @@ public final class Engine implements AutoCloseable {
         return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
-    /** Like {@link #load(String, Map)} with a parsed config; the weights are copied. */
-    public AttnModel load(ModelConfig config, Map<String, Tensor> stateDict) {
-        if (config == null) throw AttnException.badInput("config is null");
-        if (stateDict == null) throw AttnException.badInput("state dict is null");
-        return register(() -> Model.load(config, new StateDict(copied(stateDict))));
-    }
-
     @SuppressWarnings("unchecked")
     private static ModelConfig parse(String configJson) {
         if (configJson == null) throw AttnException.badInput("config is null");

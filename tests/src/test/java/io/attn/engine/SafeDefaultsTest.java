@@ -140,7 +140,8 @@ class SafeDefaultsTest {
         try (Engine engine = Fixtures.cpu();
                 AttnModel bf = engine.load(Fixtures.ENCODER_LAYER_JSON, Fixtures.encoderLayerWeights());
                 AttnModel sf = engine.load(seqFirst, Fixtures.encoderLayerWeights())) {
-            assertFalse(sf.config().batchFirst());
+            assertEquals(false, sf.config().get("batch_first"));
+            assertEquals(true, bf.config().get("batch_first"));
             Tensor y = bf.encode(x);
             Tensor z = sf.encode(transpose01(x));
             assertEquals(Shape.of(4, 3, E), z.shape());
