@@ -14,10 +14,11 @@ import java.util.function.Supplier;
 /**
  * One backend configuration that the parity suite judges: its name ({@code cpu}, {@code cuda}, {@code cuda
  * attention=unfused}, {@code cuda-emulated precision=bf16}, ...), the arithmetic it may use, and how to open it. The
- * JUnit suite and {@code attn parity} both walk the same targets: every provider's default configuration and each of
+ * JUnit suite and {@code attn parity} both walk the same targets ({@code variant}: one of the provider's other paths,
+ * not its default configuration, so a variant that cannot start here is a skip, a default one a failure): every provider's default configuration and each of
  * its {@link BackendProvider#parityVariants()}, so a path a user can select is judged like the default one.
  */
-public record ParityTarget(String name, Precision precision, Supplier<Backend> opener) {
+public record ParityTarget(String name, Precision precision, boolean variant, Supplier<Backend> opener) {
     public ParityTarget {
         if (name == null || name.isBlank()) throw new IllegalArgumentException("a parity target needs a name");
         if (precision == null) throw new IllegalArgumentException("target " + name + ": no precision");
@@ -36,6 +37,7 @@ public record ParityTarget(String name, Precision precision, Supplier<Backend> o
         return new ParityTarget(
                 name(p.name(), precision, extra),
                 precision,
+                !extra.isEmpty(),
                 () -> p.create(new BackendOptions(threads, precision, extra.isEmpty() ? null : extra)));
     }
 

@@ -66,12 +66,14 @@ class ParityTest {
                     new ParityTarget(
                             ParityTarget.name("cuda-emulated", Precision.FP32, v),
                             Precision.FP32,
+                            !v.isEmpty(),
                             () -> EmulatedCuda.open(v, Precision.FP32)),
                     why));
         out.add(judge(
                 new ParityTarget(
                         ParityTarget.name("cuda-emulated", Precision.BF16, Map.of()),
                         Precision.BF16,
+                        false,
                         () -> EmulatedCuda.open(Map.of(), Precision.BF16)),
                 why));
         return out.stream();
