@@ -13,10 +13,11 @@ import java.util.function.Supplier;
 
 /**
  * One backend configuration that the parity suite judges: its name ({@code cpu}, {@code cuda}, {@code cuda
- * attention=unfused}, {@code cuda-emulated precision=bf16}, ...), the arithmetic it may use, and how to open it. The
- * JUnit suite and {@code attn parity} both walk the same targets ({@code variant}: one of the provider's other paths,
- * not its default configuration, so a variant that cannot start here is a skip, a default one a failure): every provider's default configuration and each of
- * its {@link BackendProvider#parityVariants()}, so a path a user can select is judged like the default one.
+ * attention=unfused}, {@code cuda-emulated precision=bf16}, ...), the arithmetic it may use, whether it is a variant
+ * (one of the provider's other paths: one that cannot start here is a skip, a default configuration that cannot is a
+ * failure), and how to open it. The JUnit suite and {@code attn parity} both walk the same targets: every provider's
+ * default configuration and each of its {@link BackendProvider#parityVariants()}, so a path a user can select is
+ * judged like the default one.
  */
 public record ParityTarget(String name, Precision precision, boolean variant, Supplier<Backend> opener) {
     public ParityTarget {
