@@ -1,11 +1,13 @@
 package io.attn.backend;
 
+import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.tensor.DType;
 
 /**
- * A device that computes graph nodes. Implementations have one exhaustive {@code switch (node.op())} in {@link
- * #execute}, and declare what they cannot do in {@link #supports} (never by throwing from execute).
+ * A device that computes graphs. {@link #compile} turns a graph into the backend's {@link Program} (its fusions);
+ * {@link #execute} computes one node, with one exhaustive {@code switch (node.op())}; {@link #supports} declares what
+ * it cannot do (never by throwing from execute).
  *
  * <p>A backend instance is thread-safe: the executor calls it from many request threads at once, each with its own
  * buffers. {@link #close} releases everything it owns; it is called once, after all calls have finished.
@@ -36,12 +38,12 @@ public interface Backend extends AutoCloseable {
     void download(Buffer src, float[] dst, int count);
 
     /**
-     * Whether {@link #hostView} wraps the array itself, so that what a kernel writes into the view is in the array
-     * (the CPU). The executor then computes graph outputs straight into the arrays it returns, without a download
-     * copy. Default false.
+     * A buffer whose contents are {@code dst}'s own memory, so that a kernel writing a graph output into it writes the
+     * caller's array (zero-copy output), or null when this backend's kernels cannot write host memory (the output is
+     * then computed in device memory and downloaded). Default null; the CPU wraps the array.
      */
-    default boolean hostViewIsShared() {
-        return false;
+    default Buffer outputView(float[] dst) {
+        return null;
     }
 
     /**
@@ -56,6 +58,15 @@ public interface Backend extends AutoCloseable {
 
     /** Computes {@code node} from {@code inputs} (in the node's input order) into {@code out}. */
     void execute(Node node, Buffer out, Buffer[] inputs);
+
+    /**
+     * How this backend computes {@code graph}: its steps, where a backend fuses what it has kernels for (its fusion
+     * rules live next to those kernels). Every step's kernel must compute bitwise what the nodes it covers would give
+     * one by one, or stay within the parity bound of the op. The default fuses nothing: one {@link #execute} per node.
+     */
+    default Program compile(Graph graph) {
+        return Program.unfused(graph, this);
+    }
 
     /** Waits until every queued operation of the calling thread's work is done. Optional. */
     default void synchronize() {}

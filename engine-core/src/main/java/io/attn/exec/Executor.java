@@ -3,6 +3,7 @@ package io.attn.exec;
 import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.Buffer;
+import io.attn.backend.Program;
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.graph.Op;
@@ -15,13 +16,15 @@ import java.util.Map;
 import java.util.function.DoubleConsumer;
 
 /**
- * Runs one {@link Graph} on one {@link Backend}. Constants are uploaded once, when the executor is made (or once per
- * model, when its executors share {@link Resources}). Intermediate values live in backend buffers planned by {@link
- * BufferPlan}; the set of buffers for one run (an arena) is pooled and reused, so steady-state calls allocate only
- * their outputs. Values stay on the backend from the inputs' upload
- * to the outputs' download.
+ * Runs one {@link Graph} on one {@link Backend}: the backend compiles the graph into its {@link Program} (where it
+ * fuses what it has kernels for), and the executor runs the program's steps. Constants are uploaded once, when the
+ * executor is made (or once per model, when its executors share {@link Resources}). Intermediate values and the
+ * steps' scratch memory live in backend buffers planned by {@link BufferPlan}; the set of buffers for one run (an
+ * arena) is pooled and reused, so steady-state calls allocate only their outputs. Values stay on the backend from the
+ * inputs' upload to the outputs' download.
  *
- * <p>A {@link Op#CACHE_WRITE} runs in place: its output is its cache input's buffer. Such a cache input may be bound
+ * <p>A step with an in-place input ({@link Op#inPlaceInput()}: a {@link Op#CACHE_WRITE}) writes its output into that
+ * input's buffer. Such an input may be bound
  * to a backend {@link Buffer} the caller owns ({@link #run(Map, Map)}), so that state such as a key/value cache stays
  * on the backend across calls; given as a host tensor instead, it is copied to a fresh buffer first (the caller's
  * tensor is never modified).
@@ -32,17 +35,26 @@ import java.util.function.DoubleConsumer;
 public final class Executor implements AutoCloseable {
     private final Graph graph;
     private final Backend backend;
+    private final Program program;
     private final BufferPlan plan;
     private final Buffer[] constants; // by node id; null for non-constants
-    private final boolean[] mutated; // by node id: inputs that a cache write modifies
+    private final boolean[] mutated; // by node id: inputs that a step writes in place
     private final Resources resources;
     private final boolean ownsResources;
     private volatile boolean closed;
-    private volatile double[] workDone; // by node id, made on the first run that reports progress
+    private volatile double[] workDone; // by step, made on the first run that reports progress
 
     /** An executor with resources of its own, released when it is closed. */
     public Executor(Backend backend, Graph graph) {
         this(graph, new Resources(backend), true);
+    }
+
+    /**
+     * An executor of a given program for {@code backend} (resources of its own): for comparing a backend's fused
+     * program with {@link Program#unfused}, or running a program a test built by hand.
+     */
+    public Executor(Backend backend, Program program) {
+        this(program.graph(), new Resources(backend), true, program);
     }
 
     /**
@@ -55,6 +67,10 @@ public final class Executor implements AutoCloseable {
     }
 
     private Executor(Graph graph, Resources resources, boolean owns) {
+        this(graph, resources, owns, null);
+    }
+
+    private Executor(Graph graph, Resources resources, boolean owns, Program given) {
         Backend backend = resources.backend();
         this.graph = graph;
         this.backend = backend;
@@ -65,20 +81,12 @@ public final class Executor implements AutoCloseable {
                 throw new AttnException(
                         AttnException.Code.DEVICE_UNAVAILABLE,
                         "backend " + backend.name() + " does not support " + n + " " + n.params());
+        this.program = given != null ? given : backend.compile(graph);
+        if (program.graph() != graph) throw new IllegalStateException(backend.name() + " compiled another graph");
         this.mutated = new boolean[graph.nodes().size()];
-        int[] readers = new int[graph.nodes().size()];
-        for (Node n : graph.nodes()) for (Node in : n.inputs()) readers[in.id()]++;
-        for (Node n : graph.nodes())
-            if (n.op() == Op.CACHE_WRITE) {
-                Node c = n.input(0);
-                if (c.op() != Op.INPUT
-                        || readers[c.id()] != 1
-                        || graph.outputs().contains(c))
-                    throw new IllegalArgumentException(
-                            n + ": the cache must be a graph input read by this cache write only");
-                mutated[c.id()] = true;
-            }
-        this.plan = new BufferPlan(graph);
+        for (Program.Step st : program.steps())
+            if (st.inPlace() >= 0) mutated[st.inputs().get(st.inPlace()).id()] = true;
+        this.plan = new BufferPlan(program);
         this.constants = new Buffer[graph.nodes().size()];
         try {
             for (Node n : graph.nodes())
@@ -99,6 +107,11 @@ public final class Executor implements AutoCloseable {
         return plan;
     }
 
+    /** The backend's program for this graph: its steps and fusions. */
+    public Program program() {
+        return program;
+    }
+
     /** Runs the graph; {@code inputs} maps each graph input name to a tensor of the declared shape. */
     public List<Tensor> run(Map<String, Tensor> inputs) {
         return run(inputs, Map.of());
@@ -116,7 +129,7 @@ public final class Executor implements AutoCloseable {
     /**
      * Runs the graph with some inputs bound to backend buffers ({@code bound}, by input name; at least the input's size,
      * owned by the caller and left allocated) and the others given as host tensors ({@code inputs}). A bound input read
-     * by a {@link Op#CACHE_WRITE} holds the written cache after the call.
+     * by a {@link Op#CACHE_WRITE} (written in place) holds the written cache after the call.
      */
     public List<Tensor> run(Map<String, Tensor> inputs, Map<String, Buffer> bound) {
         return run(inputs, bound, null, null);
@@ -193,39 +206,41 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    /** Runs the nodes; outputs go to fresh arrays, or to {@code into} (one per graph output) when it is not null. */
+    /** Runs the steps; outputs go to fresh arrays, or to {@code into} (one per graph output) when it is not null. */
     private List<Tensor> execute(Buffer[] values, float[][] into, DoubleConsumer progress) {
         double[] done = progress == null ? null : workDone();
         Buffer[] arena = resources.takeArena(plan.slotSizes());
-        // a backend whose host views share the array computes outputs straight into the returned arrays
-        float[][] direct = new float[graph.nodes().size()][];
+        // a backend that can write host arrays computes graph outputs straight into the returned ones
         List<Node> outputs = graph.outputs();
-        if (backend.hostViewIsShared())
+        float[][] direct = new float[graph.nodes().size()][];
+        Buffer[] views = new Buffer[graph.nodes().size()];
+        List<Buffer> owned = new ArrayList<>();
+        try {
             for (int i = 0; i < outputs.size(); i++) {
                 Node o = outputs.get(i);
-                if (!o.isLeaf() && o.op() != Op.CACHE_WRITE && direct[o.id()] == null)
-                    direct[o.id()] =
-                            into != null ? into[i] : new float[o.shape().size()];
+                if (o.isLeaf() || views[o.id()] != null || plan.slotOf(o) < 0) continue;
+                float[] host = into != null ? into[i] : new float[o.shape().size()];
+                Buffer v = backend.outputView(host);
+                if (v == null) break; // the backend computes in its own memory: outputs are downloaded
+                owned.add(v);
+                views[o.id()] = v;
+                direct[o.id()] = host;
             }
-        try {
-            for (Node n : graph.nodes()) {
-                switch (n.op()) {
-                    case INPUT -> {}
-                    case CONSTANT -> values[n.id()] = constants[n.id()];
-                    default -> {
-                        // CACHE_WRITE updates its cache input in place; outputs may be computed straight into
-                        // the returned arrays; everything else gets its planned arena slot
-                        Buffer out = n.op() == Op.CACHE_WRITE
-                                ? values[n.input(0).id()]
-                                : direct[n.id()] != null ? backend.hostView(direct[n.id()]) : arena[plan.slotOf(n)];
-                        Buffer[] ins = new Buffer[n.inputs().size()];
-                        for (int i = 0; i < ins.length; i++)
-                            ins[i] = values[n.input(i).id()];
-                        backend.execute(n, out, ins);
-                        values[n.id()] = out;
-                        if (progress != null) progress.accept(done[n.id()]);
-                    }
-                }
+            for (Node n : graph.nodes()) if (n.op() == Op.CONSTANT) values[n.id()] = constants[n.id()];
+            List<Program.Step> steps = program.steps();
+            for (int s = 0; s < steps.size(); s++) {
+                Program.Step step = steps.get(s);
+                Node n = step.output();
+                Buffer[] ins = new Buffer[step.inputs().size()];
+                for (int i = 0; i < ins.length; i++)
+                    ins[i] = values[step.inputs().get(i).id()];
+                Buffer out = step.inPlace() >= 0
+                        ? ins[step.inPlace()]
+                        : views[n.id()] != null ? views[n.id()] : arena[plan.slotOf(n)];
+                int sc = plan.scratchOf(s);
+                step.kernel().run(out, ins, sc < 0 ? null : arena[sc]);
+                values[n.id()] = out;
+                if (progress != null) progress.accept(done[s]);
             }
             List<Tensor> outs = new ArrayList<>(outputs.size());
             for (int i = 0; i < outputs.size(); i++) {
@@ -242,20 +257,24 @@ public final class Executor implements AutoCloseable {
             return outs;
         } finally {
             resources.giveBack(arena);
+            for (Buffer b : owned) backend.release(b);
         }
     }
 
     /**
-     * By node id: the fraction of the graph's estimated work done once that node has run (below 1: the outputs'
-     * download comes last).
+     * By step: the fraction of the graph's estimated work done once that step has run (below 1: the outputs' download
+     * comes last).
      */
     private double[] workDone() {
         double[] w = workDone;
         if (w != null) return w;
-        List<Node> nodes = graph.nodes();
-        w = new double[nodes.size()];
+        List<Program.Step> steps = program.steps();
+        w = new double[steps.size()];
         double total = 0;
-        for (Node n : nodes) w[n.id()] = total += n.isLeaf() ? 0 : work(n);
+        for (int s = 0; s < w.length; s++) {
+            for (Node n : steps.get(s).covers()) total += work(n);
+            w[s] = total;
+        }
         for (int i = 0; i < w.length; i++) w[i] = 0.999 * w[i] / Math.max(total, 1);
         return workDone = w;
     }
@@ -270,8 +289,6 @@ public final class Executor implements AutoCloseable {
             }
             case OpParams.Attention a ->
                 4 * n.input(0).shape().size() * (double) n.input(1).shape().dim(-2);
-            case OpParams.Softmax s
-            when s.product() -> 2 * out * n.input(0).shape().dim(-1);
             default -> out;
         };
     }

@@ -54,45 +54,6 @@ public final class GraphBuilder {
 
     /** {@code alpha * op(a) . op(b)}; {@code b} is either batched like {@code a} or 2-D (shared by every batch). */
     public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha) {
-        return matmul(a, b, transA, transB, alpha, null, false);
-    }
-
-    /**
-     * MATMUL with a fused epilogue: {@code bias} (null, or length N: added to every row) and then, if {@code relu},
-     * {@code max(x, 0)}. Computes exactly what {@link #addBias} and {@link #relu} after {@link #matmul} compute.
-     */
-    public Node matmul(Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu) {
-        return matmul(a, b, transA, transB, alpha, bias, relu, null);
-    }
-
-    /** {@link #matmul(Node, Node, boolean, boolean, float, Node, boolean)}, then {@code + residual} (null: none). */
-    public Node matmul(
-            Node a, Node b, boolean transA, boolean transB, float alpha, Node bias, boolean relu, Node residual) {
-        return matmul(a, b, transA, transB, alpha, bias, relu, residual, 0);
-    }
-
-    /**
-     * PyTorch {@code Linear} whose output {@code (B, L, out)} goes straight into {@code heads} heads: what {@link
-     * #splitHeads} of {@link #linear(Node, Node, Node)} gives, {@code (B, heads, L, out / heads)}, as one node.
-     */
-    public Node linearHeads(Node x, Node weight, Node bias, int heads) {
-        Shape s = x.shape();
-        if (s.rank() != 3) throw shape("split_heads needs (B, L, E), got " + s);
-        if (heads <= 0 || weight.shape().dim(0) % heads != 0)
-            throw shape("embedding dim " + weight.shape().dim(0) + " is not divisible by num_heads " + heads);
-        return matmul(x, weight, false, true, 1f, bias, false, null, heads);
-    }
-
-    private Node matmul(
-            Node a,
-            Node b,
-            boolean transA,
-            boolean transB,
-            float alpha,
-            Node bias,
-            boolean relu,
-            Node residual,
-            int heads) {
         Shape sa = a.shape(), sb = b.shape();
         if (sa.rank() < 2 || sb.rank() < 2) throw shape("matmul needs rank >= 2 operands, got " + sa + " and " + sb);
         int m = transA ? sa.dim(-1) : sa.dim(-2);
@@ -107,22 +68,12 @@ public final class GraphBuilder {
             for (int i = 0; i < sa.rank() - 2; i++)
                 if (sa.dim(i) != sb.dim(i)) throw shape("matmul batch dimensions differ: " + sa + " and " + sb);
         }
-        Shape out = sa.with(-2, m).with(-1, n);
-        Shape plain = out;
-        var params = new OpParams.MatMul(transA, transB, alpha, bias != null, relu, residual != null, heads);
-        if (heads > 0) {
-            if (sa.rank() != 3 || sb.rank() != 2 || transA || residual != null)
-                throw new IllegalArgumentException("a heads layout needs A (B, L, K), a 2-D B, no transA, no residual");
-            out = Shape.of(sa.dim(0), heads, sa.dim(1), n / heads); // (B, L, N) split into heads
-        }
-        if (bias != null && (bias.shape().rank() != 1 || bias.shape().dim(0) != n))
-            throw shape("bias " + bias.shape() + " does not fit the last dimension of " + out);
-        if (residual != null && !residual.shape().equals(plain))
-            throw shape("residual " + residual.shape() + " does not match the product " + out);
-        List<Node> in = new ArrayList<>(List.of(a, b));
-        if (bias != null) in.add(bias);
-        if (residual != null) in.add(residual);
-        return add(Op.MATMUL, params, out, in.toArray(Node[]::new));
+        return add(
+                Op.MATMUL,
+                new OpParams.MatMul(transA, transB, alpha),
+                sa.with(-2, m).with(-1, n),
+                a,
+                b);
     }
 
     public Node matmul(Node a, Node b) {
@@ -131,42 +82,20 @@ public final class GraphBuilder {
 
     /** PyTorch {@code Linear}: {@code x . W^T + b} with W {@code (out, in)}; {@code bias} may be null. */
     public Node linear(Node x, Node weight, Node bias) {
-        return linear(x, weight, bias, false);
+        Node y = matmul(x, weight, false, true, 1f);
+        return bias == null ? y : addBias(y, bias);
     }
 
-    /** {@link #linear(Node, Node, Node)}, then ReLU if {@code relu}: one MATMUL node with the bias and ReLU fused. */
+    /** {@link #linear(Node, Node, Node)}, then ReLU if {@code relu}. */
     public Node linear(Node x, Node weight, Node bias, boolean relu) {
-        return matmul(x, weight, false, true, 1f, bias, relu);
+        Node y = linear(x, weight, bias);
+        return relu ? relu(y) : y;
     }
 
     public Node addBias(Node x, Node bias) {
         if (bias.shape().rank() != 1 || bias.shape().dim(0) != x.shape().dim(-1))
             throw shape("bias " + bias.shape() + " does not fit the last dimension of " + x.shape());
         return add(Op.ADD_BIAS, new OpParams.AddBias(), x.shape(), x, bias);
-    }
-
-    /**
-     * {@code x + y} for a residual connection. When {@code y} is the node added last and is a MATMUL without a residual
-     * of its own (an attention block's output projection, a feed-forward's second linear), it is rebuilt with {@code
-     * x} as its fused residual: one node instead of two, bitwise the values {@link #add} gives. {@code y} must not be
-     * used after this call (that is reported as a node of another graph).
-     */
-    public Node residual(Node x, Node y) {
-        if (y.op() == Op.MATMUL
-                && x != y
-                && x.id() < nodes.size()
-                && nodes.get(x.id()) == x // x is ours (checked before y goes)
-                && nodes.get(nodes.size() - 1) == y
-                && x.shape().equals(y.shape())
-                && !y.params(OpParams.MatMul.class).residual()
-                && y.params(OpParams.MatMul.class).heads() == 0) {
-            var p = y.params(OpParams.MatMul.class);
-            nodes.remove(nodes.size() - 1);
-            Node bias = p.bias() ? y.inputs().get(2) : null;
-            return matmul(
-                    y.inputs().get(0), y.inputs().get(1), p.transA(), p.transB(), p.alpha(), bias, p.relu(), x, 0);
-        }
-        return add(x, y);
     }
 
     public Node add(Node a, Node b) {
@@ -199,9 +128,9 @@ public final class GraphBuilder {
 
     /**
      * The attention weights {@code softmax(scale * (q k^T) + masks)} over the keys, q {@code (..., L, D)}, k {@code
-     * (..., S, D)} with the same leading dims: what {@link #softmax(Node, float, MaskSpec, Node, Node)} of {@code
-     * matmul(q, k, false, true, 1)} computes (the product unscaled, then scaled: PyTorch's order), as one node. With
-     * masks, q and k are {@code (B, H, ., D)}.
+     * (..., S, D)} with the same leading dims: {@code matmul(q, k, false, true, 1)} then {@link #softmax(Node, float,
+     * MaskSpec, Node, Node)} (the product unscaled, then scaled: PyTorch's order). With masks, q and k are {@code (B, H,
+     * ., D)}.
      */
     public Node attentionWeights(Node q, Node k, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
         if (mask.segmented())
@@ -209,16 +138,8 @@ public final class GraphBuilder {
         Shape sq = q.shape(), sk = k.shape();
         if (sq.rank() < 2 || sq.rank() != sk.rank())
             throw shape("attention weights need q (..., L, D) and k (..., S, D) of one rank, got " + sq + " and " + sk);
-        for (int i = 0; i < sq.rank() - 2; i++)
-            if (sq.dim(i) != sk.dim(i)) throw shape("q " + sq + " and k " + sk + " differ in their leading dims");
-        if (sq.dim(-1) != sk.dim(-1)) throw shape("q " + sq + " and k " + sk + " differ in their last dim");
-        Shape out = sq.with(-1, sk.dim(-2));
-        List<Node> in = new ArrayList<>(List.of(q, k));
-        if (mask.any()) {
-            if (out.rank() != 4) throw shape("masked attention weights need q and k (B, H, ., D), got " + sq);
-            addMasks(in, mask, attnMask, keyPadding, out.dim(0), out.dim(1), out.dim(2), out.dim(3));
-        }
-        return add(Op.SOFTMAX, new OpParams.Softmax(scale, mask, true), out, in.toArray(Node[]::new));
+        if (mask.any() && sq.rank() != 4) throw shape("masked attention weights need q and k (B, H, ., D), got " + sq);
+        return softmax(matmul(q, k, false, true, 1f), scale, mask, attnMask, keyPadding);
     }
 
     private static void addMasks(

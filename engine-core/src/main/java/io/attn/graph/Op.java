@@ -20,10 +20,7 @@ public enum Op {
     ADD,
     /** {@code x * factor}. */
     SCALE,
-    /**
-     * Softmax over the last dimension of {@code scale * x}, with masks (see {@link MaskSpec}); or of {@code scale * q
-     * k^T} (the attention weights) when its params say {@code product}.
-     */
+    /** Softmax over the last dimension of {@code scale * x}, with masks (see {@link MaskSpec}). */
     SOFTMAX,
     /** LayerNorm over the last dimension, optional weight and bias. */
     LAYER_NORM,
@@ -54,5 +51,14 @@ public enum Op {
      * {@link #INPUT} read by nothing else: the executor then runs the op in place, the output sharing the cache's buffer
      * (so a cache bound to a backend buffer stays there across calls); kernels must also accept a distinct output.
      */
-    CACHE_WRITE
+    CACHE_WRITE;
+
+    /**
+     * The input whose buffer this op's output may share (it is computed in place), or -1. Only {@link #CACHE_WRITE}:
+     * its output is its first input, updated. The executor honours it whatever the backend; the input must be a graph
+     * input that nothing else reads.
+     */
+    public int inPlaceInput() {
+        return this == CACHE_WRITE ? 0 : -1;
+    }
 }

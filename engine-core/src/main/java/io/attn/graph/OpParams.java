@@ -8,21 +8,12 @@ public sealed interface OpParams {
 
     record Constant(String name, Tensor value) implements OpParams {}
 
-    /** {@code alpha * op(A) . op(B)} where op transposes the last two dims when the flag is set. */
     /**
-     * {@code alpha * op(A) . op(B)}, then, when {@code bias}, an input of length N added to every row, then, when
-     * {@code relu}, {@code max(x, 0)} (NaN stays NaN), then, when {@code residual}, an input of the output's shape
-     * added: exactly MATMUL, ADD_BIAS, RELU and ADD in a row, in the same float order, but in one pass (a fused
-     * epilogue: a {@code torch.nn.Linear}, its ReLU, a residual connection). Inputs: A, B, then bias, then residual.
-     * With {@code heads > 0} (A {@code (B, L, K)}, B a shared 2-D operand, no transA, no residual) the result is
-     * stored as SPLIT_HEADS would leave it: {@code (B, heads, L, N / heads)}.
+     * {@code alpha * op(A) . op(B)} where op transposes the last two dims when the flag is set: {@code torch.matmul}
+     * (with {@code alpha}, the scale PyTorch applies to a product, e.g. {@code baddbmm}'s). A bias, an activation, a
+     * residual or a split into heads after it are nodes of their own; a backend may fuse them ({@code Backend.compile}).
      */
-    record MatMul(boolean transA, boolean transB, float alpha, boolean bias, boolean relu, boolean residual, int heads)
-            implements OpParams {
-        public MatMul(boolean transA, boolean transB, float alpha) {
-            this(transA, transB, alpha, false, false, false, 0);
-        }
-    }
+    record MatMul(boolean transA, boolean transB, float alpha) implements OpParams {}
 
     record AddBias() implements OpParams {}
 
@@ -30,19 +21,11 @@ public sealed interface OpParams {
 
     record Scale(float factor) implements OpParams {}
 
-    /**
-     * Softmax of {@code scale * x + masks} over the last dim. With {@code product}, {@code x} is not an input but
-     * {@code q k^T} of the first two inputs, q {@code (..., L, D)} and k {@code (..., S, D)} (masks follow them): the
-     * attention weights in one op, so a backend can normalise each block of score rows while it is still in cache.
-     */
-    record Softmax(float scale, MaskSpec mask, boolean product) implements OpParams {
-        public Softmax(float scale, MaskSpec mask) {
-            this(scale, mask, false);
-        }
-
+    /** Softmax of {@code scale * x + masks} over the last dim. Inputs: x, then the masks named by {@code mask}. */
+    record Softmax(float scale, MaskSpec mask) implements OpParams {
         /** Index of the first mask input. */
         public int firstMask() {
-            return product ? 2 : 1;
+            return 1;
         }
     }
 

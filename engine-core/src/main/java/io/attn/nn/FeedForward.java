@@ -21,7 +21,7 @@ record FeedForward(Linear linear1, Linear linear2, Activation activation) {
     Node forward(Forward f, Node x) {
         Node h =
                 switch (activation) {
-                    case RELU -> linear1.forward(f, x, true); // ReLU fused
+                    case RELU -> linear1.forward(f, x, true);
                     case GELU -> f.g.gelu(linear1.forward(f, x), false);
                     case GELU_TANH -> f.g.gelu(linear1.forward(f, x), true);
                 };

@@ -19,14 +19,12 @@ public record Linear(String name, Tensor weight, Tensor bias) {
         return forward(f, x, false);
     }
 
-    /** The layer with its output split into {@code heads} heads, {@code (B, heads, L, out / heads)}: one MATMUL node. */
+    /** The layer with its output split into {@code heads} heads, {@code (B, heads, L, out / heads)}. */
     public Node forwardHeads(Forward f, Node x, int heads) {
-        Node w = f.g.constant(name + ".weight", weight);
-        Node b = bias == null ? null : f.g.constant(name + ".bias", bias);
-        return f.g.linearHeads(x, w, b, heads);
+        return f.g.splitHeads(forward(f, x), heads);
     }
 
-    /** The layer, then ReLU if {@code relu} (fused into the same MATMUL node). */
+    /** The layer, then ReLU if {@code relu}. */
     public Node forward(Forward f, Node x, boolean relu) {
         Node w = f.g.constant(name + ".weight", weight);
         Node b = bias == null ? null : f.g.constant(name + ".bias", bias);

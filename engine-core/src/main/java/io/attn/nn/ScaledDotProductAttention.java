@@ -22,7 +22,7 @@ public final class ScaledDotProductAttention {
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.shape().dim(3))) : scale;
         if (f.weights == AttentionWeights.NONE)
             return g.attention(q, k, v, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
-        // PyTorch order: (q k^T) * scale, then the masks, then softmax: one node (the weights)
+        // PyTorch order: (q k^T) * scale, then the masks, then softmax (the weights)
         Node p = g.attentionWeights(q, k, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
         f.weightNodes.put(name, f.weights == AttentionWeights.AVERAGED ? g.mean(p, 1) : p);
         return g.matmul(p, v);

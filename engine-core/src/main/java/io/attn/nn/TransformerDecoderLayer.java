@@ -41,12 +41,12 @@ public final class TransformerDecoderLayer {
         GraphBuilder g = f.g;
         if (config.normFirst()) {
             Node h = norm1.forward(f, x);
-            x = g.residual(x, selfAttn.forward(f, h, h, h, selfMasks));
-            x = g.residual(x, crossAttn.forward(f, norm2.forward(f, x), memory, memory, memoryMasks));
-            return g.residual(x, ff.forward(f, norm3.forward(f, x)));
+            x = g.add(x, selfAttn.forward(f, h, h, h, selfMasks));
+            x = g.add(x, crossAttn.forward(f, norm2.forward(f, x), memory, memory, memoryMasks));
+            return g.add(x, ff.forward(f, norm3.forward(f, x)));
         }
-        x = norm1.forward(f, g.residual(x, selfAttn.forward(f, x, x, x, selfMasks)));
-        x = norm2.forward(f, g.residual(x, crossAttn.forward(f, x, memory, memory, memoryMasks)));
-        return norm3.forward(f, g.residual(x, ff.forward(f, x)));
+        x = norm1.forward(f, g.add(x, selfAttn.forward(f, x, x, x, selfMasks)));
+        x = norm2.forward(f, g.add(x, crossAttn.forward(f, x, memory, memory, memoryMasks)));
+        return norm3.forward(f, g.add(x, ff.forward(f, x)));
     }
 }

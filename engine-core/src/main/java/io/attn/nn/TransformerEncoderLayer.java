@@ -57,10 +57,10 @@ public final class TransformerEncoderLayer {
     public Node forward(Forward f, Node x, UnaryOperator<Node> selfAttention) {
         GraphBuilder g = f.g;
         if (config.normFirst()) {
-            x = g.residual(x, selfAttention.apply(norm1.forward(f, x)));
-            return g.residual(x, ff.forward(f, norm2.forward(f, x)));
+            x = g.add(x, selfAttention.apply(norm1.forward(f, x)));
+            return g.add(x, ff.forward(f, norm2.forward(f, x)));
         }
-        x = norm1.forward(f, g.residual(x, selfAttention.apply(x)));
-        return norm2.forward(f, g.residual(x, ff.forward(f, x)));
+        x = norm1.forward(f, g.add(x, selfAttention.apply(x)));
+        return norm2.forward(f, g.add(x, ff.forward(f, x)));
     }
 }

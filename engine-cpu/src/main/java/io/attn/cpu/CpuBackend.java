@@ -4,10 +4,12 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Buffer;
+import io.attn.backend.Program;
 import io.attn.cpu.ops.Attention;
 import io.attn.cpu.ops.CacheWrite;
 import io.attn.cpu.ops.Elementwise;
 import io.attn.cpu.ops.Embedding;
+import io.attn.cpu.ops.Fusions;
 import io.attn.cpu.ops.Gelu;
 import io.attn.cpu.ops.LayerNorm;
 import io.attn.cpu.ops.Layout;
@@ -15,6 +17,7 @@ import io.attn.cpu.ops.MatMul;
 import io.attn.cpu.ops.Mean;
 import io.attn.cpu.ops.PositionalEncoding;
 import io.attn.cpu.ops.Softmax;
+import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.tensor.DType;
@@ -92,8 +95,14 @@ public final class CpuBackend implements Backend {
     }
 
     @Override
-    public boolean hostViewIsShared() {
-        return true;
+    public Buffer outputView(float[] dst) {
+        return new CpuBuffer(dst);
+    }
+
+    /** The graph with this backend's fusions ({@link Fusions}: GEMM epilogues, the attention weights). */
+    @Override
+    public Program compile(Graph graph) {
+        return Fusions.compile(graph, this, par);
     }
 
     @Override

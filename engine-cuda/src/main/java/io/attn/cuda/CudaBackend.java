@@ -4,10 +4,12 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Buffer;
+import io.attn.backend.Program;
 import io.attn.cuda.ops.Attention;
 import io.attn.cuda.ops.CacheWrite;
 import io.attn.cuda.ops.Elementwise;
 import io.attn.cuda.ops.Embedding;
+import io.attn.cuda.ops.Fusions;
 import io.attn.cuda.ops.LayerNorm;
 import io.attn.cuda.ops.Layout;
 import io.attn.cuda.ops.MatMul;
@@ -15,6 +17,7 @@ import io.attn.cuda.ops.Mean;
 import io.attn.cuda.ops.PositionalEncoding;
 import io.attn.cuda.ops.Softmax;
 import io.attn.engine.Precision;
+import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.tensor.DType;
@@ -251,6 +254,34 @@ public final class CudaBackend implements Backend {
         }
     }
 
+    /**
+     * The graph with this backend's fusions ({@link Fusions}: GEMM with bias and activation, the attention weights;
+     * attention's scratch memory in the executor's buffer plan).
+     */
+    @Override
+    public Program compile(Graph graph) {
+        return Fusions.compile(graph, this, this::kernel, attentionPath, precision, capability);
+    }
+
+    /** A program step's kernel: the buffers checked against the nodes' sizes, then {@code launch} under the lock. */
+    private Program.Kernel kernel(Node output, List<Node> inputs, Fusions.Launch launch) {
+        String what = output.toString();
+        return (out, in, scratch) -> {
+            CudaBuffer y = dev(out, output.shape().size(), what);
+            CudaBuffer[] x = new CudaBuffer[in.length];
+            for (int i = 0; i < in.length; i++)
+                x[i] = dev(in[i], inputs.get(i).shape().size(), what);
+            CudaBuffer sc = scratch == null ? null : dev(scratch, 0, what);
+            enter();
+            try {
+                lastOp = output + " " + output.op();
+                launch.run(stream, y, x, sc);
+            } finally {
+                lock.unlock();
+            }
+        };
+    }
+
     /** The one exhaustive switch over the ops (no default: a new Op breaks this build until handled). */
     private void run(Node node, CudaBuffer y, CudaBuffer[] x) {
         CudaStream st = stream;
@@ -273,7 +304,7 @@ public final class CudaBackend implements Backend {
             case MERGE_HEADS -> Layout.mergeHeads(st, node, y, x[0]);
             case CONCAT -> Layout.concat(st, node, y, x);
             case MEAN -> Mean.run(st, node, y, x[0]);
-            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x);
+            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
         }
     }

@@ -131,22 +131,29 @@ class LaunchArgumentsTest {
     final Map<Node, Buffer> bufs = new HashMap<>();
     long next = 0x1000;
 
-    /** Runs every computed node of the graph on a backend without a device. */
+    /** Runs the backend's program for the graph (every computed node, with its fusions) without a device. */
     void run(GraphBuilder g, Node out, boolean fused) {
         run(g, out, fused ? "fused" : "unfused", Precision.FP32, 90);
     }
 
     void run(GraphBuilder g, Node out, String attention, Precision precision, int capability) {
         try (CudaBackend be = new CudaBackend(rec, rec, attention, precision, capability)) {
-            for (Node n : g.build(out).nodes()) {
+            var graph = g.build(out);
+            for (Node n : graph.nodes()) {
                 bufs.put(
                         n,
                         new CudaBuffer(DevPtr.fake(next), DType.F32, n.shape().size(), null));
                 next += 0x10000;
-                if (n.isLeaf()) continue;
-                assertTrue(be.supports(n));
-                Buffer[] in = n.inputs().stream().map(bufs::get).toArray(Buffer[]::new);
-                be.execute(n, bufs.get(n), in);
+                if (!n.isLeaf()) assertTrue(be.supports(n));
+            }
+            for (var step : be.compile(graph).steps()) {
+                Buffer[] in = step.inputs().stream().map(bufs::get).toArray(Buffer[]::new);
+                Buffer scratch = null;
+                if (step.scratch() > 0) {
+                    scratch = new CudaBuffer(DevPtr.fake(next), DType.F32, step.scratch(), null);
+                    next += 0x10000;
+                }
+                step.kernel().run(bufs.get(step.output()), in, scratch);
             }
         }
     }
@@ -166,11 +173,12 @@ class LaunchArgumentsTest {
         Node lin = g.addBias(
                 g.matmul(ln, g.constant("W", Tensor.zeros(8, 8)), false, true, 1f), g.constant("bb", Tensor.zeros(8)));
         Node fused = g.linear(lin, g.constant("W2", Tensor.zeros(8, 8)), g.constant("bb2", Tensor.zeros(8)), true);
-        Node h = g.gelu(fused, false); // MATMUL + ADD_BIAS, then MATMUL with the bias/ReLU epilogue
+        Node h = g.gelu(fused, false); // MATMUL + ADD_BIAS fused, then MATMUL + ADD_BIAS + RELU fused, then GELU
         Node r = g.silu(g.relu(g.gelu(g.scale(g.add(h, x), 0.5f), true)));
-        // the residual and heads-layout epilogues (add_f32 in place; split_heads from a scratch product)
-        r = g.residual(r, g.linear(r, g.constant("W3", Tensor.zeros(8, 8)), g.constant("bb3", Tensor.zeros(8))));
-        Node qp = g.linearHeads(r, g.constant("W4", Tensor.zeros(8, 8)), g.constant("bb4", Tensor.zeros(8)), 2);
+        // a residual (add_f32) and a projection split into heads (split_heads_f32)
+        r = g.add(r, g.linear(r, g.constant("W3", Tensor.zeros(8, 8)), g.constant("bb3", Tensor.zeros(8))));
+        Node qp =
+                g.splitHeads(g.linear(r, g.constant("W4", Tensor.zeros(8, 8)), g.constant("bb4", Tensor.zeros(8))), 2);
         Node q = g.splitHeads(r, 2); // (2, 2, 3, 4)
         g.add(r, g.mergeHeads(qp)); // not read: run() executes every node
         Node sc = g.softmax(g.matmul(q, q, false, true, 1f)); // unmasked softmax of scores

@@ -107,9 +107,11 @@ public final class ParityCases {
             Node b = e.b().length == 2 ? c.constNormal("b", e.b()) : c.normal("b", e.b());
             int n = e.tb() ? e.b()[e.b().length - 2] : e.b()[e.b().length - 1];
             Node bias = e.bias() ? c.constNormal("bias", n) : null;
-            all.add(c.done(c.g.matmul(a, b, e.ta(), e.tb(), 1f, bias, e.relu()), FP32, FP32_WHY));
+            Node y = c.g.matmul(a, b, e.ta(), e.tb(), 1f);
+            if (bias != null) y = c.g.addBias(y, bias);
+            all.add(c.done(e.relu() ? c.g.relu(y) : y, FP32, FP32_WHY));
         }
-        // ... stored split into heads (a projection of multi-head attention: GraphBuilder.linearHeads)
+        // ... stored split into heads (a projection of multi-head attention: Linear.forwardHeads)
         // {B, L, heads, head dim}: tiny (the unpacked path), head dim 16 (a 32-column tile spans two heads), 64, odd
         for (int[] bh : new int[][] {{2, 13, 4, 20}, {3, 13, 1, 20}, {2, 100, 4, 16}, {2, 50, 2, 64}, {1, 37, 5, 7}}) {
             CaseBuilder c = new CaseBuilder(
@@ -117,23 +119,21 @@ public final class ParityCases {
             int e = bh[2] * bh[3];
             Node x = c.normal("x", bh[0], bh[1], 33);
             Node bias = bh[2] == 1 ? null : c.constNormal("bias", e);
-            all.add(c.done(c.g.linearHeads(x, c.constNormal("w", e, 33), bias, bh[2]), FP32, FP32_WHY));
+            all.add(c.done(c.g.splitHeads(c.g.linear(x, c.constNormal("w", e, 33), bias), bh[2]), FP32, FP32_WHY));
         }
-        // ... with a residual (x + Linear(x), as transformer layers build it through GraphBuilder.residual)
+        // ... with a residual (x + Linear(x), as transformer layers build it)
         for (boolean bias : new boolean[] {true, false}) {
             CaseBuilder c = new CaseBuilder("matmul epilogue residual x + Linear(x), bias=" + bias);
             Node x = c.normal("x", 2, 17, 64);
             Node y = c.g.linear(x, c.constNormal("w", 64, 64), bias ? c.constNormal("bias", 64) : null);
-            all.add(c.done(c.g.residual(x, y), FP32, FP32_WHY));
+            all.add(c.done(c.g.add(x, y), FP32, FP32_WHY));
         }
         {
             CaseBuilder c = new CaseBuilder("matmul epilogue bias+relu+residual (3,40,65).(70,65)^T");
             Node a = c.normal("a", 3, 40, 65);
             Node r = c.normal("r", 3, 40, 70);
-            all.add(c.done(
-                    c.g.matmul(a, c.constNormal("b", 70, 65), false, true, 1f, c.constNormal("bias", 70), true, r),
-                    FP32,
-                    FP32_WHY));
+            Node y = c.g.linear(a, c.constNormal("b", 70, 65), c.constNormal("bias", 70), true);
+            all.add(c.done(c.g.add(y, r), FP32, FP32_WHY));
         }
     }
 

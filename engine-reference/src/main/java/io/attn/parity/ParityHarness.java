@@ -2,6 +2,7 @@ package io.attn.parity;
 
 import io.attn.backend.Backend;
 import io.attn.backend.Buffer;
+import io.attn.backend.Program;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.reference.Reference;
@@ -15,13 +16,14 @@ import java.util.List;
 /**
  * Runs one {@link ParityCase} on a {@link Backend} and judges it against {@link Reference}.
  *
- * <p>The op node is executed directly ({@code backend.execute(node, out, inputs)}), not through the executor, so the
- * harness controls the buffers:
+ * <p>The harness runs the program the backend compiles for the case's graph ({@link Backend#compile}, so a chain of
+ * ops is checked through the backend's fusions) step by step, with buffers of its own:
  *
  * <ul>
  *   <li>the output buffer has {@link #GUARD} extra elements after {@code node.shape().size()}, all pre-filled with
  *       {@link #SENTINEL}; a guard element that changed is an out-of-bounds write, an output element still holding the
- *       sentinel is a missed write (it shows up as a huge error);
+ *       sentinel is a missed write (it shows up as a huge error); a step that may run in place gets this distinct
+ *       output all the same (kernels must accept one);
  *   <li>each input is handed over as a copy, which must be unchanged afterwards (a kernel must not write its inputs).
  * </ul>
  *
@@ -60,17 +62,22 @@ public final class ParityHarness {
     public static ParityResult run(ParityCase c, Backend backend) {
         Node node = c.node();
         String shape = node.shape().toString();
-        if (!backend.supports(node))
-            return new ParityResult(c, shape, backend.name(), Double.NaN, Double.NaN, false, UNSUPPORTED);
+        for (Node n : c.graph().nodes())
+            if (!n.isLeaf() && !backend.supports(n))
+                return new ParityResult(c, shape, backend.name(), Double.NaN, Double.NaN, false, UNSUPPORTED);
         int size = node.shape().size();
         List<Buffer> owned = new ArrayList<>();
         try {
-            float[][] original = new float[node.inputs().size()][];
+            List<Node> leaves = new ArrayList<>();
+            for (Node n : c.graph().nodes()) if (n.isLeaf()) leaves.add(n);
+            float[][] original = new float[leaves.size()][];
             Buffer[] ins = new Buffer[original.length];
+            Buffer[] values = new Buffer[c.graph().nodes().size()];
             for (int i = 0; i < ins.length; i++) {
-                original[i] = leafData(c, node.input(i));
+                original[i] = leafData(c, leaves.get(i));
                 ins[i] = backend.hostView(original[i].clone());
                 owned.add(ins[i]);
+                values[leaves.get(i).id()] = ins[i];
             }
             Buffer out = backend.allocate(DType.F32, size + GUARD);
             owned.add(out);
@@ -78,7 +85,20 @@ public final class ParityHarness {
             Arrays.fill(got, SENTINEL);
             backend.upload(got, got.length, out);
             try {
-                backend.execute(node, out, ins);
+                for (Program.Step step : backend.compile(c.graph()).steps()) {
+                    Node o = step.output();
+                    Buffer[] stepIns = new Buffer[step.inputs().size()];
+                    for (int i = 0; i < stepIns.length; i++)
+                        stepIns[i] = values[step.inputs().get(i).id()];
+                    Buffer y = o == node
+                            ? out
+                            : backend.allocate(DType.F32, Math.max(1, o.shape().size()));
+                    if (y != out) owned.add(y);
+                    Buffer scratch = step.scratch() > 0 ? backend.allocate(DType.F32, step.scratch()) : null;
+                    if (scratch != null) owned.add(scratch);
+                    step.kernel().run(y, stepIns, scratch);
+                    values[o.id()] = y;
+                }
                 backend.synchronize();
             } catch (RuntimeException | LinkageError e) {
                 return fail(c, shape, backend, "execute threw " + e);

@@ -97,22 +97,7 @@ public final class PlantedBugBackend implements Backend {
         switch (n.op()) {
             case null -> throw new IllegalStateException(n + " has no op");
             case INPUT, CONSTANT -> throw new IllegalArgumentException("leaves are not executed");
-            case MATMUL -> {
-                OpParams.MatMul p = n.params(OpParams.MatMul.class);
-                float[] y = p.heads() > 0 ? new float[size] : o; // (B, L, N) first, then split into heads
-                matmul(n, in[0], in[1], y);
-                int cols = p.heads() > 0
-                        ? n.shape().dim(1) * n.shape().dim(3)
-                        : n.shape().dim(-1);
-                float[] res = p.residual() ? in[p.bias() ? 3 : 2] : null;
-                for (int i = 0; i < size; i++) {
-                    float v = p.bias() ? y[i] + in[2][i % cols] : y[i];
-                    v = p.relu() && v < 0f ? 0f : v;
-                    y[i] = res == null ? v : v + res[i];
-                }
-                Shape s = n.shape();
-                if (p.heads() > 0) moveHeads(y, o, s.dim(0), s.dim(1), s.dim(2), s.dim(3), true);
-            }
+            case MATMUL -> matmul(n, in[0], in[1], o);
             case ADD_BIAS -> {
                 int e = n.shape().dim(-1);
                 for (int i = 0; i < size; i++) o[i] = in[0][i] + in[1][i % e];
@@ -187,7 +172,7 @@ public final class PlantedBugBackend implements Backend {
 
     private void softmax(Node n, float[][] in, float[] o) {
         OpParams.Softmax p = n.params(OpParams.Softmax.class);
-        float[] x = p.product() ? product(n, in[0], in[1]) : in[0];
+        float[] x = in[0];
         Shape s = n.shape();
         int cols = s.dim(-1), rows = s.size() / cols;
         float[] row = new float[cols];
@@ -217,21 +202,6 @@ public final class PlantedBugBackend implements Backend {
             softmaxRow(row);
             System.arraycopy(row, 0, o, r * cols, cols);
         }
-    }
-
-    /** {@code q k^T} for SOFTMAX's product form. */
-    private static float[] product(Node n, float[] q, float[] k) {
-        Shape sq = n.input(0).shape();
-        int l = sq.dim(-2), d = sq.dim(-1), s = n.shape().dim(-1), batch = sq.leading(2);
-        float[] out = new float[batch * l * s];
-        for (int t = 0; t < batch; t++)
-            for (int i = 0; i < l; i++)
-                for (int j = 0; j < s; j++) {
-                    float acc = 0f;
-                    for (int x = 0; x < d; x++) acc += q[(t * l + i) * d + x] * k[(t * s + j) * d + x];
-                    out[(t * l + i) * s + j] = acc;
-                }
-        return out;
     }
 
     private void mask(Node n, MaskSpec spec, float[][] in, int first, float[] row, int b, int h, int i) {

@@ -47,7 +47,7 @@ public final class Reference {
         return switch (n.op()) {
             case INPUT -> input(n, inputs);
             case CONSTANT -> widen(n.params(OpParams.Constant.class).value().data());
-            case MATMUL -> matmulEpilogue(n, matmul(n, in[0], in[1]), in);
+            case MATMUL -> matmul(n, in[0], in[1]);
             case ADD_BIAS -> addBias(n, in[0], in[1]);
             case ADD -> add(in[0], in[1]);
             case SCALE -> scale(in[0], n.params(OpParams.Scale.class).factor());
@@ -81,37 +81,6 @@ public final class Reference {
             throw new IllegalArgumentException(
                     "input '" + name + "' has shape " + t.shape() + ", expected " + n.shape());
         return widen(t.data());
-    }
-
-    /**
-     * MATMUL's fused epilogue, as ADD_BIAS, RELU and ADD: {@code + bias} (third input) if asked, then ReLU if asked,
-     * then {@code + residual} (the last input) if asked.
-     */
-    private static double[] matmulEpilogue(Node n, double[] y, double[][] in) {
-        OpParams.MatMul p = n.params(OpParams.MatMul.class);
-        if (p.bias()) { // per column of the (.., N) product (N is the bias length; n's shape may be split into heads)
-            double[] bias = in[2], out = new double[y.length];
-            for (int i = 0; i < y.length; i++) out[i] = y[i] + bias[i % bias.length];
-            y = out;
-        }
-        if (p.relu()) y = relu(y);
-        if (p.residual()) y = add(y, in[p.bias() ? 3 : 2]);
-        return p.heads() > 0 ? splitHeads(n, y) : y; // n's shape is the split (B, H, L, D)
-    }
-
-    /** {@code q k^T} for SOFTMAX's product form: q (..., L, D), k (..., S, D) with the same leading dims. */
-    private static double[] product(Node n, double[] q, double[] k) {
-        Shape sq = n.input(0).shape();
-        int l = sq.dim(-2), d = sq.dim(-1), s = n.shape().dim(-1), batch = sq.leading(2);
-        double[] out = new double[batch * l * s];
-        for (int t = 0; t < batch; t++)
-            for (int i = 0; i < l; i++)
-                for (int j = 0; j < s; j++) {
-                    double acc = 0;
-                    for (int x = 0; x < d; x++) acc += q[(t * l + i) * d + x] * k[(t * s + j) * d + x];
-                    out[(t * l + i) * s + j] = acc;
-                }
-        return out;
     }
 
     /** torch.matmul(op(A), op(B)) * alpha; B either batched like A or 2-D and shared. */
@@ -164,7 +133,7 @@ public final class Reference {
         OpParams.Softmax p = n.params(OpParams.Softmax.class);
         Shape s = n.shape();
         int cols = s.dim(-1), rows = s.size() / Math.max(1, cols);
-        double[] x = p.product() ? product(n, in[0], in[1]) : in[0], out = new double[x.length];
+        double[] x = in[0], out = new double[x.length];
         Masks masks = p.mask().any() ? new Masks(n, p.mask(), in, p.firstMask()) : null;
         double[] row = new double[cols];
         for (int r = 0; r < rows; r++) {

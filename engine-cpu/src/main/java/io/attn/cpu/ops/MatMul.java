@@ -13,17 +13,34 @@ import io.attn.tensor.Shape;
 public final class MatMul {
     private MatMul() {}
 
+    /** MATMUL alone. */
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
+        run(par, node, out, in[0], in[1], null, false, null, 0);
+    }
+
+    /**
+     * MATMUL node {@code node}, then the epilogue {@link Fusions} matched after it: {@code bias} (null: none) added to
+     * every row, ReLU if {@code relu}, {@code residual} (null: none) added, and with {@code heads > 0} the result stored
+     * as SPLIT_HEADS leaves it, {@code (B, heads, L, N / heads)}.
+     */
+    public static void run(
+            Parallel par,
+            Node node,
+            float[] out,
+            float[] a,
+            float[] b,
+            float[] bias,
+            boolean relu,
+            float[] residual,
+            int heads) {
         OpParams.MatMul p = node.params(OpParams.MatMul.class);
-        float[] a = in[0], b = in[1], bias = p.bias() ? in[2] : null;
-        float[] residual = p.residual() ? in[p.bias() ? 3 : 2] : null;
         Shape sa = node.input(0).shape(), sb = node.input(1).shape();
         int m = p.transA() ? sa.dim(-1) : sa.dim(-2);
         int k = p.transA() ? sa.dim(-2) : sa.dim(-1);
         int n = p.transB() ? sb.dim(-2) : sb.dim(-1);
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
-        var e = new Gemm.Epilogue(bias, p.relu(), residual, p.heads(), m);
+        var e = new Gemm.Epilogue(bias, relu, residual, heads, m);
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model
         Gemm.PackedB packed = sharedB && node.input(1).op() == Op.CONSTANT && (long) batch * m > Gemv.MAX_M
                 ? Gemm.PackedB.of(b, 0, n, k, p.transB())

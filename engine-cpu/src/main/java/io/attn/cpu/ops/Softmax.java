@@ -25,10 +25,6 @@ public final class Softmax {
 
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
         OpParams.Softmax p = node.params(OpParams.Softmax.class);
-        if (p.product()) {
-            runProduct(par, node, p, out, in);
-            return;
-        }
         Shape sh = node.shape();
         int n = sh.dim(-1), rows = sh.leading(1);
         float[] x = in[0];
@@ -61,17 +57,20 @@ public final class Softmax {
     }
 
     /**
-     * The product form (the attention weights): for each (batch entry, block of {@link #PRODUCT_ROWS} query rows), the
-     * block's scores {@code q k^T} are computed straight into {@code out} on one thread ({@link Gemm}: each element is
-     * the same FMA sequence as the MATMUL op gives it, whatever the block) and normalised right away, while they are
-     * still in cache; a separate MATMUL and SOFTMAX would write the whole score tensor to memory, read it back and
-     * write it again. Blocks are fixed by the shape, not the thread count.
+     * The attention weights: MATMUL node {@code product} ({@code q k^T}, unscaled) and then SOFTMAX node {@code node}
+     * over it, as one step ({@link Fusions}). For each (batch entry, block of {@link #PRODUCT_ROWS} query rows), the
+     * block's scores are computed straight into {@code out} on one thread ({@link Gemm}: each element is the same FMA
+     * sequence as the MATMUL op gives it, whatever the block) and normalised right away, while they are still in
+     * cache; the two ops one by one would write the whole score tensor to memory, read it back and write it again.
+     * Blocks are fixed by the shape, not the thread count. {@code in} holds the softmax node's inputs (its first, the
+     * scores, unused), so that its masks are at their node positions.
      */
-    private static void runProduct(Parallel par, Node node, OpParams.Softmax p, float[] out, float[][] in) {
-        Shape sq = node.input(0).shape(), sh = node.shape();
+    public static void runProduct(
+            Parallel par, Node product, Node node, float[] out, float[] q, float[] k, float[][] in) {
+        OpParams.Softmax p = node.params(OpParams.Softmax.class);
+        Shape sq = product.input(0).shape(), sh = node.shape();
         int l = sq.dim(-2), d = sq.dim(-1), n = sh.dim(-1), batch = sq.leading(2);
         if ((long) batch * l * n == 0) return;
-        float[] q = in[0], k = in[1];
         float scale = p.scale();
         Masks masks = p.mask().any() ? new Masks(p.mask(), node, in, p.firstMask(), l, n) : null;
         int hh = sh.rank() == 4 ? sh.dim(1) : 1;

@@ -71,8 +71,37 @@ public final class Attention {
         return flash == Kernel.FLASH_F32_D32 || flash == Kernel.FLASH_F32_D64 || flash == Kernel.FLASH_F32_D128;
     }
 
+    /**
+     * The scratch memory (floats) {@link #run} needs for {@code node}: the B*H*L*S scores when the unfused path may run,
+     * else 0. The flash kernel's choice between 16 and 32 bits depends on pointer alignment, known only at run time,
+     * so this assumes the one with more blocks.
+     */
+    public static long scratch(Path path, Precision precision, int capability, Node node) {
+        Shape q = node.input(0).shape(),
+                kv = node.input(1).shape(),
+                vs = node.input(2).shape();
+        int b = q.dim(0), h = q.dim(1), l = q.dim(2), d = q.dim(3), s = kv.dim(2), dv = vs.dim(3);
+        if ((long) b * h * l * dv == 0 || s == 0) return 0;
+        boolean flash = path == Path.FLASH
+                && flashKernel(precision, capability, d, dv, false) != null
+                && (long) b * h * ((l + FLASH_F32_ROWS - 1) / FLASH_F32_ROWS) <= Integer.MAX_VALUE;
+        boolean fused = path == Path.FUSED && d <= FUSED_MAX_D && dv <= FUSED_MAX_D;
+        return flash || fused ? 0 : (long) b * h * l * s;
+    }
+
+    /**
+     * ATTENTION {@code node} into y. The unfused path keeps its scores in {@code scratch} ({@link #scratch} floats,
+     * planned by the executor), or, when it is null (a node run alone), in a buffer from the pool.
+     */
     public static void run(
-            CudaStream st, Path path, Precision precision, int capability, Node node, CudaBuffer y, CudaBuffer[] x) {
+            CudaStream st,
+            Path path,
+            Precision precision,
+            int capability,
+            Node node,
+            CudaBuffer y,
+            CudaBuffer[] x,
+            CudaBuffer scratch) {
         var p = node.params(OpParams.Attention.class);
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
@@ -130,13 +159,16 @@ public final class Attention {
             return;
         }
         // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V
-        CudaBuffer scores = st.scratch((long) b * h * l * s);
+        long need = (long) b * h * l * s;
+        if (scratch != null && scratch.capacity() < need)
+            throw new IllegalStateException(node + ": scratch of " + scratch.capacity() + " floats, needs " + need);
+        CudaBuffer scores = scratch != null ? scratch : st.scratch(need);
         try {
             st.gemm(false, true, l, s, d, 1f, x[0], d, (long) l * d, x[1], d, (long) s * d, scores, b * h);
             Softmax.rows(st, scores, scores, b, h, l, s, p.scale(), p.mask(), node, x, 3);
             st.gemm(false, false, l, dv, s, 1f, scores, s, (long) l * s, x[2], dv, (long) s * dv, y, b * h);
         } finally {
-            scores.close(); // back to the pool; later users are queued after these kernels on the same stream
+            if (scores != scratch) scores.close(); // to the pool; later users are queued after these kernels
         }
     }
 

@@ -11,8 +11,8 @@ import io.attn.kernels.Kernel;
 import io.attn.tensor.Shape;
 
 /**
- * SOFTMAX over the last dim of {@code scale * x} plus masks: {@code softmax.cu}, one block per row. The product form
- * (attention weights) first writes Q K^T into the output with a GEMM, then runs the softmax in place on it.
+ * SOFTMAX over the last dim of {@code scale * x} plus masks: {@code softmax.cu}, one block per row. With {@link
+ * Fusions}' attention weights, Q K^T is first written into the output with a GEMM and the softmax runs in place on it.
  */
 public final class Softmax {
     private Softmax() {}
@@ -20,16 +20,22 @@ public final class Softmax {
     public static void run(CudaStream st, Node node, CudaBuffer y, CudaBuffer[] x) {
         var p = node.params(OpParams.Softmax.class);
         Shape s = node.shape();
-        CudaBuffer scores = x[0];
-        if (p.product()) { // the weights: q k^T into y, then the softmax in place on it
-            Shape sq = node.input(0).shape();
-            int l = sq.dim(-2), d = sq.dim(-1), keys = s.dim(-1);
-            st.gemm(false, true, l, keys, d, 1f, x[0], d, (long) l * d, x[1], d, (long) keys * d, y, sq.leading(2));
-            scores = y;
-        }
         if (p.mask().any())
-            rows(st, scores, y, s.dim(0), s.dim(1), s.dim(2), s.dim(3), p.scale(), p.mask(), node, x, p.firstMask());
-        else rows(st, scores, y, 1, 1, s.leading(1), s.dim(-1), p.scale(), p.mask(), node, x, p.firstMask());
+            rows(st, x[0], y, s.dim(0), s.dim(1), s.dim(2), s.dim(3), p.scale(), p.mask(), node, x, p.firstMask());
+        else rows(st, x[0], y, 1, 1, s.leading(1), s.dim(-1), p.scale(), p.mask(), node, x, p.firstMask());
+    }
+
+    /**
+     * MATMUL {@code product} (q k^T) into y, then SOFTMAX {@code node} in place on it; {@code x} holds the softmax
+     * node's inputs (the first, the scores, unused) so that its masks are at their node positions.
+     */
+    static void runProduct(
+            CudaStream st, Node product, Node node, CudaBuffer y, CudaBuffer q, CudaBuffer k, CudaBuffer[] x) {
+        Shape sq = product.input(0).shape();
+        int l = sq.dim(-2), d = sq.dim(-1), keys = node.shape().dim(-1);
+        st.gemm(false, true, l, keys, d, 1f, q, d, (long) l * d, k, d, (long) keys * d, y, sq.leading(2));
+        x[0] = y;
+        run(st, node, y, x);
     }
 
     /**

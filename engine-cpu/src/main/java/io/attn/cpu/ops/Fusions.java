@@ -1,0 +1,130 @@
+package io.attn.cpu.ops;
+
+import io.attn.backend.Backend;
+import io.attn.backend.Program;
+import io.attn.cpu.CpuBuffer;
+import io.attn.cpu.Parallel;
+import io.attn.graph.Graph;
+import io.attn.graph.Node;
+import io.attn.graph.Op;
+import io.attn.graph.OpParams;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The CPU backend's fusion rules: which runs of graph nodes it computes as one step, with the kernels of this package.
+ * Each fused step gives bitwise what its nodes give one by one (the same float operations in the same order), and
+ * saves the memory traffic of the values in between:
+ *
+ * <ul>
+ *   <li><b>GEMM epilogue</b> ({@link Gemm.Epilogue}): {@code MATMUL -> [ADD_BIAS] -> [RELU] -> [ADD residual |
+ *       SPLIT_HEADS]}, applied to each tile of the product while it is in L1 (a {@code Linear}, its ReLU, the residual
+ *       connection after an attention block's or feed-forward's last projection; a q/k/v projection stored straight in
+ *       the heads layout).
+ *   <li><b>Attention weights</b> ({@link Softmax#runProduct}): {@code MATMUL q k^T -> SOFTMAX (scale, masks)}, each
+ *       block of score rows normalised while it is in cache.
+ * </ul>
+ *
+ * A node is fused into a step only when the step is the only reader of the node before it and that node is not a
+ * graph output (its value is never stored), and only when the step's other inputs exist before its first node.
+ */
+public final class Fusions {
+    private Fusions() {}
+
+    /** The program of {@code graph} on the CPU backend {@code backend} (whose kernels use {@code par}). */
+    public static Program compile(Graph graph, Backend backend, Parallel par) {
+        Program.Builder b = new Program.Builder(graph);
+        for (Node n : graph.nodes()) {
+            if (n.isLeaf() || b.covered(n)) continue;
+            if (n.op() == Op.MATMUL && (attentionWeights(b, n, par) || gemmEpilogue(b, n, par))) continue;
+            b.single(n, backend);
+        }
+        return b.build();
+    }
+
+    /** {@code MATMUL -> [ADD_BIAS] -> [RELU] -> [ADD | SPLIT_HEADS]}: false when nothing follows the product. */
+    private static boolean gemmEpilogue(Program.Builder b, Node mm, Parallel par) {
+        var p = mm.params(OpParams.MatMul.class);
+        List<Node> covers = new ArrayList<>(List.of(mm));
+        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
+        Node cur = mm, next = b.soleReader(mm);
+        int bias = -1, residual = -1, heads = 0;
+        boolean relu = false;
+        if (next != null && next.op() == Op.ADD_BIAS && next.input(0) == cur && before(next.input(1), mm)) {
+            bias = inputs.size();
+            inputs.add(next.input(1));
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        if (next != null && next.op() == Op.RELU) {
+            relu = true;
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        if (next != null && next.op() == Op.ADD) {
+            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
+            if (other != cur && before(other, mm)) {
+                residual = inputs.size();
+                inputs.add(other);
+                covers.add(cur = next);
+            }
+        } else if (next != null
+                && next.op() == Op.SPLIT_HEADS
+                && mm.input(0).shape().rank() == 3
+                && mm.input(1).shape().rank() == 2
+                && !p.transA()) {
+            heads = next.params(OpParams.SplitHeads.class).heads();
+            covers.add(cur = next);
+        }
+        if (covers.size() == 1) return false;
+        final int bi = bias, ri = residual, h = heads;
+        final boolean r = relu;
+        StringBuilder name = new StringBuilder("MATMUL");
+        for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
+        b.fused(
+                name.toString(),
+                covers,
+                inputs,
+                0,
+                (out, in, scratch) -> MatMul.run(
+                        par,
+                        mm,
+                        CpuBuffer.of(out),
+                        CpuBuffer.of(in[0]),
+                        CpuBuffer.of(in[1]),
+                        bi < 0 ? null : CpuBuffer.of(in[bi]),
+                        r,
+                        ri < 0 ? null : CpuBuffer.of(in[ri]),
+                        h));
+        return true;
+    }
+
+    /** {@code MATMUL q k^T (alpha 1, batched k) -> SOFTMAX}. */
+    private static boolean attentionWeights(Program.Builder b, Node mm, Parallel par) {
+        var p = mm.params(OpParams.MatMul.class);
+        Node sm = b.soleReader(mm);
+        if (sm == null
+                || sm.op() != Op.SOFTMAX
+                || sm.input(0) != mm
+                || p.transA()
+                || !p.transB()
+                || p.alpha() != 1f
+                || mm.input(1).shape().rank() != mm.input(0).shape().rank()) return false;
+        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
+        for (Node m : sm.inputs().subList(1, sm.inputs().size())) {
+            if (!before(m, mm)) return false;
+            inputs.add(m);
+        }
+        b.fused("MATMUL+SOFTMAX", List.of(mm, sm), inputs, 0, (out, in, scratch) -> {
+            float[][] softIn = new float[sm.inputs().size()][]; // the softmax's inputs at their node positions
+            for (int i = 1; i < softIn.length; i++) softIn[i] = CpuBuffer.of(in[i + 1]);
+            Softmax.runProduct(par, mm, sm, CpuBuffer.of(out), CpuBuffer.of(in[0]), CpuBuffer.of(in[1]), softIn);
+        });
+        return true;
+    }
+
+    /** Whether {@code value} exists before the step that starts at {@code first} runs (a leaf always does). */
+    private static boolean before(Node value, Node first) {
+        return value.isLeaf() || value.id() < first.id();
+    }
+}

@@ -1,0 +1,163 @@
+package io.attn.cpu;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.backend.BackendOptions;
+import io.attn.backend.Program;
+import io.attn.exec.BufferPlan;
+import io.attn.exec.Executor;
+import io.attn.graph.Graph;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CPU backend's fusion rules ({@link io.attn.cpu.ops.Fusions}): which runs of primitive nodes its program fuses,
+ * that each fused program gives bitwise what the same graph run one node at a time gives ({@link Program#unfused}),
+ * and what must not be fused (a value read twice, a graph output, a residual computed after the product).
+ */
+class FusionsTest {
+    private final Random r = new Random(7);
+
+    private Node w(GraphBuilder g, String name, int... dims) {
+        return g.constant(name, Support.tensor(r, dims));
+    }
+
+    /** An encoder layer as nn builds it: q/k/v split into heads, the weights, two residual blocks, a ReLU FFN. */
+    private Graph encoderLayer(GraphBuilder g) {
+        int e = 64, heads = 4;
+        Node x = g.input("x", 2, 17, e);
+        Node pad = g.input("pad", 2, 17);
+        Node q = g.splitHeads(g.linear(x, w(g, "wq", e, e), w(g, "bq", e)), heads);
+        Node k = g.splitHeads(g.linear(x, w(g, "wk", e, e), w(g, "bk", e)), heads);
+        Node v = g.splitHeads(g.linear(x, w(g, "wv", e, e), w(g, "bv", e)), heads);
+        var mask = new MaskSpec(false, MaskKind.NONE, MaskKind.BOOL);
+        Node p = g.attentionWeights(q, k, 0.25f, mask, null, pad);
+        Node ctx = g.mergeHeads(g.matmul(p, v));
+        Node h = g.add(x, g.linear(ctx, w(g, "wo", e, e), w(g, "bo", e)));
+        Node f = g.linear(g.linear(h, w(g, "w1", 96, e), w(g, "b1", 96), true), w(g, "w2", e, 96), w(g, "b2", e));
+        return g.build(g.add(f, h), p);
+    }
+
+    private Map<String, Tensor> inputs(Graph g) {
+        Map<String, Tensor> in = new java.util.HashMap<>();
+        for (var e : g.inputs().entrySet()) {
+            Tensor t = Support.tensor(r, e.getValue().shape().dims());
+            if (e.getKey().equals("pad")) for (int i = 0; i < t.size(); i++) t.data()[i] = i % 17 >= 13 ? 1f : 0f;
+            in.put(e.getKey(), t);
+        }
+        return in;
+    }
+
+    private static List<String> names(Program p) {
+        List<String> n = new ArrayList<>();
+        for (Program.Step s : p.steps()) n.add(s.name());
+        return n;
+    }
+
+    /** Runs {@code graph} by the CPU's program and one node at a time; asserts bitwise equality; returns the program. */
+    private Program fusedEqualsUnfused(Graph graph, int threads) {
+        Map<String, Tensor> in = inputs(graph);
+        try (CpuBackend be = new CpuBackend(BackendOptions.defaults().withThreads(threads));
+                Executor fused = new Executor(be, graph);
+                Executor plain = new Executor(be, Program.unfused(graph, be))) {
+            List<Tensor> a = fused.run(in), b = plain.run(in);
+            for (int i = 0; i < a.size(); i++)
+                assertArrayEquals(b.get(i).data(), a.get(i).data(), "output " + i + " of " + fused.program());
+            assertEquals(0, plain.program().fusedSteps());
+            return fused.program();
+        }
+    }
+
+    @Test
+    void encoderLayerFusesEveryPatternAndEqualsTheUnfusedRunBitwise() {
+        for (int threads : new int[] {1, 3}) {
+            Program p = fusedEqualsUnfused(encoderLayer(new GraphBuilder()), threads);
+            List<String> n = names(p);
+            assertEquals(
+                    3, n.stream().filter("MATMUL+ADD_BIAS+SPLIT_HEADS"::equals).count(), n.toString());
+            assertEquals(1, n.stream().filter("MATMUL+SOFTMAX"::equals).count(), n.toString());
+            assertEquals(2, n.stream().filter("MATMUL+ADD_BIAS+ADD"::equals).count(), n.toString());
+            assertEquals(1, n.stream().filter("MATMUL+ADD_BIAS+RELU"::equals).count(), n.toString());
+            assertEquals(
+                    List.of("MATMUL", "MERGE_HEADS"),
+                    n.stream().filter(s -> !s.contains("+")).toList());
+        }
+    }
+
+    @Test
+    void aValueReadTwiceOrReturnedIsNotFusedAway() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 3, 40, 65);
+        Node y = g.addBias(g.matmul(x, w(g, "w", 70, 65), false, true, 1f), w(g, "b", 70));
+        Node relu = g.relu(y);
+        Program p = fusedEqualsUnfused(g.build(relu, y), 2); // y is an output: stored, so ReLU is a step of its own
+        assertEquals(List.of("MATMUL+ADD_BIAS", "RELU"), names(p));
+
+        g = new GraphBuilder();
+        x = g.input("x", 3, 40, 65);
+        Node prod = g.matmul(x, w(g, "w", 70, 65), false, true, 1f);
+        Node both = g.add(g.relu(prod), g.gelu(prod, false)); // the product is read twice
+        assertEquals(0, fusedEqualsUnfused(g.build(both), 2).fusedSteps());
+    }
+
+    @Test
+    void aResidualComputedAfterTheProductIsNotFused() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 2, 9, 32);
+        Node y = g.linear(x, w(g, "w", 32, 32), w(g, "b", 32));
+        Node later = g.gelu(x, true); // computed after the product: the step at the product's place cannot read it
+        Program p = fusedEqualsUnfused(g.build(g.add(y, later)), 1);
+        assertEquals(List.of("MATMUL+ADD_BIAS", "GELU", "ADD"), names(p));
+    }
+
+    @Test
+    void aProgramThatFusesAwayAValueReadElsewhereIsRefused() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 4, 8);
+        Node a = g.relu(x);
+        Node b = g.gelu(a, false);
+        Node c = g.add(a, b);
+        Graph graph = g.build(c);
+        Program.Kernel none = (out, in, scratch) -> {};
+        var bad = List.of(
+                new Program.Step("RELU+GELU", List.of(a, b), List.of(x), 0, -1, none),
+                new Program.Step("ADD", List.of(c), List.of(a, b), 0, -1, none));
+        var e = assertThrows(IllegalArgumentException.class, () -> new Program(graph, bad));
+        assertTrue(e.getMessage().contains("is fused into RELU+GELU"), e.getMessage());
+        var missing = List.of(new Program.Step("ADD", List.of(c), List.of(a, b), 0, -1, none));
+        assertThrows(IllegalArgumentException.class, () -> new Program(graph, missing));
+    }
+
+    @Test
+    void scratchGetsASlotApartFromTheStepsInputsAndOutput() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 4, 8);
+        Node a = g.relu(x);
+        Node b = g.gelu(a, false);
+        Node c = g.add(a, b);
+        Graph graph = g.build(c);
+        Program.Kernel none = (out, in, scratch) -> {};
+        var b2 = new Program.Builder(graph);
+        b2.add(Program.Step.of(a, 0, none));
+        b2.add(Program.Step.of(b, 1000, none));
+        b2.add(Program.Step.of(c, 0, none));
+        BufferPlan plan = new BufferPlan(b2.build());
+        int s = plan.scratchOf(1);
+        assertTrue(s >= 0 && plan.slotSizes()[s] >= 1000);
+        assertNotEquals(plan.slotOf(a), s);
+        assertNotEquals(plan.slotOf(b), s);
+        assertEquals(-1, plan.scratchOf(0));
+    }
+}

@@ -1,0 +1,129 @@
+package io.attn.cuda.ops;
+
+import io.attn.backend.Backend;
+import io.attn.backend.Program;
+import io.attn.cuda.CudaBuffer;
+import io.attn.cuda.CudaStream;
+import io.attn.engine.Precision;
+import io.attn.graph.Graph;
+import io.attn.graph.Node;
+import io.attn.graph.Op;
+import io.attn.graph.OpParams;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The CUDA backend's fusion rules, with the kernels of this package:
+ *
+ * <ul>
+ *   <li><b>GEMM epilogue</b> ({@link MatMul}): {@code MATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]} as the GEMM and
+ *       one {@code bias_act_f32} in place on its product (a {@code Linear} and its activation: two launches and no
+ *       intermediate buffer instead of three launches and two buffers);
+ *   <li><b>attention weights</b> ({@link Softmax#runProduct}): {@code MATMUL q k^T -> SOFTMAX}, the softmax in place
+ *       on the scores the GEMM wrote into the output;
+ *   <li><b>ATTENTION</b> alone, with its scratch memory (the scores of the unfused path) planned by the executor.
+ * </ul>
+ *
+ * The residual add and the split into heads stay steps of their own here (each was a separate kernel before too).
+ * A node is fused only when its value has one reader and is not a graph output.
+ */
+public final class Fusions {
+    private Fusions() {}
+
+    /** A fused step's body, run under the backend's stream lock. */
+    public interface Launch {
+        void run(CudaStream st, CudaBuffer y, CudaBuffer[] x, CudaBuffer scratch);
+    }
+
+    /** Makes the program's kernel of a step: checks its buffers, takes the stream, runs {@code launch}. */
+    public interface Kernels {
+        Program.Kernel kernel(Node output, List<Node> inputs, Launch launch);
+    }
+
+    public static Program compile(
+            Graph graph, Backend backend, Kernels kernels, Attention.Path path, Precision precision, int capability) {
+        Program.Builder b = new Program.Builder(graph);
+        for (Node n : graph.nodes()) {
+            if (n.isLeaf() || b.covered(n)) continue;
+            if (n.op() == Op.MATMUL && (attentionWeights(b, n, kernels) || gemmEpilogue(b, n, kernels))) continue;
+            if (n.op() == Op.ATTENTION) {
+                long scratch = Attention.scratch(path, precision, capability, n);
+                b.add(Program.Step.of(
+                        n,
+                        scratch,
+                        kernels.kernel(
+                                n,
+                                n.inputs(),
+                                (st, y, x, sc) -> Attention.run(st, path, precision, capability, n, y, x, sc))));
+                continue;
+            }
+            b.single(n, backend);
+        }
+        return b.build();
+    }
+
+    private static boolean gemmEpilogue(Program.Builder b, Node mm, Kernels kernels) {
+        List<Node> covers = new ArrayList<>(List.of(mm));
+        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
+        Node cur = mm, next = b.soleReader(mm);
+        boolean bias = false;
+        int act = Elementwise.NONE;
+        if (next != null
+                && next.op() == Op.ADD_BIAS
+                && next.input(0) == cur
+                && next.input(1).id() < mm.id()) {
+            bias = true;
+            inputs.add(next.input(1));
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        if (next != null) {
+            act = switch (next.op()) {
+                case RELU -> Elementwise.RELU;
+                case SILU -> Elementwise.SILU;
+                case GELU -> next.params(OpParams.Gelu.class).tanh() ? Elementwise.GELU_TANH : Elementwise.GELU;
+                default -> Elementwise.NONE;
+            };
+            if (act != Elementwise.NONE) covers.add(cur = next);
+        }
+        if (covers.size() == 1) return false;
+        final boolean hasBias = bias;
+        final int a = act;
+        b.fused(
+                covers.size() == 3 ? "MATMUL+ADD_BIAS+" + cur.op() : "MATMUL+" + cur.op(),
+                covers,
+                inputs,
+                0,
+                kernels.kernel(
+                        cur, inputs, (st, y, x, sc) -> MatMul.run(st, mm, y, x[0], x[1], hasBias ? x[2] : null, a)));
+        return true;
+    }
+
+    private static boolean attentionWeights(Program.Builder b, Node mm, Kernels kernels) {
+        var p = mm.params(OpParams.MatMul.class);
+        Node sm = b.soleReader(mm);
+        if (sm == null
+                || sm.op() != Op.SOFTMAX
+                || sm.input(0) != mm
+                || p.transA()
+                || !p.transB()
+                || p.alpha() != 1f
+                || mm.input(1).shape().rank() != mm.input(0).shape().rank()) return false;
+        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
+        for (Node m : sm.inputs().subList(1, sm.inputs().size())) {
+            if (!before(m, mm)) return false;
+            inputs.add(m);
+        }
+        b.fused("MATMUL+SOFTMAX", List.of(mm, sm), inputs, 0, kernels.kernel(sm, inputs, (st, y, x, sc) -> {
+            CudaBuffer[] softIn = new CudaBuffer[sm.inputs().size()]; // the softmax's inputs at their node positions
+            for (int i = 1; i < softIn.length; i++) softIn[i] = x[i + 1];
+            Softmax.runProduct(st, mm, sm, y, x[0], x[1], softIn);
+        }));
+        return true;
+    }
+
+    /** Whether {@code value} exists before the step that starts at {@code first} runs (a leaf always does). */
+    private static boolean before(Node value, Node first) {
+        return value.isLeaf() || value.id() < first.id();
+    }
+}
