@@ -2,8 +2,12 @@ package io.attn.benchmarks;
 
 import io.attn.backend.Backend;
 import io.attn.backend.Buffer;
+import io.attn.backend.Program;
+import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.tensor.DType;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -92,6 +96,29 @@ public final class Profile {
         @Override
         public Buffer hostView(float[] data) {
             return b.hostView(data);
+        }
+
+        @Override
+        public Buffer outputView(float[] dst) {
+            return b.outputView(dst);
+        }
+
+        /** The wrapped backend's program (its fusions), each step timed under its name and output shape. */
+        @Override
+        public Program compile(Graph graph) {
+            Program p = b.compile(graph);
+            List<Program.Step> steps = new ArrayList<>();
+            for (Program.Step st : p.steps()) {
+                String key = st.name() + " " + st.output().shape();
+                Program.Kernel k = st.kernel();
+                steps.add(new Program.Step(
+                        st.name(), st.covers(), st.inputs(), st.scratch(), st.inPlace(), (o, in, sc) -> {
+                            long s = MX.getCurrentThreadCpuTime();
+                            k.run(o, in, sc);
+                            times.computeIfAbsent(key, x -> new long[1])[0] += MX.getCurrentThreadCpuTime() - s;
+                        }));
+            }
+            return new Program(graph, steps);
         }
 
         @Override

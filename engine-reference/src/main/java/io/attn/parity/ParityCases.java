@@ -135,6 +135,15 @@ public final class ParityCases {
             Node y = c.g.linear(a, c.constNormal("b", 70, 65), c.constNormal("bias", 70), true);
             all.add(c.done(c.g.add(y, r), FP32, FP32_WHY));
         }
+        // ... with the other activations (a backend may fuse them into the product: bias_act on CUDA)
+        for (String act : new String[] {"gelu", "gelu tanh", "silu"})
+            for (boolean bias : new boolean[] {true, false}) {
+                CaseBuilder c = new CaseBuilder("matmul epilogue linear+" + (bias ? "bias+" : "") + act + " (2,33,48)");
+                Node y = c.g.linear(
+                        c.normal("x", 2, 33, 48), c.constNormal("w", 40, 48), bias ? c.constNormal("bias", 40) : null);
+                Node out = act.equals("silu") ? c.g.silu(y) : c.g.gelu(y, act.equals("gelu tanh"));
+                all.add(c.done(out, FP32, FP32_WHY));
+            }
     }
 
     private static void elementwise(List<ParityCase> all) {
