@@ -97,6 +97,25 @@ class FusionsTest {
     }
 
     @Test
+    void geluEpilogueEqualsTheGeluOpBitwise() {
+        // 70 columns: two full 32-column panels and an edge with a partial vector; 2 rows: the Gemv path; K over 2048
+        for (int[] dims : new int[][] {{3, 50, 65}, {2, 65}, {2, 9, 2100}})
+            for (boolean tanh : new boolean[] {false, true}) {
+                GraphBuilder g = new GraphBuilder();
+                int k = dims[dims.length - 1];
+                Node x = g.input("x", dims);
+                Node y = g.gelu(g.linear(x, w(g, "w", 70, k), w(g, "b", 70)), tanh);
+                Node res = g.input("r", y.shape().dims());
+                Program p = fusedEqualsUnfused(g.build(g.add(res, y)), 2);
+                assertEquals(List.of("MATMUL+ADD_BIAS+GELU+ADD"), names(p));
+                g = new GraphBuilder();
+                x = g.input("x", dims);
+                Node noBias = g.gelu(g.matmul(x, w(g, "w", 70, k), false, true, 1f), tanh);
+                assertEquals(List.of("MATMUL+GELU"), names(fusedEqualsUnfused(g.build(noBias), 1)));
+            }
+    }
+
+    @Test
     void aValueReadTwiceOrReturnedIsNotFusedAway() {
         GraphBuilder g = new GraphBuilder();
         Node x = g.input("x", 3, 40, 65);

@@ -17,10 +17,10 @@ import java.util.List;
  * saves the memory traffic of the values in between:
  *
  * <ul>
- *   <li><b>GEMM epilogue</b> ({@link Gemm.Epilogue}): {@code MATMUL -> [ADD_BIAS] -> [RELU] -> [ADD residual |
- *       SPLIT_HEADS]}, applied to each tile of the product while it is in L1 (a {@code Linear}, its ReLU, the residual
- *       connection after an attention block's or feed-forward's last projection; a q/k/v projection stored straight in
- *       the heads layout).
+ *   <li><b>GEMM epilogue</b> ({@link Gemm.Epilogue}): {@code MATMUL -> [ADD_BIAS] -> [RELU | GELU] -> [ADD residual
+ *       | SPLIT_HEADS]} (no SPLIT_HEADS after a GELU), applied to each tile of the product while it is in L1 (a
+ *       {@code Linear}, its activation, the residual connection after an attention block's or feed-forward's last
+ *       projection; a q/k/v projection stored straight in the heads layout).
  *   <li><b>Attention weights</b> ({@link Softmax#runProduct}): {@code MATMUL q k^T -> SOFTMAX (scale, masks)}, each
  *       block of score rows normalised while it is in cache.
  * </ul>
@@ -49,15 +49,17 @@ public final class Fusions {
         List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
         Node cur = mm, next = b.soleReader(mm);
         int bias = -1, residual = -1, heads = 0;
-        boolean relu = false;
+        Gemm.Epilogue.Act act = Gemm.Epilogue.Act.NONE;
         if (next != null && next.op() == Op.ADD_BIAS && next.input(0) == cur && before(next.input(1), mm)) {
             bias = inputs.size();
             inputs.add(next.input(1));
             covers.add(cur = next);
             next = b.soleReader(cur);
         }
-        if (next != null && next.op() == Op.RELU) {
-            relu = true;
+        if (next != null && (next.op() == Op.RELU || next.op() == Op.GELU)) {
+            act = next.op() == Op.RELU
+                    ? Gemm.Epilogue.Act.RELU
+                    : next.params(OpParams.Gelu.class).tanh() ? Gemm.Epilogue.Act.GELU_TANH : Gemm.Epilogue.Act.GELU;
             covers.add(cur = next);
             next = b.soleReader(cur);
         }
@@ -70,6 +72,7 @@ public final class Fusions {
             }
         } else if (next != null
                 && next.op() == Op.SPLIT_HEADS
+                && (act == Gemm.Epilogue.Act.NONE || act == Gemm.Epilogue.Act.RELU)
                 && mm.input(0).shape().rank() == 3
                 && mm.input(1).shape().rank() == 2
                 && !p.transA()) {
@@ -78,7 +81,7 @@ public final class Fusions {
         }
         if (covers.size() == 1) return false;
         final int bi = bias, ri = residual, h = heads;
-        final boolean r = relu;
+        final Gemm.Epilogue.Act r = act;
         StringBuilder name = new StringBuilder("MATMUL");
         for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
         b.fused(

@@ -31,15 +31,31 @@ public final class Gelu {
     private Gelu() {}
 
     public static void run(Parallel par, float[] out, float[] x, int n, boolean tanh) {
-        par.forRange(n, Elementwise.GRAIN / 4, (from, to) -> {
-            if (tanh) tanhRange(out, x, from, to);
-            else exactRange(out, x, from, to);
-        });
+        par.forRange(n, Elementwise.GRAIN / 4, (from, to) -> range(out, x, from, to, tanh));
     }
 
-    private static void exactRange(float[] out, float[] x, int from, int to) {
-        int i = from;
-        for (int ub = from + SP.loopBound(to - from); i < ub; i += SP.length()) {
+    /**
+     * {@code out[i] = gelu(x[i])} for {@code from <= i < to} ({@code out} may be {@code x}). Every element goes through
+     * the vector code (a last partial vector through a zero-padded copy), so a value does not depend on where a range
+     * starts or ends: the GEMM epilogue ({@link Gemm.Epilogue}) calls this on its tiles and gives bitwise what the GELU
+     * op gives.
+     */
+    static void range(float[] out, float[] x, int from, int to, boolean tanh) {
+        int full = from + SP.loopBound(to - from);
+        if (tanh) tanhVectors(out, x, from, full);
+        else exactVectors(out, x, from, full);
+        if (full < to) {
+            float[] t = new float[SP.length()];
+            System.arraycopy(x, full, t, 0, to - full);
+            if (tanh) tanhVectors(t, t, 0, t.length);
+            else exactVectors(t, t, 0, t.length);
+            System.arraycopy(t, 0, out, full, to - full);
+        }
+    }
+
+    /** Exact GELU over whole vectors: {@code to - from} is a multiple of the vector length. */
+    private static void exactVectors(float[] out, float[] x, int from, int to) {
+        for (int i = from; i < to; i += SP.length()) {
             FloatVector v = FloatVector.fromArray(SP, x, i);
             FloatVector a = v.mul(INV_SQRT2).abs();
             FloatVector t = a.fma(0.5f, 1f);
@@ -57,40 +73,15 @@ public final class Gelu {
             FloatVector f = e.neg().add(2f).blend(e, v.compare(VectorOperators.LT, 0f));
             v.mul(0.5f).mul(f).intoArray(out, i);
         }
-        for (; i < to; i++) out[i] = exact(x[i]);
     }
 
-    private static void tanhRange(float[] out, float[] x, int from, int to) {
-        int i = from;
-        for (int ub = from + SP.loopBound(to - from); i < ub; i += SP.length()) {
+    /** Tanh-form GELU over whole vectors. */
+    private static void tanhVectors(float[] out, float[] x, int from, int to) {
+        for (int i = from; i < to; i += SP.length()) {
             FloatVector v = FloatVector.fromArray(SP, x, i);
             FloatVector u =
                     v.mul(v).mul(v).fma(FloatVector.broadcast(SP, C3), v).mul(-2f * K_TANH);
             v.div(u.lanewise(VectorOperators.EXP).add(1f)).intoArray(out, i);
         }
-        for (; i < to; i++) out[i] = tanhForm(x[i]);
-    }
-
-    /** Scalar exact GELU, the same arithmetic as the vector loop. */
-    static float exact(float x) {
-        float a = Math.abs(x * INV_SQRT2);
-        float t = 1f / Math.fma(a, 0.5f, 1f);
-        float p = Math.fma(t, P9, P8);
-        p = Math.fma(p, t, P7);
-        p = Math.fma(p, t, P6);
-        p = Math.fma(p, t, P5);
-        p = Math.fma(p, t, P4);
-        p = Math.fma(p, t, P3);
-        p = Math.fma(p, t, P2);
-        p = Math.fma(p, t, P1);
-        p = Math.fma(p, t, P0);
-        float e = t * (float) Math.exp(p - a * a);
-        return 0.5f * x * (x < 0f ? e : 2f - e);
-    }
-
-    /** Scalar tanh-form GELU. */
-    static float tanhForm(float x) {
-        float u = Math.fma(x * x * x, C3, x) * (-2f * K_TANH);
-        return x / ((float) Math.exp(u) + 1f);
     }
 }

@@ -150,21 +150,35 @@ public final class Gemm {
 
     /**
      * What a product does to C after its last K step, in this order: {@code bias} (null, or {@code n} values added to
-     * every row), ReLU if {@code relu} ({@code max(x, 0)}, NaN kept), {@code residual} (null, or an array laid out like
-     * C, read at C's indices) added; and with {@code heads > 0}, C's logical {@code (M, N)} rows, in runs of {@code
-     * rows} (one run per batch entry), are stored split into heads: element {@code (b * rows + l, h * N/heads + d)} at
-     * {@code ((b * heads + h) * rows + l) * N/heads + d}, i.e. {@code (B, L, N) -> (B, heads, L, N/heads)}, the
-     * SPLIT_HEADS layout (no residual then).
+     * every row), the activation {@code act} (ReLU: {@code max(x, 0)}, NaN kept; GELU exact or tanh: {@link
+     * Gelu#range}), {@code residual} (null, or an array laid out like C, read at C's indices) added; and with {@code
+     * heads > 0}, C's logical {@code (M, N)} rows, in runs of {@code rows} (one run per batch entry), are stored split
+     * into heads: element {@code (b * rows + l, h * N/heads + d)} at {@code ((b * heads + h) * rows + l) * N/heads +
+     * d}, i.e. {@code (B, L, N) -> (B, heads, L, N/heads)}, the SPLIT_HEADS layout (no residual and no GELU then).
      */
-    public record Epilogue(float[] bias, boolean relu, float[] residual, int heads, int rows) {
-        public static final Epilogue NONE = new Epilogue(null, false, null, 0, 0);
+    public record Epilogue(float[] bias, Act act, float[] residual, int heads, int rows) {
+        public static final Epilogue NONE = new Epilogue(null, Act.NONE, null, 0, 0);
+
+        /** The activation after the bias. */
+        public enum Act {
+            NONE,
+            RELU,
+            GELU,
+            GELU_TANH
+        }
 
         public Epilogue {
             if (heads > 0 && residual != null) throw new IllegalArgumentException("a residual with a heads layout");
+            if (heads > 0 && (act == Act.GELU || act == Act.GELU_TANH))
+                throw new IllegalArgumentException("a GELU with a heads layout");
         }
 
         boolean values() {
-            return bias != null || relu || residual != null;
+            return bias != null || act != Act.NONE || residual != null;
+        }
+
+        boolean relu() {
+            return act == Act.RELU;
         }
     }
 
@@ -369,26 +383,40 @@ public final class Gemm {
     /**
      * {@code c[o] = act(c[o] + bias[col + j]) + residual[o]} with {@code o = ci + r*ldc + j}, for {@code r < rows, j <
      * cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the ReLU of {@link
-     * Elementwise#relu} if {@code relu}, the add of {@link Elementwise#add} (skipped when {@code residual} is null).
+     * Elementwise#relu} or the GELU of {@link Gelu#range}, the add of {@link Elementwise#add} (skipped when {@code
+     * residual} is null). With a GELU the row is stored after the bias, then passed through GELU and the residual
+     * while it is still in L1.
      */
     private static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
         float[] bias = e.bias(), residual = e.residual();
-        boolean relu = e.relu();
+        boolean relu = e.relu(), gelu = e.act() == Epilogue.Act.GELU || e.act() == Epilogue.Act.GELU_TANH;
+        float[] res = gelu ? null : residual; // with a GELU the residual comes after it, below
         for (int r = 0; r < rows; r++) {
             int o = ci + r * ldc, j = 0;
             for (int ub = SP.loopBound(cols); j < ub; j += VL) {
                 FloatVector x = FloatVector.fromArray(SP, c, o + j);
                 if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
                 if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
-                if (residual != null) x = x.add(FloatVector.fromArray(SP, residual, o + j));
+                if (res != null) x = x.add(FloatVector.fromArray(SP, res, o + j));
                 x.intoArray(c, o + j);
             }
             for (; j < cols; j++) {
                 float x = c[o + j];
                 if (bias != null) x = x + bias[col + j];
                 if (relu) x = x < 0f ? 0f : x;
-                if (residual != null) x = x + residual[o + j];
+                if (res != null) x = x + res[o + j];
                 c[o + j] = x;
+            }
+            if (gelu) {
+                Gelu.range(c, c, o, o + cols, e.act() == Epilogue.Act.GELU_TANH);
+                if (residual != null) {
+                    j = 0;
+                    for (int ub = SP.loopBound(cols); j < ub; j += VL)
+                        FloatVector.fromArray(SP, c, o + j)
+                                .add(FloatVector.fromArray(SP, residual, o + j))
+                                .intoArray(c, o + j);
+                    for (; j < cols; j++) c[o + j] = c[o + j] + residual[o + j];
+                }
             }
         }
     }

@@ -15,13 +15,13 @@ public final class MatMul {
 
     /** MATMUL alone. */
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
-        run(par, node, out, in[0], in[1], null, false, null, 0);
+        run(par, node, out, in[0], in[1], null, Gemm.Epilogue.Act.NONE, null, 0);
     }
 
     /**
      * MATMUL node {@code node}, then the epilogue {@link Fusions} matched after it: {@code bias} (null: none) added to
-     * every row, ReLU if {@code relu}, {@code residual} (null: none) added, and with {@code heads > 0} the result stored
-     * as SPLIT_HEADS leaves it, {@code (B, heads, L, N / heads)}.
+     * every row, the activation {@code act}, {@code residual} (null: none) added, and with {@code heads > 0} the result
+     * stored as SPLIT_HEADS leaves it, {@code (B, heads, L, N / heads)}.
      */
     public static void run(
             Parallel par,
@@ -30,7 +30,7 @@ public final class MatMul {
             float[] a,
             float[] b,
             float[] bias,
-            boolean relu,
+            Gemm.Epilogue.Act act,
             float[] residual,
             int heads) {
         OpParams.MatMul p = node.params(OpParams.MatMul.class);
@@ -40,7 +40,7 @@ public final class MatMul {
         int n = p.transB() ? sb.dim(-2) : sb.dim(-1);
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
-        var e = new Gemm.Epilogue(bias, relu, residual, heads, m);
+        var e = new Gemm.Epilogue(bias, act, residual, heads, m);
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model
         Gemm.PackedB packed = sharedB && node.input(1).op() == Op.CONSTANT && (long) batch * m > Gemv.MAX_M
                 ? Gemm.PackedB.of(b, 0, n, k, p.transB())
