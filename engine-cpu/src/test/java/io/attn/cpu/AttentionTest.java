@@ -75,6 +75,29 @@ class AttentionTest {
     }
 
     @Test
+    void sequencesShorterThanOneKeyTile() {
+        // a sentence: fewer keys than one 64-key tile; with head dims that are whole 4-vector chunks (32 on AVX2, 64
+        // on AVX-512) it takes the fast kernels on its keys rounded up to chunks, the padded scores at -inf
+        for (int d : new int[] {32, 64})
+            for (int s : new int[] {1, 5, 25, 31, 32, 33, 63}) {
+                check(2, 3, s, s, d, d, MaskSpec.NONE, null, null); // L = S: last groups of every size
+                check(1, 2, 13, s, d, d, MaskSpec.NONE, null, null);
+            }
+    }
+
+    @Test
+    void shortSequenceOfVeryNegativeScores() {
+        // every score far below 0 (base-2 units around -2000): the padded keys, whose raw scores would be 0, must not
+        // take part in the max (p would then underflow to 0 for every real key and the row sum with it)
+        Tensor q = Support.tensor(r, 1, 2, 12, 32),
+                k = Support.tensor(r, 1, 2, 25, 32),
+                v = Support.tensor(r, 1, 2, 25, 32);
+        for (int i = 0; i < q.size(); i++) q.data()[i] = 3f;
+        for (int i = 0; i < k.size(); i++) k.data()[i] = -5f - (i % 7);
+        checkUnmasked(q, k, v, "short sequence, scores around -2000");
+    }
+
+    @Test
     void runningMaxJumpsBetweenKeyTiles() {
         // 8 full 64-key tiles; the keys of tiles 4 and 5 are 40x larger, so their scores exceed the running max by far
         // more than the fast path's lazy-max margin (2^16): those tiles must rescale, the others keep the running max

@@ -24,7 +24,9 @@ import jdk.incubator.vector.VectorSpecies;
  * exceeds its row's running max by more than {@link #LAZY}; if none does (nearly always after the first tile), the max
  * is kept as it is (softmax does not depend on the offset), so there is no horizontal max, no rescale and one vector
  * exponential per 16 scores, summed into per-row vector sums reduced once per block, and a 6 x 4-vector {@code P.V}
- * kernel. Masked tiles, causal diagonal tiles and ragged edges take the general path ({@link Masks}, exact running
+ * kernel. A sequence shorter than one tile (unmasked, not causal: a sentence) takes the same kernels on its keys
+ * rounded up to whole 4-vector chunks, the padded scores set to -inf. Masked tiles, causal diagonal tiles and ragged
+ * edges take the general path ({@link Masks}, exact running
  * max). Causal attention stops at the
  * block's last query and skips rows above each tile. A row whose keys are all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
@@ -197,24 +199,30 @@ public final class Attention {
         boolean causal = masks.causal();
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
+        // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
+        // kernels on its keys rounded up to whole 4-vector chunks (w), the padded columns' scores set to -inf, P.V over
+        // its keys only. It depends on s alone, so a row's operations still do not depend on the block or the threads.
+        boolean shortFast = fast && !causal && s < BC && dv % (4 * VL) == 0;
+        int w = shortFast ? (s + 4 * VL - 1) / (4 * VL) * (4 * VL) : BC;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         if (br >= TOUCH_ROWS) touch(k, ko, jEnd * d, sc.s);
         // the general path's tile width: a sequence shorter than one tile (a sentence) works on its own length rounded
         // up to the score kernel's two vectors, not on 64 keys, most of them padding. It depends on s alone, never on
         // the block, so a row's operations still do not depend on the block size or the thread count.
-        int bcp = s < BC ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
+        int bcp = s < BC && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
         for (int j0 = 0; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
-            // transpose the key tile: kt[dd * bcp + c] = k[j0 + c, dd], zero columns past bc
+            // transpose the key tile: kt[dd * bcp + c] = k[j0 + c, dd], zero columns past bc (a short sequence on the
+            // fast path: up to w, the columns its kernels read)
             if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, qscale);
             else
-                for (int c = 0; c < bcp; c++) {
+                for (int c = 0, cols = shortFast ? w : bcp; c < cols; c++) {
                     if (c < bc) {
                         int src = ko + (j0 + c) * d;
                         for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = k[src + dd] * qscale;
                     } else for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = 0f;
                 }
-            boolean fullTile = fast && bc == BC;
+            boolean fullTile = fast && (bc == BC || shortFast);
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a group start
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / GR * GR : 0;
             // a group of GR rows at a time: scores, softmax step and P.V while its scores are in L1
@@ -234,16 +242,19 @@ public final class Attention {
                     // pass the test against a max of -inf, and 2^(-inf - -inf) would be NaN)
                     boolean lazy = true;
                     for (int rr = r; rr < r1; rr++) lazy &= m[rr] != Float.NEGATIVE_INFINITY;
-                    for (int c0 = 0; c0 < BC; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
-                    if (lazy || firstMax(st, r, m)) expRows(st, r, m, sumv, corr);
-                    else for (int rr = 0; rr < GR; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr);
+                    for (int c0 = 0; c0 < w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
+                    if (bc < w) // a short sequence's padded keys
+                    for (int rr = 0; rr < GR; rr++)
+                            Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
+                    if (lazy || firstMax(st, r, m, w)) expRows(st, r, m, sumv, corr, w);
+                    else for (int rr = 0; rr < GR; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w);
                 } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
                     // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key)
                     for (int cv = 0; cv < dv; cv += 4 * VL)
-                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live);
+                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live, bc);
                 } else {
                     // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
@@ -479,10 +490,10 @@ public final class Attention {
      * like any other tile; otherwise (a row already has a max, or an infinite or NaN score) changes nothing and
      * returns false for {@link #softmaxRow}, which clamps.
      */
-    private static boolean firstMax(float[] st, int r, float[] m) {
+    private static boolean firstMax(float[] st, int r, float[] m, int w) {
         for (int rr = 0; rr < GR; rr++) if (m[r + rr] != Float.NEGATIVE_INFINITY) return false;
         for (int rr = 0; rr < GR; rr++) {
-            float x = rowMax(st, rr * BCP);
+            float x = rowMax(st, rr * BCP, w);
             if (!Float.isFinite(x)) {
                 Arrays.fill(m, r, r + rr, Float.NEGATIVE_INFINITY);
                 return false;
@@ -492,10 +503,10 @@ public final class Attention {
         return true;
     }
 
-    /** The largest of the {@code BC} scores at {@code st[so..]} (compare-and-blend; see {@link Lanes#max}). */
-    private static float rowMax(float[] st, int so) {
+    /** The largest of the {@code w} scores at {@code st[so..]} (compare-and-blend; see {@link Lanes#max}). */
+    private static float rowMax(float[] st, int so, int w) {
         FloatVector mx = FloatVector.fromArray(SP, st, so);
-        for (int c = VL; c < BC; c += VL) {
+        for (int c = VL; c < w; c += VL) {
             FloatVector x = FloatVector.fromArray(SP, st, so + c);
             mx = mx.blend(x, mx.compare(VectorOperators.LT, x));
         }
@@ -506,12 +517,12 @@ public final class Attention {
      * {@code p = 2^(s - m)} in place for the rows of a group whose tile passed {@link #fastScores}'s test, added to
      * the rows' vector sums (reduced once, at the end of the block); no rescale ({@code corr = 1}).
      */
-    private static void expRows(float[] st, int r, float[] m, float[] sumv, float[] corr) {
+    private static void expRows(float[] st, int r, float[] m, float[] sumv, float[] corr, int w) {
         for (int rr = 0; rr < GR; rr++) {
             float mr = m[r + rr];
             int so = rr * BCP;
             FloatVector acc = FloatVector.fromArray(SP, sumv, (r + rr) * VL);
-            for (int c = 0; c < BC; c += VL) {
+            for (int c = 0; c < w; c += VL) {
                 FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mr));
                 e.intoArray(st, so + c);
                 acc = acc.add(e);
@@ -571,7 +582,8 @@ public final class Attention {
      * finite (as {@link Masks#apply} does), tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max,
      * sum and rescale factor updated.
      */
-    private static void softmaxRow(float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr) {
+    private static void softmaxRow(
+            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w) {
         float mOld = m[r];
         if (mOld != Float.NEGATIVE_INFINITY) {
             // lazy max: while no score exceeds the running max by more than LAZY, keep the running max (softmax does
@@ -579,10 +591,10 @@ public final class Attention {
             // not a horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the
             // output as it would on the general path; -inf gives p = 0 on both paths; +inf goes the slow way.
             FloatVector mx = FloatVector.fromArray(SP, st, so);
-            for (int c = VL; c < BC; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
+            for (int c = VL; c < w; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
             if (!mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) {
                 FloatVector acc = FloatVector.zero(SP);
-                for (int c = 0; c < BC; c += VL) {
+                for (int c = 0; c < w; c += VL) {
                     FloatVector e =
                             VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mOld));
                     e.intoArray(st, so + c);
@@ -596,7 +608,7 @@ public final class Attention {
         final float big = Float.MAX_VALUE;
         // one call site for VExp (so C2 inlines it: vectors passed to a call that is not inlined would be boxed)
         FloatVector mx = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
-        for (int c = 0; c < BC; c += VL) {
+        for (int c = 0; c < w; c += VL) {
             FloatVector x = FloatVector.fromArray(SP, st, so + c).max(-big).min(big);
             x.intoArray(st, so + c);
             mx = mx.max(x);
@@ -604,7 +616,7 @@ public final class Attention {
         float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float cr = mNew == mOld ? 1f : exp2(mOld - mNew); // 0 when m was -inf
         FloatVector acc = FloatVector.zero(SP);
-        for (int c = 0; c < BC; c += VL) {
+        for (int c = 0; c < w; c += VL) {
             FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mNew));
             e.intoArray(st, so + c);
             acc = acc.add(e);
@@ -767,14 +779,15 @@ public final class Attention {
     }
 
     /**
-     * {@code P.V} for a fast group: rows {@code r..r+5} (probabilities {@code p[i * BCP + c]}, {@code c < BC}) and four
+     * {@code P.V} for a fast group: rows {@code r..r+5} (probabilities {@code p[i * BCP + c]}, {@code c < keys}: BC, or
+     * a short sequence's length) and four
      * vectors of value columns at {@code v[vo + c*dv ..]}, 24 accumulators that start at zero;
      * {@code acc[a0 + i*dv ..] = corr[r+i] acc[..] + sum}, so the accumulator is read only once the sums are done.
      */
     private static void accumulate6x4(
-            float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0, int live) {
+            float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0, int live, int keys) {
         if (Registers.FEW) { // pairs of padding rows only are skipped: their output is never stored
-            for (int i = 0; i < live; i += 2) accumulate2x4(p, i * BCP, corr, r + i, v, vo, dv, acc, a0 + i * dv);
+            for (int i = 0; i < live; i += 2) accumulate2x4(p, i * BCP, corr, r + i, v, vo, dv, acc, a0 + i * dv, keys);
             return;
         }
         FloatVector x00 = FloatVector.zero(SP), x01 = x00, x02 = x00, x03 = x00;
@@ -783,7 +796,7 @@ public final class Attention {
         FloatVector x30 = x00, x31 = x00, x32 = x00, x33 = x00;
         FloatVector x40 = x00, x41 = x00, x42 = x00, x43 = x00;
         FloatVector x50 = x00, x51 = x00, x52 = x00, x53 = x00;
-        for (int c = 0, vc = vo; c < BC; c++, vc += dv) {
+        for (int c = 0, vc = vo; c < keys; c++, vc += dv) {
             FloatVector v0 = FloatVector.fromArray(SP, v, vc);
             FloatVector v1 = FloatVector.fromArray(SP, v, vc + VL);
             FloatVector v2 = FloatVector.fromArray(SP, v, vc + 2 * VL);
@@ -911,10 +924,10 @@ public final class Attention {
      * 16 vector registers.
      */
     private static void accumulate2x4(
-            float[] p, int po, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0) {
+            float[] p, int po, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0, int keys) {
         FloatVector x00 = FloatVector.zero(SP), x01 = x00, x02 = x00, x03 = x00;
         FloatVector x10 = x00, x11 = x00, x12 = x00, x13 = x00;
-        for (int c = 0, vc = vo; c < BC; c++, vc += dv) {
+        for (int c = 0, vc = vo; c < keys; c++, vc += dv) {
             FloatVector v0 = FloatVector.fromArray(SP, v, vc);
             FloatVector v1 = FloatVector.fromArray(SP, v, vc + VL);
             FloatVector v2 = FloatVector.fromArray(SP, v, vc + 2 * VL);
