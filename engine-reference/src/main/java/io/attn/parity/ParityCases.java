@@ -219,7 +219,8 @@ public final class ParityCases {
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 1, 2, 7, 4)); // causal, L > S
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 2, 1, 6, 6)); // causal, L == S
         all.add(maskedSoftmax(MaskCases.ALL.get(10), 1, 1, 1, 65)); // combined masks, one query
-        // the product form (attention weights softmax(scale q k^T + masks)): every mask set-up, L != S; more query
+        // the attention weights softmax(scale q k^T + masks), MATMUL then SOFTMAX (both backends fuse the pair): every
+        // mask set-up, L != S; more query
         // rows than one CPU block (128) with a ragged last block; rank 3 without masks
         for (MaskCases.Masking m : MaskCases.ALL) all.add(attentionWeights(m, 2, 3, 5, 7, 16));
         all.add(attentionWeights(MaskCases.ALL.get(1), 1, 2, 150, 70, 64)); // causal
