@@ -133,6 +133,42 @@ public record Program(Graph graph, List<Step> steps) {
             return uses == 1 ? r : null;
         }
 
+        /**
+         * Whether {@code value} exists before a step whose first node is {@code first} runs: a leaf, or a node computed
+         * earlier (a step's inputs must be; a node after {@code first} is computed after the step).
+         */
+        public static boolean before(Node value, Node first) {
+            return value.isLeaf() || value.id() < first.id();
+        }
+
+        /**
+         * The attention weights as the graph builds them, {@code MATMUL q k^T} (alpha 1, k batched like q) read only
+         * by a {@code SOFTMAX} (scale and masks): that SOFTMAX node when {@code mm} starts the pattern and the masks
+         * exist before it, else null. The step covering both reads {@code q, k,} then the masks ({@link
+         * #attentionWeightsInputs}). Both backends fuse it, each with its kernels.
+         */
+        public Node attentionWeights(Node mm) {
+            if (mm.op() != Op.MATMUL) return null;
+            var p = mm.params(io.attn.graph.OpParams.MatMul.class);
+            Node sm = soleReader(mm);
+            if (sm == null
+                    || sm.op() != Op.SOFTMAX
+                    || sm.input(0) != mm
+                    || p.transA()
+                    || !p.transB()
+                    || p.alpha() != 1f
+                    || mm.input(1).shape().rank() != mm.input(0).shape().rank()) return null;
+            for (Node m : sm.inputs().subList(1, sm.inputs().size())) if (!before(m, mm)) return null;
+            return sm;
+        }
+
+        /** The inputs of a step covering {@link #attentionWeights}' match: q, k, then the softmax's masks. */
+        public static List<Node> attentionWeightsInputs(Node mm, Node softmax) {
+            List<Node> in = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
+            in.addAll(softmax.inputs().subList(1, softmax.inputs().size()));
+            return in;
+        }
+
         /** Adds a step computing {@code node} alone with {@code backend.execute}. */
         public void single(Node node, Backend backend) {
             add(Step.of(node, 0, (out, in, scratch) -> backend.execute(node, out, in)));

@@ -141,14 +141,23 @@ class FusionsTest {
         assertEquals(List.of("MATMUL+ADD_BIAS", "GELU", "ADD"), names(p));
     }
 
+    /** x -> a = relu(x) -> b = gelu(a) -> c = a + b: a is read twice. */
+    private record Diamond(Graph graph, Node x, Node a, Node b, Node c) {
+        static Diamond make() {
+            GraphBuilder g = new GraphBuilder();
+            Node x = g.input("x", 4, 8);
+            Node a = g.relu(x);
+            Node b = g.gelu(a, false);
+            Node c = g.add(a, b);
+            return new Diamond(g.build(c), x, a, b, c);
+        }
+    }
+
     @Test
     void aProgramThatFusesAwayAValueReadElsewhereIsRefused() {
-        GraphBuilder g = new GraphBuilder();
-        Node x = g.input("x", 4, 8);
-        Node a = g.relu(x);
-        Node b = g.gelu(a, false);
-        Node c = g.add(a, b);
-        Graph graph = g.build(c);
+        Diamond dm = Diamond.make();
+        Graph graph = dm.graph();
+        Node x = dm.x(), a = dm.a(), b = dm.b(), c = dm.c();
         Program.Kernel none = (out, in, scratch) -> {};
         var bad = List.of(
                 new Program.Step("RELU+GELU", List.of(a, b), List.of(x), 0, -1, none),
@@ -161,12 +170,9 @@ class FusionsTest {
 
     @Test
     void scratchGetsASlotApartFromTheStepsInputsAndOutput() {
-        GraphBuilder g = new GraphBuilder();
-        Node x = g.input("x", 4, 8);
-        Node a = g.relu(x);
-        Node b = g.gelu(a, false);
-        Node c = g.add(a, b);
-        Graph graph = g.build(c);
+        Diamond dm = Diamond.make();
+        Graph graph = dm.graph();
+        Node a = dm.a(), b = dm.b(), c = dm.c();
         Program.Kernel none = (out, in, scratch) -> {};
         var b2 = new Program.Builder(graph);
         b2.add(Program.Step.of(a, 0, none));

@@ -104,20 +104,9 @@ public final class Fusions {
 
     /** {@code MATMUL q k^T (alpha 1, batched k) -> SOFTMAX}. */
     private static boolean attentionWeights(Program.Builder b, Node mm, Parallel par) {
-        var p = mm.params(OpParams.MatMul.class);
-        Node sm = b.soleReader(mm);
-        if (sm == null
-                || sm.op() != Op.SOFTMAX
-                || sm.input(0) != mm
-                || p.transA()
-                || !p.transB()
-                || p.alpha() != 1f
-                || mm.input(1).shape().rank() != mm.input(0).shape().rank()) return false;
-        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
-        for (Node m : sm.inputs().subList(1, sm.inputs().size())) {
-            if (!before(m, mm)) return false;
-            inputs.add(m);
-        }
+        Node sm = b.attentionWeights(mm);
+        if (sm == null) return false;
+        List<Node> inputs = Program.Builder.attentionWeightsInputs(mm, sm);
         b.fused("MATMUL+SOFTMAX", List.of(mm, sm), inputs, 0, (out, in, scratch) -> {
             float[][] softIn = new float[sm.inputs().size()][]; // the softmax's inputs at their node positions
             for (int i = 1; i < softIn.length; i++) softIn[i] = CpuBuffer.of(in[i + 1]);
@@ -126,8 +115,7 @@ public final class Fusions {
         return true;
     }
 
-    /** Whether {@code value} exists before the step that starts at {@code first} runs (a leaf always does). */
     private static boolean before(Node value, Node first) {
-        return value.isLeaf() || value.id() < first.id();
+        return Program.Builder.before(value, first);
     }
 }

@@ -100,20 +100,9 @@ public final class Fusions {
     }
 
     private static boolean attentionWeights(Program.Builder b, Node mm, Kernels kernels) {
-        var p = mm.params(OpParams.MatMul.class);
-        Node sm = b.soleReader(mm);
-        if (sm == null
-                || sm.op() != Op.SOFTMAX
-                || sm.input(0) != mm
-                || p.transA()
-                || !p.transB()
-                || p.alpha() != 1f
-                || mm.input(1).shape().rank() != mm.input(0).shape().rank()) return false;
-        List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
-        for (Node m : sm.inputs().subList(1, sm.inputs().size())) {
-            if (!before(m, mm)) return false;
-            inputs.add(m);
-        }
+        Node sm = b.attentionWeights(mm);
+        if (sm == null) return false;
+        List<Node> inputs = Program.Builder.attentionWeightsInputs(mm, sm);
         b.fused("MATMUL+SOFTMAX", List.of(mm, sm), inputs, 0, kernels.kernel(sm, inputs, (st, y, x, sc) -> {
             CudaBuffer[] softIn = new CudaBuffer[sm.inputs().size()]; // the softmax's inputs at their node positions
             for (int i = 1; i < softIn.length; i++) softIn[i] = x[i + 1];
@@ -122,8 +111,7 @@ public final class Fusions {
         return true;
     }
 
-    /** Whether {@code value} exists before the step that starts at {@code first} runs (a leaf always does). */
     private static boolean before(Node value, Node first) {
-        return value.isLeaf() || value.id() < first.id();
+        return Program.Builder.before(value, first);
     }
 }
