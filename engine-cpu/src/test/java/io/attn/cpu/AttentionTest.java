@@ -87,14 +87,31 @@ class AttentionTest {
 
     @Test
     void shortSequenceOfVeryNegativeScores() {
-        // every score far below 0 (base-2 units around -2000): the padded keys, whose raw scores would be 0, must not
-        // take part in the max (p would then underflow to 0 for every real key and the row sum with it)
-        Tensor q = Support.tensor(r, 1, 2, 12, 32),
-                k = Support.tensor(r, 1, 2, 25, 32),
-                v = Support.tensor(r, 1, 2, 25, 32);
-        for (int i = 0; i < q.size(); i++) q.data()[i] = 3f;
-        for (int i = 0; i < k.size(); i++) k.data()[i] = -5f - (i % 7);
-        checkUnmasked(q, k, v, "short sequence, scores around -2000");
+        // every score far below 0 (base-2 units in the thousands): the padded keys, whose raw scores would be 0, must
+        // not take part in the max (p would then underflow to 0 for every real key and the row sum with it). Head dims
+        // 32 and 64: the short path needs whole 4-vector chunks (32 floats on AVX2, 64 on AVX-512)
+        for (int d : new int[] {32, 64}) {
+            Tensor q = Support.tensor(r, 1, 2, 12, d), k = Support.tensor(r, 1, 2, 25, d);
+            Tensor v = Support.tensor(r, 1, 2, 25, d);
+            for (int i = 0; i < q.size(); i++) q.data()[i] = 3f;
+            for (int i = 0; i < k.size(); i++) k.data()[i] = -5f - (i % 7);
+            checkUnmasked(q, k, v, "short sequence, very negative scores, D=" + d);
+        }
+    }
+
+    @Test
+    void shortSequenceOfMinusInfinityScores() {
+        // every score of a short sequence overflows to -inf (1e20 * -1e20): the row has no finite max, so the group
+        // takes the clamping per-row way, which must still give the padded keys no weight (the row is the mean of the
+        // real values, as on the general path and for long sequences)
+        for (int d : new int[] {32, 64})
+            for (int s : new int[] {5, 25}) {
+                Tensor q = Support.tensor(r, 1, 1, 8, d), k = Support.tensor(r, 1, 1, s, d);
+                Tensor v = Support.tensor(r, 1, 1, s, d);
+                java.util.Arrays.fill(q.data(), 1e20f);
+                java.util.Arrays.fill(k.data(), -1e20f);
+                checkUnmasked(q, k, v, "short sequence of -inf scores, S=" + s + " D=" + d);
+            }
     }
 
     @Test

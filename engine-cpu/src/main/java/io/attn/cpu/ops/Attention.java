@@ -247,7 +247,9 @@ public final class Attention {
                     for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
                     if (lazy || firstMax(st, r, m, w)) expRows(st, r, m, sumv, corr, w);
-                    else for (int rr = 0; rr < GR; rr++) softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w);
+                    else
+                        for (int rr = 0; rr < GR; rr++)
+                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, Math.min(bc, w));
                 } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
@@ -583,7 +585,7 @@ public final class Attention {
      * sum and rescale factor updated.
      */
     private static void softmaxRow(
-            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w) {
+            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int valid) {
         float mOld = m[r];
         if (mOld != Float.NEGATIVE_INFINITY) {
             // lazy max: while no score exceeds the running max by more than LAZY, keep the running max (softmax does
@@ -613,6 +615,8 @@ public final class Attention {
             x.intoArray(st, so + c);
             mx = mx.max(x);
         }
+        // a short sequence's padded keys (-inf before the clamp) get no weight: the clamp made them finite
+        if (valid < w) Arrays.fill(st, so + valid, so + w, Float.NEGATIVE_INFINITY);
         float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float cr = mNew == mOld ? 1f : exp2(mOld - mNew); // 0 when m was -inf
         FloatVector acc = FloatVector.zero(SP);
