@@ -64,13 +64,8 @@ public final class AttnModel implements AutoCloseable {
         gate.enter();
         try {
             return model.run(backend, r);
-        } catch (AttnException e) {
-            throw e;
-        } catch (OutOfMemoryError e) {
-            throw new AttnException(
-                    AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap running the model (raise -Xmx)", e);
-        } catch (RuntimeException e) {
-            throw new AttnException(AttnException.Code.INTERNAL, "internal error: " + e, e);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw Failures.of(e, "running the model");
         } finally {
             gate.exit();
         }

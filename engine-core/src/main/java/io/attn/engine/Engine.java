@@ -186,13 +186,8 @@ public final class Engine implements AutoCloseable {
             M m;
             try {
                 m = make.get();
-            } catch (AttnException e) {
-                throw e;
-            } catch (OutOfMemoryError e) {
-                throw new AttnException(
-                        AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap loading the model (raise -Xmx)", e);
-            } catch (RuntimeException e) {
-                throw new AttnException(AttnException.Code.INTERNAL, "internal error loading the model: " + e, e);
+            } catch (RuntimeException | OutOfMemoryError e) {
+                throw Failures.of(e, "loading the model");
             }
             into.add(m);
             return m;

@@ -87,13 +87,8 @@ public final class LanguageModel implements AutoCloseable {
             return new Generation(r.tokens(), r.prefillNanos(), r.totalNanos());
         } catch (ListenerFailed e) {
             throw (RuntimeException) e.getCause();
-        } catch (AttnException e) {
-            throw e;
-        } catch (OutOfMemoryError e) {
-            throw new AttnException(
-                    AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of Java heap generating (raise -Xmx)", e);
-        } catch (RuntimeException e) {
-            throw new AttnException(AttnException.Code.INTERNAL, "internal error: " + e, e);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw Failures.of(e, "generating");
         } finally {
             gate.exit();
         }
