@@ -167,12 +167,25 @@ if [ -z "$JAR" ] || [ -z "$JAVA" ]; then skip junit "no test bundle: build it wi
 else
   # dry run: the launcher, runtime and class path, the no-driver tests and the GPU suite's skip (seconds, not minutes)
   SELECT=(--select-package io.attn.cuda); $DRY && SELECT=(--select-class io.attn.cuda.CudaProviderTest --select-class io.attn.cuda.CudaOpsGpuTest)
-  run_step junit 200 "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -jar "$JAR" execute \
-    --disable-banner --details=summary --details-theme=ascii --class-path "$CP" "${SELECT[@]}" \
-    --exclude-tag long --reports-dir "$LOGS/junit-reports"
-  jf="$(grep -E 'tests (successful|failed|skipped|aborted)' "$LOGS/junit.log" | sed 's/[][|]//g; s/^ *//; s/ *$//; s/  */ /g' | tr '\n' ',' | sed 's/,/, /g; s/, $//')"
-  gpu_skipped=$(grep -c 'no usable GPU' "$LOGS/junit-reports"/*.xml 2>/dev/null | awk -F: '{s+=$NF} END {print s+0}')
-  ran=$(grep -oE '[0-9]+ tests successful' "$LOGS/junit.log" | grep -oE '^[0-9]+' | head -n1)
+  # the classes tagged fake-natives load fake libcublas/libcublasLt.so.13 files: each runs in a JVM of its own, after
+  # the rest (a process keeps the first library of each soname: a real cuBLAS loaded after a fake Lt ends the JVM)
+  junit_run() { "$JAVA" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED -jar "$JAR" execute \
+    --disable-banner --details=summary --details-theme=ascii --class-path "$CP" --exclude-tag long "$@"; }
+  junit_all() {
+    local rc=0 c
+    junit_run "${SELECT[@]}" --exclude-tag fake-natives --reports-dir "$LOGS/junit-reports" || rc=$?
+    for c in CublasLocatorTest FfmCublasTest; do
+      junit_run --select-class "io.attn.cuda.$c" --reports-dir "$LOGS/junit-reports/$c" || rc=$?
+    done
+    return $rc
+  }
+  export -f junit_run junit_all; export JAVA JAR CP LOGS; export SELECT_STR="${SELECT[*]}"
+  run_step junit 200 bash -c 'read -ra SELECT <<<"$SELECT_STR"; junit_all'
+  # the summary lines of the JVMs, summed: "N tests successful, ..."
+  jf="$(grep -E '^\[? *[0-9]+ tests (successful|failed|skipped|aborted)' "$LOGS/junit.log" | sed 's/[][|]//g' \
+    | awk '{n[$3]+=$1} END {printf "%d tests successful, %d tests failed, %d tests skipped, %d tests aborted", n["successful"], n["failed"], n["skipped"], n["aborted"]}')"
+  gpu_skipped=$(grep -rc 'no usable GPU' "$LOGS/junit-reports" --include='*.xml' 2>/dev/null | awk -F: '{s+=$NF} END {print s+0}')
+  ran=$(printf '%s' "$jf" | grep -oE '^[0-9]+')
   if [ "${ran:-0}" = 0 ]; then record junit "failed (no test ran: exit $RC)" "$SECS" "$jf"
   elif $DRY; then record junit "$( [ "$RC" = 0 ] && echo ok || status_of)" "$SECS" "dry run, GPU cases skipped: $jf"
   elif [ "$RC" = 0 ] && [ "$gpu_skipped" -gt 0 ]; then record junit "failed (GPU cases skipped: no usable GPU)" "$SECS" "$jf"

@@ -10,10 +10,19 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The cuBLAS search looks in the documented places, in order, and lists every one when nothing loads. */
+/**
+ * The cuBLAS search looks in the documented places, in order, and lists every one when nothing loads.
+ *
+ * <p>Tagged {@code fake-natives}: it loads fake (and, on a GPU host, real) cuBLAS libraries into its JVM, and a process
+ * holds one {@code libcublasLt.so.13} per soname, so a later real cuBLAS would bind to a fake Lt and the dynamic linker
+ * would end the process (the first GPU run: "undefined symbol: cublasLtCtxInit"). Surefire gives each test class of
+ * this module its own JVM, and tools/gpu-run.sh runs these classes in JVMs of their own.
+ */
+@Tag("fake-natives")
 class CublasLocatorTest {
     @TempDir
     Path tmp;

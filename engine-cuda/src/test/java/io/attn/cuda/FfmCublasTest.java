@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,7 +30,13 @@ import org.junit.jupiter.api.io.TempDir;
  * (a mismatch in the method types would throw at the call), and sgemm applies the row-major swap trick: operands,
  * m/n, leading dimensions and strides swapped, transpose flags kept with their operand. Expected values are worked by
  * hand from the {@link Blas} javadoc.
+ *
+ * <p>Tagged {@code fake-natives}: it loads fake (and, on a GPU host, real) cuBLAS libraries into its JVM, and a process
+ * holds one {@code libcublasLt.so.13} per soname, so a later real cuBLAS would bind to a fake Lt and the dynamic linker
+ * would end the process (the first GPU run: "undefined symbol: cublasLtCtxInit"). Surefire gives each test class of
+ * this module its own JVM, and tools/gpu-run.sh runs these classes in JVMs of their own.
  */
+@Tag("fake-natives")
 @SuppressWarnings("restricted")
 class FfmCublasTest {
     static final String FAKE = """

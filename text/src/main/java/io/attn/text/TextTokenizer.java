@@ -18,6 +18,18 @@ import java.util.Map;
  * (the embedder's gate sees to that).
  */
 final class TextTokenizer implements AutoCloseable {
+    /**
+     * Which build of the native library DJL loads: on a host where it finds CUDA it asks for a {@code cuXXX} build,
+     * which its jar does not carry, and then tries to download one (a GPU host offline fails: seen on the first GPU
+     * run). Tokenizing runs on the CPU whatever device the model runs on, so the CPU build the jar carries is the one
+     * to load, unless the user chose otherwise (environment variable or system property {@code RUST_FLAVOR}).
+     */
+    static final String FLAVOR = "RUST_FLAVOR";
+
+    static {
+        if (System.getenv(FLAVOR) == null && System.getProperty(FLAVOR) == null) System.setProperty(FLAVOR, "cpu");
+    }
+
     private final HuggingFaceTokenizer tokenizer;
     private final int maxLength;
 
@@ -56,9 +68,16 @@ final class TextTokenizer implements AutoCloseable {
         return new AttnException(
                 AttnException.Code.DEVICE_UNAVAILABLE,
                 "the Hugging Face tokenizers native library cannot be loaded on " + System.getProperty("os.name") + "/"
-                        + System.getProperty("os.arch") + " (" + e.getMessage()
+                        + System.getProperty("os.arch") + " (" + e.getMessage() + rootCause(e)
                         + "): DJL's tokenizers jar carries it for linux-x86_64, linux-aarch64, macOS and Windows",
                 e);
+    }
+
+    /** The innermost cause's message ("" when there is no cause): DJL wraps the reason a load failed. */
+    private static String rootCause(Throwable e) {
+        Throwable c = e;
+        while (c.getCause() != null && c.getCause() != c) c = c.getCause();
+        return c == e ? "" : ": " + c.getClass().getSimpleName() + ": " + c.getMessage();
     }
 
     int maxLength() {

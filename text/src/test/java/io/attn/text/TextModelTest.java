@@ -69,6 +69,18 @@ class TextModelTest {
         }
     }
 
+    /**
+     * DJL loads the CPU build of the tokenizers library that its jar carries, also on a host where it finds CUDA (it
+     * would ask for a cuXXX build and try to download it: the first GPU run failed so); a RUST_FLAVOR the user set in
+     * the environment is left alone.
+     */
+    @Test
+    void theTokenizerAsksForTheCpuBuildOfItsNativeLibrary() {
+        assertEquals(TEXTS.size(), base.length); // setUp loaded a tokenizer
+        if (System.getenv(TextTokenizer.FLAVOR) == null) assertEquals("cpu", System.getProperty(TextTokenizer.FLAVOR));
+        else assertEquals(null, System.getProperty(TextTokenizer.FLAVOR));
+    }
+
     @Test
     void taskModelNamesPositionIdsAndPoolerAreReadAsBertModel() throws IOException {
         Path d = variant("prefixed", "F32", w -> {
