@@ -20,6 +20,9 @@ public final class CpuBackendProvider implements BackendProvider {
     @Override
     public ProbeResult probe() {
         try {
+            String kernels = CpuInfo.kernels(); // a bad -Dattn.cpu.tiles or -Dattn.cpu.gemm.kc: say which, once
+            if (kernels.startsWith("unusable: "))
+                return ProbeResult.unavailable(name(), "the kernels cannot load: " + kernels.substring(10));
             return ProbeResult.available(
                     name(), CpuBackend.describe(BackendOptions.defaults().effectiveThreads()));
         } catch (LinkageError e) { // jdk.incubator.vector not added to the JVM

@@ -52,9 +52,22 @@ public final class Gemm {
      * sums stored to and reloaded from C, and long micro-kernel loops; a B micro-panel ({@code K x NR}, up to 256 KB)
      * then streams from L2 rather than L1. Measured on Zen 5 (1 MB L2), 1 thread, against a 256 step: +8-12% at K =
      * 512, +8% at 1024 and 2048 (1024^3, FFN2), +15% on 2048^3; 2 threads +3-17%. Packing buffers grow to what a
-     * product needs: up to {@code MC x KC} + {@code KC x NC} floats (0.8 + 4 MB) per thread.
+     * product needs: up to {@code MC x KC} + {@code KC x NC} floats (0.8 + 4 MB) per thread. {@code
+     * -Dattn.cpu.gemm.kc=N} (N >= 16) sets another step, for measuring it on another CPU; the products then sum their K
+     * steps in another order (same bounds, other bits).
      */
-    static final int KC = 2048;
+    static final int KC = kc(System.getProperty("attn.cpu.gemm.kc", "2048"));
+
+    static int kc(String v) {
+        int n;
+        try {
+            n = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 16) throw new IllegalArgumentException("-Dattn.cpu.gemm.kc must be an integer >= 16, not '" + v + "'");
+        return n;
+    }
     /** Rows of A packed at once (an L2-sized block). */
     static final int MC = 16 * MR;
     /** Columns of B packed at once. */
