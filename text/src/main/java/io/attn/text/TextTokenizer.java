@@ -2,6 +2,7 @@ package io.attn.text;
 
 import ai.djl.huggingface.tokenizers.Encoding;
 import ai.djl.huggingface.tokenizers.HuggingFaceTokenizer;
+import ai.djl.huggingface.tokenizers.jni.LibUtils;
 import io.attn.AttnException;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -26,8 +27,26 @@ final class TextTokenizer implements AutoCloseable {
      */
     static final String FLAVOR = "RUST_FLAVOR";
 
-    static {
-        if (System.getenv(FLAVOR) == null && System.getProperty(FLAVOR) == null) System.setProperty(FLAVOR, "cpu");
+    private static final Object NATIVE = new Object();
+    private static boolean nativeLoaded;
+
+    /**
+     * Loads DJL's native library once, asking for its CPU build ({@link #FLAVOR}) unless the user chose one; the
+     * property is cleared again afterwards, so nothing else in the JVM (DJL's own engines) sees a choice it did not
+     * make. A load that fails throws (DJL keeps the failure and throws it on every later call).
+     */
+    private static void loadNative() {
+        synchronized (NATIVE) {
+            if (nativeLoaded) return;
+            boolean ours = System.getenv(FLAVOR) == null && System.getProperty(FLAVOR) == null;
+            if (ours) System.setProperty(FLAVOR, "cpu");
+            try {
+                LibUtils.checkStatus();
+                nativeLoaded = true;
+            } finally {
+                if (ours) System.clearProperty(FLAVOR);
+            }
+        }
     }
 
     private final HuggingFaceTokenizer tokenizer;
@@ -52,6 +71,7 @@ final class TextTokenizer implements AutoCloseable {
                 "addSpecialTokens",
                 "true");
         try {
+            loadNative();
             return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength);
         } catch (LinkageError e) {
             throw unavailable(e);
