@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.http.HttpResponse;
@@ -150,25 +151,40 @@ class LimitsTest {
         // no minimum data rate here: the slow request must hold its place however long a loaded machine takes
         ServerOptions o = ServerOptions.defaults().withMaxQueuedRequests(1);
         o = o.withTimeouts(o.idleTimeoutMillis(), 0, o.requestTimeoutMillis(), o.drainTimeoutMillis());
-        try (ServerFixture s = new ServerFixture(dir, o);
-                Socket slow = new Socket("127.0.0.1", s.server.port())) {
+        try (ServerFixture s = new ServerFixture(dir, o)) {
             // a request admitted but still sending its body holds the one place
-            OutputStream out = slow.getOutputStream();
-            out.write(("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                            + "Content-Length: 40\r\n\r\n{\"input\":")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
+            Socket slow = slowRequest(s);
             HttpResponse<String> r = null;
-            for (int i = 0; i < 500; i++) { // until the slow request has been admitted
-                r = s.post("/v1/embeddings", "{\"input\":\"a\"}");
-                if (r.statusCode() == 429) break;
-                Thread.sleep(20);
+            try {
+                for (int i = 0; i < 500; i++) { // until the slow request has been admitted
+                    if (slow.getInputStream().available() > 0) {
+                        // it came while a request below held the place, and was refused itself: send it again
+                        slow.close();
+                        slow = slowRequest(s);
+                    }
+                    r = s.post("/v1/embeddings", "{\"input\":\"a\"}");
+                    if (r.statusCode() == 429) break;
+                    Thread.sleep(20);
+                }
+            } finally {
+                slow.close();
             }
             error(r, 429, "too_many_requests");
             assertEquals("1", r.headers().firstValue("retry-after").orElse(""));
             // its body was not read: the connection is closed after the answer, which says so
             assertEquals("close", r.headers().firstValue("connection").orElse(""));
         }
+    }
+
+    /** A POST whose headers and first 9 of 40 body bytes are sent, the rest never. */
+    private static Socket slowRequest(ServerFixture s) throws IOException {
+        Socket slow = new Socket("127.0.0.1", s.server.port());
+        OutputStream out = slow.getOutputStream();
+        out.write(("POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 40\r\n\r\n{\"input\":")
+                .getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return slow;
     }
 
     @Test
