@@ -15,7 +15,8 @@
 # every configuration, --variants: flash, fused and unfused attention, cuBLAS, our GEMM kernel and JCublas;
 # then tf32 / bf16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
-# under models/, against sentence-transformers). docs/gpu.md says what each proves and how to read the summary.
+# under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
+# batching against batching off). docs/gpu.md says what each proves and how to read the summary.
 # --dry-run (CI, no GPU): runs every step that needs no device (env, probe: no driver, locator, junit's non-GPU
 # tests, the Python tools' syntax) and marks the others "skipped (dry run)"; then checks that every step has a status
 # line, the file count and the time budget. Exit 0 when no step failed.
@@ -248,11 +249,29 @@ else
   RC=$erc; record embed "$(status_of)" "$es" "$(basename "$MODEL"): $efig"
 fi
 
+# ---- serve: the embedding server on the GPU, dynamic batching against batching off (issue 20's goal: >= 2.5x) ----------
+if $DRY; then skip serve "dry run"
+elif [ -z "$MODEL" ]; then skip serve "no model folder (see embed)"
+else
+  sv() { "$A" bench serve --model "$MODEL" --input "$WORK/texts.txt" --clients 64 --seconds 5 --device cuda "$@" 2>&1 | tail -n1; }
+  run_step serve 60 bash -c "$(declare -f sv); A='$A' MODEL='$MODEL' WORK='$WORK'; sv; sv --no-batching"
+  sfig="$(grep '^{"bench"' "$LOGS/serve.log" | "${PY:-python3}" -c '
+import json, sys
+r = [json.loads(l) for l in sys.stdin]
+if len(r) == 2:
+    b, n = r
+    print("batching %.0f sentences/s (p99 %.0f ms), off %.0f: %.2fx; errors %d" % (b["sentences_per_s"], b["p99_ms"],
+          n["sentences_per_s"], b["sentences_per_s"] / max(n["sentences_per_s"], 1e-9), b["errors"] + n["errors"]))
+' 2>/dev/null)"
+  [ -n "$sfig" ] || { [ "$RC" = 0 ] && RC=1; }
+  record serve "$(status_of)" "$SECS" "${sfig:-no summary lines (logs/serve.log)}"
+fi
+
 # ---- pack: summary.md, results.json, logs.tar.gz ------------------------------------------------------------------------
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed serve"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"
