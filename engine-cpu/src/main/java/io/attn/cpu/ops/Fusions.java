@@ -1,5 +1,7 @@
 package io.attn.cpu.ops;
 
+import static io.attn.backend.Program.Builder.before;
+
 import io.attn.backend.Backend;
 import io.attn.backend.Program;
 import io.attn.cpu.CpuBuffer;
@@ -113,9 +115,5 @@ public final class Fusions {
             Softmax.runProduct(par, mm, sm, CpuBuffer.of(out), CpuBuffer.of(in[0]), CpuBuffer.of(in[1]), softIn);
         });
         return true;
-    }
-
-    private static boolean before(Node value, Node first) {
-        return Program.Builder.before(value, first);
     }
 }

@@ -110,8 +110,4 @@ public final class Fusions {
         }));
         return true;
     }
-
-    private static boolean before(Node value, Node first) {
-        return Program.Builder.before(value, first);
-    }
 }
