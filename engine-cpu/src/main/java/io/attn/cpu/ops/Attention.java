@@ -243,9 +243,10 @@ public final class Attention {
                     boolean lazy = true;
                     for (int rr = r; rr < r1; rr++) lazy &= m[rr] != Float.NEGATIVE_INFINITY;
                     for (int c0 = 0; c0 < w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
-                    if (bc < w) // a short sequence's padded keys
-                    for (int rr = 0; rr < GR; rr++)
+                    if (bc < w) { // a short sequence's padded keys
+                        for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
+                    }
                     if (lazy || firstMax(st, r, m, w)) expRows(st, r, m, sumv, corr, w);
                     else
                         for (int rr = 0; rr < GR; rr++)
