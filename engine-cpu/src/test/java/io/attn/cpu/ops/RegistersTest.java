@@ -24,6 +24,18 @@ class RegistersTest {
         assertTrue(e.getMessage().contains("attn.cpu.tiles must be 16 or 32"), e.getMessage());
     }
 
+    /** {@code -Dattn.cpu.gemm.kc}: an integer of at least 16, else one line naming the property and the value. */
+    @Test
+    void theGemmKStepSettingIsCheckedWhenRead() {
+        assertEquals(2048, Gemm.kc("2048"));
+        assertEquals(256, Gemm.kc(" 256 "));
+        assertEquals(16, Gemm.kc("16"));
+        for (String bad : new String[] {"15", "0", "-512", "x", "", "2e3"}) {
+            var e = assertThrows(IllegalArgumentException.class, () -> Gemm.kc(bad), bad);
+            assertEquals("-Dattn.cpu.gemm.kc must be an integer >= 16, not '" + bad + "'", e.getMessage());
+        }
+    }
+
     @Test
     void thisJvmsChoiceIsTheOneTheKernelsUse() {
         assertEquals(Registers.FEW ? 4 : 6, Gemm.MR);
