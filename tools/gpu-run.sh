@@ -254,7 +254,8 @@ if $DRY; then skip serve "dry run"
 elif [ -z "$MODEL" ]; then skip serve "no model folder (see embed)"
 else
   sv() { "$A" bench serve --model "$MODEL" --input "$WORK/texts.txt" --clients 64 --seconds 5 --device cuda "$@" 2>&1 | tail -n1; }
-  run_step serve 60 bash -c "$(declare -f sv); A='$A' MODEL='$MODEL' WORK='$WORK'; sv; sv --no-batching"
+  export -f sv; export A MODEL
+  run_step serve 60 bash -c 'sv; sv --no-batching'
   sfig="$(grep '^{"bench"' "$LOGS/serve.log" | "${PY:-python3}" -c '
 import json, sys
 r = [json.loads(l) for l in sys.stdin]
