@@ -1,6 +1,7 @@
 package io.attn.cpu;
 
 import io.attn.cpu.ops.Registers;
+import io.attn.cpu.ops.Tuning;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,16 +71,20 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
                 cores);
     }
 
-    /** The kernels' tile set in this JVM and why ({@link Registers#describe}). */
-    public static String kernels() {
+    /** The kernels' tile set and GEMM blocking in this JVM and why ({@link Registers#describe}, {@link Tuning#describe}). */
+    public static synchronized String kernels() {
+        if (unusable != null) return unusable;
         try {
-            return Registers.describe();
-        } catch (ExceptionInInitializerError e) { // a bad -Dattn.cpu.tiles: every kernel fails, say why
-            return "unusable: " + e.getCause().getMessage();
+            return Registers.describe() + "; " + Tuning.describe();
+        } catch (ExceptionInInitializerError e) { // a bad -Dattn.cpu.* property: every kernel fails, say why
+            return unusable = "unusable: " + e.getCause().getMessage(); // later calls get NoClassDefFoundError
         } catch (NoClassDefFoundError e) {
             return "unusable: " + e.getMessage();
         }
     }
+
+    /** Why the kernels cannot load, once known (the class's first initialization error says; later ones do not). */
+    private static String unusable;
 
     private static int tiles() {
         try {

@@ -41,7 +41,16 @@ public final class Gemm {
      * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK4_PANELS}
      * column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 -> 70.9-71.1 ms).
      */
-    static final boolean PACK4 = MR == 4 && Boolean.parseBoolean(System.getProperty("attn.cpu.gemm.pack4", "true"));
+    static final boolean PACK4 = Tuning.flag("attn.cpu.gemm.pack4", true) && MR == 4;
+
+    /**
+     * With the 6-row tile, A packed with its 6 rows interleaved ({@link #packAi}, {@link #kernel6i}) instead of read in
+     * place: {@code -Dattn.cpu.gemm.pack6=true}, or the CPU's entry in {@link Tuning}.
+     */
+    static final boolean PACK6 = Tuning.flag("attn.cpu.gemm.pack6", Tuning.HOST.pack6()) && MR == 6;
+
+    /** Whether this tile set packs A interleaved (where a block serves enough panels). */
+    static final boolean PACKI = PACK4 || PACK6;
 
     static final int PACK4_PANELS = 8;
     /** Micro-tile columns: two vectors. */
@@ -56,7 +65,7 @@ public final class Gemm {
      * -Dattn.cpu.gemm.kc=N} (N >= 16) sets another step, for measuring it on another CPU; the products then sum their K
      * steps in another order (same bounds, other bits).
      */
-    static final int KC = kc(System.getProperty("attn.cpu.gemm.kc", "2048"));
+    static final int KC = kc(System.getProperty("attn.cpu.gemm.kc", Integer.toString(Tuning.HOST.kc())));
 
     static int kc(String v) {
         int n;
@@ -68,10 +77,16 @@ public final class Gemm {
         if (n < 16) throw new IllegalArgumentException("-Dattn.cpu.gemm.kc must be an integer >= 16, not '" + v + "'");
         return n;
     }
-    /** Rows of A packed at once (an L2-sized block). */
-    static final int MC = 16 * MR;
-    /** Columns of B packed at once. */
-    static final int NC = Math.max(NR, (512 / NR) * NR);
+    /**
+     * Rows of A packed at once (an L2-sized block): {@code -Dattn.cpu.gemm.mc=N} (rounded up to a multiple of {@link
+     * #MR}), or the CPU's entry in {@link Tuning}, else 16 tiles.
+     */
+    static final int MC = Tuning.blocks("attn.cpu.gemm.mc", Tuning.HOST.mcTiles() * MR, MR);
+    /**
+     * Columns of B packed at once: {@code -Dattn.cpu.gemm.nc=N} (rounded up to a multiple of {@link #NR}), or the
+     * CPU's entry in {@link Tuning}, else 512.
+     */
+    static final int NC = Tuning.blocks("attn.cpu.gemm.nc", Math.max(NR, (Tuning.HOST.nc() / NR) * NR), NR);
     /**
      * About this many tasks per thread and call: enough to balance threads; few, since every task packs its own B (on
      * one thread a single task: 16 made the encoder layer's products 13-25% slower; at 2 threads 2 per thread beat 4
@@ -283,10 +298,14 @@ public final class Gemm {
         int mBlocks = (m + MC - 1) / MC, ncw = NC;
         // with B packed once, splitting columns costs nothing: when the rows give too few tasks (a batch of short
         // texts: 72 x 384 . 384 x 384 is two row blocks, 64 and 8 rows), the column blocks narrow (in NR steps) until
-        // there are enough
+        // there are enough. Without packed B, each task packs the B columns it uses (narrower blocks pack no more of B
+        // in all), but a packed A block is packed once per column block, so they narrow only where some threads would
+        // have no task (1024^3 on 16 threads with 192-row and 1024-column blocks: 6 tasks).
         long rowTasks = (long) batch * mBlocks * ((n + NC - 1) / NC);
-        if (pk != null && rowTasks < target) {
+        if ((pk != null || rowTasks < par.threads()) && rowTasks < target) {
             long parts = Math.min((n + NR - 1) / NR, (target + (long) batch * mBlocks - 1) / ((long) batch * mBlocks));
+            // and, unpacked, not below the width at which A is packed (in place, A ran 1.5x slower on the Xeon)
+            if (pk == null && PACKI) parts = Math.max(1, Math.min(parts, n / (PACK4_PANELS * NR)));
             ncw = (int) Math.min(NC, ((n + parts - 1) / parts + NR - 1) / NR * NR);
         }
         int colw = ncw;
@@ -342,7 +361,7 @@ public final class Gemm {
         // measured 8-10% faster on the encoder's products and 50% on few-column ones (64 x 512 . 512 x 64), where a
         // packed A block served only two column panels. The FMA sequence per element is the same either way.
         // with the 4-row tile, A is packed with its rows interleaved where a block serves enough column panels
-        boolean inter = PACK4 && nc >= PACK4_PANELS * NR;
+        boolean inter = PACKI && nc >= PACK4_PANELS * NR;
         boolean direct = !transA && alpha == 1f && !inter;
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);
@@ -356,7 +375,7 @@ public final class Gemm {
             boolean epilogue = last && e.values(), heads = e.heads() > 0;
             for (int i0 = iStart; i0 < iEnd; i0 += MC) {
                 int mc = Math.min(MC, m - i0);
-                if (inter) packA4(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
+                if (inter) packAi(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 else if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 for (int jp = 0; jp < nc; jp += NR) {
                     int nr = Math.min(NR, nc - jp);
@@ -499,22 +518,23 @@ public final class Gemm {
     }
 
     /**
-     * Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A), times alpha, in 4-row micro-panels with the rows
-     * interleaved: row {@code ip + r} at {@code pa[ip * kc + kk * 4 + r]}, rows past {@code mc} zero ({@link #kernel4i}).
+     * Packs rows {@code [i0, i0+mc)} x {@code [p0, p0+kc)} of op(A), times alpha, in {@link #MR}-row micro-panels with
+     * the rows interleaved: row {@code ip + r} at {@code pa[ip * kc + kk * MR + r]}, rows past {@code mc} zero ({@link
+     * #kernel4i}, {@link #kernel6i}).
      */
-    private static void packA4(
+    private static void packAi(
             float[] a, int ao, boolean transA, int m, int k, int i0, int mc, int p0, int kc, float alpha, float[] pa) {
-        for (int ip = 0; ip < mc; ip += 4) {
+        for (int ip = 0; ip < mc; ip += MR) {
             int base = ip * kc;
-            for (int r = 0; r < 4; r++) {
+            for (int r = 0; r < MR; r++) {
                 int row = i0 + ip + r, d = base + r;
-                if (ip + r >= mc) for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = 0f;
+                if (ip + r >= mc) for (int kk = 0; kk < kc; kk++) pa[d + MR * kk] = 0f;
                 else if (!transA) {
                     int src = ao + row * k + p0;
-                    for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = alpha * a[src + kk];
+                    for (int kk = 0; kk < kc; kk++) pa[d + MR * kk] = alpha * a[src + kk];
                 } else {
                     int src = ao + p0 * m + row;
-                    for (int kk = 0; kk < kc; kk++) pa[d + 4 * kk] = alpha * a[src + kk * m];
+                    for (int kk = 0; kk < kc; kk++) pa[d + MR * kk] = alpha * a[src + kk * m];
                 }
             }
         }
@@ -665,6 +685,10 @@ public final class Gemm {
             int ci,
             int ldc,
             boolean first) {
+        if (interleaved && MR == 6) {
+            kernel6i(kc, a, ar, pb, pbi, c, ci, ldc, first);
+            return;
+        }
         if (interleaved) {
             kernel4i(kc, a, ar, pb, pbi, c, ci, ldc, first);
             return;
@@ -774,6 +798,67 @@ public final class Gemm {
             c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
             c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
             c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
+        }
+    }
+
+    /**
+     * The 6-row {@link #kernel} on A packed by {@link #packAi}: the tile's 6 rows interleaved, {@code a[ar + kk * 6 +
+     * r]} (one index for the six broadcasts). Same FMA sequence per element as the in-place kernel.
+     */
+    private static void kernel6i(
+            int kc, float[] a, int ar, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
+        if (MR != 6) throw new IllegalStateException("the 6-row interleaved A is for the 6-row tile");
+        FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+        FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+        for (int kk = 0; kk < kc; kk++) {
+            int ai = ar + 6 * kk, bi = pbi + NR * kk;
+            FloatVector b0 = FloatVector.fromArray(SP, pb, bi);
+            FloatVector b1 = FloatVector.fromArray(SP, pb, bi + VL);
+            FloatVector x = FloatVector.broadcast(SP, a[ai]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SP, a[ai + 1]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SP, a[ai + 2]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SP, a[ai + 3]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(SP, a[ai + 4]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(SP, a[ai + 5]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
+        }
+        if (first) {
+            c00.intoArray(c, ci);
+            c01.intoArray(c, ci + VL);
+            c10.intoArray(c, ci + ldc);
+            c11.intoArray(c, ci + ldc + VL);
+            c20.intoArray(c, ci + 2 * ldc);
+            c21.intoArray(c, ci + 2 * ldc + VL);
+            c30.intoArray(c, ci + 3 * ldc);
+            c31.intoArray(c, ci + 3 * ldc + VL);
+            c40.intoArray(c, ci + 4 * ldc);
+            c41.intoArray(c, ci + 4 * ldc + VL);
+            c50.intoArray(c, ci + 5 * ldc);
+            c51.intoArray(c, ci + 5 * ldc + VL);
+        } else {
+            c00.add(FloatVector.fromArray(SP, c, ci)).intoArray(c, ci);
+            c01.add(FloatVector.fromArray(SP, c, ci + VL)).intoArray(c, ci + VL);
+            c10.add(FloatVector.fromArray(SP, c, ci + ldc)).intoArray(c, ci + ldc);
+            c11.add(FloatVector.fromArray(SP, c, ci + ldc + VL)).intoArray(c, ci + ldc + VL);
+            c20.add(FloatVector.fromArray(SP, c, ci + 2 * ldc)).intoArray(c, ci + 2 * ldc);
+            c21.add(FloatVector.fromArray(SP, c, ci + 2 * ldc + VL)).intoArray(c, ci + 2 * ldc + VL);
+            c30.add(FloatVector.fromArray(SP, c, ci + 3 * ldc)).intoArray(c, ci + 3 * ldc);
+            c31.add(FloatVector.fromArray(SP, c, ci + 3 * ldc + VL)).intoArray(c, ci + 3 * ldc + VL);
+            c40.add(FloatVector.fromArray(SP, c, ci + 4 * ldc)).intoArray(c, ci + 4 * ldc);
+            c41.add(FloatVector.fromArray(SP, c, ci + 4 * ldc + VL)).intoArray(c, ci + 4 * ldc + VL);
+            c50.add(FloatVector.fromArray(SP, c, ci + 5 * ldc)).intoArray(c, ci + 5 * ldc);
+            c51.add(FloatVector.fromArray(SP, c, ci + 5 * ldc + VL)).intoArray(c, ci + 5 * ldc + VL);
         }
     }
 

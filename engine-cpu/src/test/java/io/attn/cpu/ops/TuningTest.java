@@ -1,0 +1,106 @@
+package io.attn.cpu.ops;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.cpu.CpuInfo;
+import org.junit.jupiter.api.Test;
+
+/** The per-CPU GEMM blocking: which table entry a CPU gets, and each property's check. */
+class TuningTest {
+
+    private static CpuInfo cpu(int family, int model, int bits) {
+        return new CpuInfo("test", family, model, true, bits == 512, bits, 2);
+    }
+
+    @Test
+    void theMeasuredXeonGetsItsEntryOnlyWithTheVectorWidthItWasMeasuredWith() {
+        Tuning t = Tuning.choose("table", cpu(6, 207, 512));
+        assertEquals(256, t.kc());
+        assertEquals(32, t.mcTiles());
+        assertEquals(1024, t.nc());
+        assertTrue(t.pack6());
+        assertTrue(t.source().startsWith("table entry for family 6 model 207, 512-bit vectors"), t.source());
+        // the same CPU under -XX:UseAVX=2 runs the 16-register tiles, which the entry was not measured with
+        Tuning narrow = Tuning.choose("table", cpu(6, 207, 256));
+        assertEquals(Tuning.DEFAULT.kc(), narrow.kc());
+        assertFalse(narrow.pack6());
+    }
+
+    @Test
+    void anUnmeasuredCpuGetsTheDefaultsAndSaysSo() {
+        for (CpuInfo c : new CpuInfo[] {cpu(23, 1, 256), cpu(26, 2, 512), cpu(6, 143, 512), cpu(-1, -1, 256)}) {
+            Tuning t = Tuning.choose("table", c);
+            assertEquals(Tuning.DEFAULT.kc(), t.kc());
+            assertEquals(Tuning.DEFAULT.mcTiles(), t.mcTiles());
+            assertEquals(Tuning.DEFAULT.nc(), t.nc());
+            assertFalse(t.pack6());
+            assertTrue(t.source().startsWith("defaults: no table entry for family " + c.family()), t.source());
+        }
+    }
+
+    @Test
+    void offIgnoresTheTableAndAnythingElseIsOneLine() {
+        Tuning t = Tuning.choose("off", cpu(6, 207, 512));
+        assertEquals(Tuning.DEFAULT.kc(), t.kc());
+        assertFalse(t.pack6());
+        for (String bad : new String[] {"fast", "", "6/143", "6 / 207"}) {
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> Tuning.choose(bad, cpu(6, 207, 512)));
+            assertEquals(
+                    "-Dattn.cpu.tuning must be table, off or a table entry (6/207), not '" + bad + "'", e.getMessage());
+        }
+    }
+
+    @Test
+    void anEntryCanBeForcedOnAnyHost() {
+        Tuning t = Tuning.choose("6/207", cpu(23, 1, 256));
+        assertEquals(256, t.kc());
+        assertEquals(32, t.mcTiles());
+        assertEquals(1024, t.nc());
+        assertTrue(t.pack6());
+        assertTrue(t.source().startsWith("forced by -Dattn.cpu.tuning=6/207"), t.source());
+    }
+
+    @Test
+    void blockSizesAreCheckedAndRoundedUpToWholeTiles() {
+        String p = "attn.cpu.gemm.test.blocks";
+        try {
+            System.clearProperty(p);
+            assertEquals(96, Tuning.blocks(p, 96, 6));
+            System.setProperty(p, "100");
+            assertEquals(102, Tuning.blocks(p, 96, 6));
+            System.setProperty(p, " 192 ");
+            assertEquals(192, Tuning.blocks(p, 96, 6));
+            for (String bad : new String[] {"5", "0", "-6", "x", "", "65537", "1e3"}) {
+                System.setProperty(p, bad);
+                IllegalArgumentException e =
+                        assertThrows(IllegalArgumentException.class, () -> Tuning.blocks(p, 96, 6), bad);
+                assertEquals("-D" + p + " must be an integer from 6 to 65536, not '" + bad + "'", e.getMessage());
+            }
+        } finally {
+            System.clearProperty(p);
+        }
+    }
+
+    @Test
+    void flagsAreTrueOrFalse() {
+        String p = "attn.cpu.gemm.test.flag";
+        try {
+            System.clearProperty(p);
+            assertTrue(Tuning.flag(p, true));
+            assertFalse(Tuning.flag(p, false));
+            System.setProperty(p, "TRUE");
+            assertTrue(Tuning.flag(p, false));
+            System.setProperty(p, "false");
+            assertFalse(Tuning.flag(p, true));
+            System.setProperty(p, "yes");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Tuning.flag(p, true));
+            assertEquals("-D" + p + " must be true or false, not 'yes'", e.getMessage());
+        } finally {
+            System.clearProperty(p);
+        }
+    }
+}
