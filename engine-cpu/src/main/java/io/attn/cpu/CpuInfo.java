@@ -95,14 +95,14 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
     }
 
     /**
-     * A JSON object with the same fields and {@code tiles} (the vector registers the kernels' tile set is sized for,
-     * {@link Registers#tiles}), for a benchmark's summary line.
+     * A JSON object with the same fields, {@code tiles} (the vector registers the kernels' tile set is sized for,
+     * {@link Registers#tiles}) and {@code gemm} (the GEMM blocking, {@link Tuning#json}), for a benchmark's summary line.
      */
     public String json() {
         return String.format(
                 Locale.ROOT,
                 "{\"name\":\"%s\",\"family\":%d,\"model\":%d,\"avx2\":%b,\"avx512f\":%b,\"vector_bits\":%d,\"cores\":%d,"
-                        + "\"tiles\":%d}",
+                        + "\"tiles\":%d,\"gemm\":%s}",
                 name.replace("\\", "\\\\").replace("\"", "\\\""),
                 family,
                 model,
@@ -110,7 +110,16 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
                 avx512f,
                 vectorBits,
                 cores,
-                tiles());
+                tiles(),
+                gemm());
+    }
+
+    private static String gemm() {
+        try {
+            return Tuning.json();
+        } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
+            return "null";
+        }
     }
 
     private static String field(List<String> lines, String key) {

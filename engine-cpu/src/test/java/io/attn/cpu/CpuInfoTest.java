@@ -33,7 +33,8 @@ class CpuInfoTest {
         assertEquals("AMD EPYC 7B13 (family 25 model 1, avx2, no avx512f; JVM vectors 256-bit; 2 cores)", c.describe());
         assertEquals(
                 "{\"name\":\"AMD EPYC 7B13\",\"family\":25,\"model\":1,\"avx2\":true,\"avx512f\":false,"
-                        + "\"vector_bits\":256,\"cores\":2,\"tiles\":" + io.attn.cpu.ops.Registers.tiles() + "}",
+                        + "\"vector_bits\":256,\"cores\":2,\"tiles\":" + io.attn.cpu.ops.Registers.tiles()
+                        + ",\"gemm\":" + io.attn.cpu.ops.Tuning.json() + "}",
                 c.json());
     }
 

@@ -3,6 +3,7 @@ package io.attn.cpu.ops;
 import io.attn.cpu.CpuInfo;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.Stream;
 
 /**
  * The GEMM's blocking for this CPU: the K step, the rows of A and columns of B packed at once, and whether the 6-row
@@ -139,6 +140,26 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
                 + (System.getProperty(Gemm.MR == 4 ? "attn.cpu.gemm.pack4" : "attn.cpu.gemm.pack6") != null
                         ? ", packing forced"
                         : "");
+    }
+
+    /**
+     * The blocking in use as JSON, e.g. {@code {"kc":2048,"mc":64,"nc":512,"a":"packed","from":"defaults"}} ({@code
+     * from}: {@code table}, {@code defaults} or {@code forced}, by {@code -Dattn.cpu.tuning} or any single property).
+     */
+    public static String json() {
+        boolean single = Stream.of("kc", "mc", "nc", "pack4", "pack6")
+                .anyMatch(p -> System.getProperty("attn.cpu.gemm." + p) != null);
+        String from = single || HOST.source.startsWith("forced") || HOST.source.startsWith("defaults (-D")
+                ? "forced"
+                : HOST.source.startsWith("table") ? "table" : "defaults";
+        return String.format(
+                Locale.ROOT,
+                "{\"kc\":%d,\"mc\":%d,\"nc\":%d,\"a\":\"%s\",\"from\":\"%s\"}",
+                Gemm.KC,
+                Gemm.MC,
+                Gemm.NC,
+                Gemm.PACKI ? "packed" : "in place",
+                from);
     }
 
     private static String forced(String property) {

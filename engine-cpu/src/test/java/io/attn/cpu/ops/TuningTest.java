@@ -86,6 +86,17 @@ class TuningTest {
     }
 
     @Test
+    void jsonNamesTheBlockingInUse() {
+        // this JVM's: the defaults or this CPU's entry, no property set by the test run (CI's forced runs say forced)
+        String j = Tuning.json();
+        assertTrue(
+                j.matches(
+                        "\\{\"kc\":\\d+,\"mc\":\\d+,\"nc\":\\d+,\"a\":\"(packed|in place)\",\"from\":\"(table|defaults|forced)\"}"),
+                j);
+        assertTrue(j.contains("\"kc\":" + Gemm.KC + ",\"mc\":" + Gemm.MC + ",\"nc\":" + Gemm.NC + ","), j);
+    }
+
+    @Test
     void flagsAreTrueOrFalse() {
         String p = "attn.cpu.gemm.test.flag";
         try {
