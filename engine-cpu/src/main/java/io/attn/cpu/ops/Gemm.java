@@ -697,6 +697,12 @@ public final class Gemm {
             kernel4(kc, a, ar, lda, pb, pbi, c, ci, ldc, first);
             return;
         }
+        kernel6(kc, a, ar, lda, pb, pbi, c, ci, ldc, first);
+    }
+
+    /** {@link #kernel} with 6 rows (12 accumulators) on A's rows in place: the tile for 32 vector registers. */
+    private static void kernel6(
+            int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
         FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
         FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
         int a0 = ar, a1 = ar + lda, a2 = ar + 2 * lda, a3 = ar + 3 * lda, a4 = ar + 4 * lda, a5 = ar + 5 * lda;
