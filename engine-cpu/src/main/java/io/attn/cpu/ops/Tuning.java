@@ -103,6 +103,12 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
     }
 
     /**
+     * The largest block a property may set: the packing buffers are {@code MC x KC} and {@code KC x NC} floats per
+     * thread (4096 x 2048: 32 MB), so a mistyped value cannot ask for gigabytes.
+     */
+    static final int MAX_BLOCK = 4096;
+
+    /**
      * A block size from {@code property} (an integer of at least {@code multiple}, rounded up to a multiple of it), else
      * {@code fallback}; any other value: one line.
      */
@@ -115,9 +121,9 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
         } catch (NumberFormatException e) {
             n = -1;
         }
-        if (n < multiple || n > 1 << 16)
-            throw new IllegalArgumentException(
-                    "-D" + property + " must be an integer from " + multiple + " to 65536, not '" + v + "'");
+        if (n < multiple || n > MAX_BLOCK)
+            throw new IllegalArgumentException("-D" + property + " must be an integer from " + multiple + " to "
+                    + MAX_BLOCK + ", not '" + v + "'");
         return (n + multiple - 1) / multiple * multiple;
     }
 

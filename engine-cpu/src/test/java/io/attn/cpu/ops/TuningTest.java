@@ -74,11 +74,11 @@ class TuningTest {
             assertEquals(102, Tuning.blocks(p, 96, 6));
             System.setProperty(p, " 192 ");
             assertEquals(192, Tuning.blocks(p, 96, 6));
-            for (String bad : new String[] {"5", "0", "-6", "x", "", "65537", "1e3"}) {
+            for (String bad : new String[] {"5", "0", "-6", "x", "", "4097", "1e3"}) {
                 System.setProperty(p, bad);
                 IllegalArgumentException e =
                         assertThrows(IllegalArgumentException.class, () -> Tuning.blocks(p, 96, 6), bad);
-                assertEquals("-D" + p + " must be an integer from 6 to 65536, not '" + bad + "'", e.getMessage());
+                assertEquals("-D" + p + " must be an integer from 6 to 4096, not '" + bad + "'", e.getMessage());
             }
         } finally {
             System.clearProperty(p);
