@@ -16,7 +16,8 @@
 # then tf32 / bf16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
 # under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
-# batching against batching off). docs/gpu.md says what each proves and how to read the summary.
+# batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table).
+# docs/gpu.md says what each proves and how to read the summary.
 # --dry-run (CI, no GPU): runs every step that needs no device (env, probe: no driver, locator, junit's non-GPU
 # tests, the Python tools' syntax) and marks the others "skipped (dry run)"; then checks that every step has a status
 # line, the file count and the time budget. Exit 0 when no step failed.
@@ -268,11 +269,40 @@ if len(r) == 2:
   record serve "$(status_of)" "$SECS" "${sfig:-no summary lines (logs/serve.log)}"
 fi
 
+# ---- cpu: the host CPU's GEMM blocking (issue 19: the per-CPU table in engine-cpu's Tuning grows from such runs) --------
+# 1 thread, three lanes pinned to cores 1-3 at once, one round of tools/gemm_blocking.sh's settings against NumPy; last,
+# so that the GPU steps have the budget first
+GB="$HERE/tools/gemm_blocking.sh"; [ -f "$GB" ] || GB="$HERE/benchmarks/scripts/gemm_blocking.sh"   # bundle, or repository
+if $DRY; then
+  run_step cpu 10 bash -n "$GB"
+  record cpu "skipped (dry run)" "$SECS" "gemm_blocking.sh parses: $( [ "$RC" = 0 ] && echo yes || echo "NO (exit $RC)")"
+elif ! command -v taskset >/dev/null || [ "$(nproc)" -lt 4 ]; then skip cpu "needs taskset and 4 cores"
+else
+  run_step cpu 100 bash "$GB" "$A" 1 "1 2 3"
+  cfig="$(grep -E '^core|^cpu kernels' "$LOGS/cpu.log" | "${PY:-python3}" -c '
+import re, statistics, sys
+ms, npy, own = {}, [], ""
+for l in sys.stdin:
+    m = re.match(r"core\d+ r\d+ \[(.*?)\] \[--m 1024 .*\"thread_cpu_ms\":([0-9.]+)", l)
+    if m: ms.setdefault(m.group(1) or "own", []).append(float(m.group(2)))
+    m = re.search(r"numpy \"shape\": \"batch=1 m=1024 n=1024 k=1024\" \"thread_cpu_ms\": ([0-9.]+)", l)
+    if m: npy.append(float(m.group(1)))
+    m = re.search(r"GEMM blocks: (.*)", l)
+    if m: own = m.group(1)
+n = statistics.median(npy) if npy else None
+print("1024^3, 1 thread, ms (NumPy/attn): " + "; ".join("%s %.1f%s" % (k.replace("-Dattn.cpu.", ""), statistics.median(v),
+      " (%.2fx)" % (n / statistics.median(v)) if n else "") for k, v in ms.items()) + ("; NumPy %.1f" % n if n else "")
+      + "; own: " + own[:120])
+' 2>/dev/null)"
+  [ -n "$cfig" ] || { [ "$RC" = 0 ] && RC=1; }
+  record cpu "$(status_of)" "$SECS" "${cfig:-no runs (logs/cpu.log)}"
+fi
+
 # ---- pack: summary.md, results.json, logs.tar.gz ------------------------------------------------------------------------
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed serve"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed serve cpu"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"
