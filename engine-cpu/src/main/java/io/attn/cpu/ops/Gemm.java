@@ -38,7 +38,7 @@ public final class Gemm {
      * register for the four broadcasts instead of four row streams. Measured on Zen 1 (AMD EPYC family 23 model 1,
      * AVX2), 1 thread, thread CPU time of alternating processes: 1024^3 60.3-60.9 -> 58.1-61.2 ms, 512 x 384 . 384 x
      * 1536 17.2 -> 16.6 ms, 2048 x 1536 . 1536 x 384 69.7-71.8 -> 65.1-68.5 ms. {@code -Dattn.cpu.gemm.pack4=false}
-     * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK4_PANELS}
+     * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK_PANELS}
      * column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 -> 70.9-71.1 ms).
      */
     static final boolean PACK4 = Tuning.flag("attn.cpu.gemm.pack4", true) && MR == 4;
@@ -52,7 +52,7 @@ public final class Gemm {
     /** Whether this tile set packs A interleaved (where a block serves enough panels). */
     static final boolean PACKI = PACK4 || PACK6;
 
-    static final int PACK4_PANELS = 8;
+    static final int PACK_PANELS = 8;
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
 
@@ -295,20 +295,8 @@ public final class Gemm {
         PackedB pk =
                 packed != null && (batch == 1 || bStride == 0) && packed.fits(b, bOff, n, k, transB) ? packed : null;
         int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
-        int mBlocks = (m + MC - 1) / MC, ncw = NC;
-        // with B packed once, splitting columns costs nothing: when the rows give too few tasks (a batch of short
-        // texts: 72 x 384 . 384 x 384 is two row blocks, 64 and 8 rows), the column blocks narrow (in NR steps) until
-        // there are enough. Without packed B, each task packs the B columns it uses (narrower blocks pack no more of B
-        // in all), but a packed A block is packed once per column block, so they narrow only where some threads would
-        // have no task (1024^3 on 16 threads with 192-row and 1024-column blocks: 6 tasks).
-        long rowTasks = (long) batch * mBlocks * ((n + NC - 1) / NC);
-        if ((pk != null || rowTasks < par.threads()) && rowTasks < target) {
-            long parts = Math.min((n + NR - 1) / NR, (target + (long) batch * mBlocks - 1) / ((long) batch * mBlocks));
-            // and, unpacked, not below the width at which A is packed (in place, A ran 1.5x slower on the Xeon)
-            if (pk == null && PACKI) parts = Math.max(1, Math.min(parts, n / (PACK4_PANELS * NR)));
-            ncw = (int) Math.min(NC, ((n + parts - 1) / parts + NR - 1) / NR * NR);
-        }
-        int colw = ncw;
+        int mBlocks = (m + MC - 1) / MC;
+        int colw = columnBlock(batch, mBlocks, n, NC, par.threads(), target, pk != null, PACKI);
         int nBlocks = (n + colw - 1) / colw;
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
@@ -323,6 +311,23 @@ public final class Gemm {
                 transB, c, cOff, cStride, e, pk);
         if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
+    }
+
+    /**
+     * The width of a task's column block: {@code nc}, or narrower (in NR steps) when the row blocks give fewer than
+     * {@code target} tasks. With B packed once, splitting columns costs nothing (a batch of short texts: 72 x 384 . 384
+     * x 384 is two row blocks, 64 and 8 rows). Without packed B, each task packs the B columns it uses (narrower blocks
+     * pack no more of B in all), but a packed A block is packed once per column block: there they narrow only where
+     * some threads would have no task (1024^3 on 16 threads with 192-row and 1024-column blocks: 6 tasks), and not below
+     * the {@link #PACK_PANELS} panels at which A is packed (read in place, A ran 1.5x slower on the Xeon).
+     */
+    static int columnBlock(
+            int batch, int mBlocks, int n, int nc, int threads, int target, boolean packedB, boolean packsA) {
+        long rowTasks = (long) batch * mBlocks * ((n + nc - 1) / nc);
+        if (rowTasks >= target || (!packedB && rowTasks >= threads)) return nc;
+        long parts = Math.min((n + NR - 1) / NR, (target + (long) batch * mBlocks - 1) / ((long) batch * mBlocks));
+        if (!packedB && packsA) parts = Math.max(1, Math.min(parts, n / (PACK_PANELS * NR)));
+        return (int) Math.min(nc, ((n + parts - 1) / parts + NR - 1) / NR * NR);
     }
 
     private static void task(
@@ -360,8 +365,9 @@ public final class Gemm {
         // A is packed only when it must be transposed or scaled; otherwise the kernel reads its rows in place, which
         // measured 8-10% faster on the encoder's products and 50% on few-column ones (64 x 512 . 512 x 64), where a
         // packed A block served only two column panels. The FMA sequence per element is the same either way.
-        // with the 4-row tile, A is packed with its rows interleaved where a block serves enough column panels
-        boolean inter = PACKI && nc >= PACK4_PANELS * NR;
+        // with the 4-row tile (and the 6-row one where the CPU's table entry says so), A is packed with its rows
+        // interleaved where a block serves enough column panels
+        boolean inter = PACKI && nc >= PACK_PANELS * NR;
         boolean direct = !transA && alpha == 1f && !inter;
         for (int p0 = 0; p0 < k; p0 += KC) {
             int kc = Math.min(KC, k - p0);

@@ -12,16 +12,18 @@ import java.util.stream.Stream;
  * without an entry gets the defaults (measured on Zen 5, and on Zen 1 for the 16-register set). Each value can be
  * forced: {@code -Dattn.cpu.gemm.kc}, {@code .mc}, {@code .nc}, {@code .pack6}; {@code -Dattn.cpu.tuning=off} ignores
  * the table and {@code -Dattn.cpu.tuning=6/207} takes that entry on any host (CI runs the tests so, to cover the
- * blocking of CPUs it does not run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes the same
- * products within the same bounds; only the K step changes the order in which a product's partial sums are added.
+ * blocking of CPUs it does not run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes
+ * the same products within the same bounds; only the K step changes the order in which a product's partial sums are
+ * added.
  *
  * @param kc the longest K step
  * @param mcTiles rows of A per block, in tiles of the GEMM's rows
  * @param nc columns of B per block
  * @param pack6 whether the 6-row tile reads A packed (rows interleaved) rather than in place
- * @param source where the values come from, for {@link #describe}
+ * @param from {@code table}, {@code defaults} or {@code forced} (by {@code -Dattn.cpu.tuning}), for {@link #json}
+ * @param source where the values come from, in words, for {@link #describe}
  */
-public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) {
+public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, String source) {
 
     /**
      * The property that turns the table off ({@code off}), on ({@code table}, the default) or forces one of its entries
@@ -33,7 +35,7 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
     record Entry(int family, int model, int vectorBits, int kc, int mcTiles, int nc, boolean pack6, String measured) {}
 
     /** Defaults: Zen 5 (AVX-512) measurements, docs/performance.md; Zen 1 (AVX2) measured no better with others. */
-    static final Tuning DEFAULT = new Tuning(2048, 16, 512, false, "defaults");
+    static final Tuning DEFAULT = new Tuning(2048, 16, 512, false, "defaults", "defaults");
 
     /**
      * The measured CPUs (docs/performance.md, "Per-CPU GEMM blocking"). Intel Xeon family 6 model 207 (Emerald Rapids:
@@ -56,13 +58,12 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
     static final Tuning HOST = choose(System.getProperty(PROPERTY, "table").trim(), CpuInfo.host());
 
     static Tuning choose(String mode, CpuInfo cpu) {
-        if (mode.equals("off"))
-            return new Tuning(
-                    DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.pack6, "defaults (-D" + PROPERTY + "=off)");
+        if (mode.equals("off")) return defaults("forced", "defaults (-D" + PROPERTY + "=off)");
         if (!mode.equals("table")) {
             StringBuilder known = new StringBuilder();
             for (Entry e : TABLE) {
-                if (mode.equals(e.family + "/" + e.model)) return of(e, "forced by -D" + PROPERTY + "=" + mode);
+                if (mode.equals(e.family + "/" + e.model))
+                    return of(e, "forced", "forced by -D" + PROPERTY + "=" + mode);
                 known.append(", ").append(e.family).append('/').append(e.model);
             }
             throw new IllegalArgumentException("-D" + PROPERTY + " must be table, off or a table entry ("
@@ -72,13 +73,11 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
             if (e.family == cpu.family() && e.model == cpu.model() && e.vectorBits == cpu.vectorBits())
                 return of(
                         e,
+                        "table",
                         "table entry for family " + e.family + " model " + e.model + ", " + e.vectorBits
                                 + "-bit vectors");
-        return new Tuning(
-                DEFAULT.kc,
-                DEFAULT.mcTiles,
-                DEFAULT.nc,
-                DEFAULT.pack6,
+        return defaults(
+                "defaults",
                 String.format(
                         Locale.ROOT,
                         "defaults: no table entry for family %d model %d with %d-bit vectors",
@@ -87,8 +86,12 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
                         cpu.vectorBits()));
     }
 
-    private static Tuning of(Entry e, String why) {
-        return new Tuning(e.kc, e.mcTiles, e.nc, e.pack6, why + " (" + e.measured + ")");
+    private static Tuning of(Entry e, String from, String why) {
+        return new Tuning(e.kc, e.mcTiles, e.nc, e.pack6, from, why + " (" + e.measured + ")");
+    }
+
+    private static Tuning defaults(String from, String why) {
+        return new Tuning(DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.pack6, from, why);
     }
 
     /** A boolean property ({@code true} or {@code false}), else {@code fallback}; any other value: one line. */
@@ -155,9 +158,7 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String source) 
     public static String json() {
         boolean single = Stream.of("kc", "mc", "nc", "pack4", "pack6")
                 .anyMatch(p -> System.getProperty("attn.cpu.gemm." + p) != null);
-        String from = single || HOST.source.startsWith("forced") || HOST.source.startsWith("defaults (-D")
-                ? "forced"
-                : HOST.source.startsWith("table") ? "table" : "defaults";
+        String from = single ? "forced" : HOST.from;
         return String.format(
                 Locale.ROOT,
                 "{\"kc\":%d,\"mc\":%d,\"nc\":%d,\"a\":\"%s\",\"from\":\"%s\"}",

@@ -23,6 +23,7 @@ class TuningTest {
         assertEquals(1024, t.nc());
         assertTrue(t.pack6());
         assertTrue(t.source().startsWith("table entry for family 6 model 207, 512-bit vectors"), t.source());
+        assertEquals("table", t.from());
         // the same CPU under -XX:UseAVX=2 runs the 16-register tiles, which the entry was not measured with
         Tuning narrow = Tuning.choose("table", cpu(6, 207, 256));
         assertEquals(Tuning.DEFAULT.kc(), narrow.kc());
@@ -38,6 +39,7 @@ class TuningTest {
             assertEquals(Tuning.DEFAULT.nc(), t.nc());
             assertFalse(t.pack6());
             assertTrue(t.source().startsWith("defaults: no table entry for family " + c.family()), t.source());
+            assertEquals("defaults", t.from());
         }
     }
 
@@ -45,6 +47,7 @@ class TuningTest {
     void offIgnoresTheTableAndAnythingElseIsOneLine() {
         Tuning t = Tuning.choose("off", cpu(6, 207, 512));
         assertEquals(Tuning.DEFAULT.kc(), t.kc());
+        assertEquals("forced", t.from());
         assertFalse(t.pack6());
         for (String bad : new String[] {"fast", "", "6/143", "6 / 207"}) {
             IllegalArgumentException e =
@@ -62,6 +65,7 @@ class TuningTest {
         assertEquals(1024, t.nc());
         assertTrue(t.pack6());
         assertTrue(t.source().startsWith("forced by -Dattn.cpu.tuning=6/207"), t.source());
+        assertEquals("forced", t.from());
     }
 
     @Test
@@ -94,6 +98,22 @@ class TuningTest {
                         "\\{\"kc\":\\d+,\"mc\":\\d+,\"nc\":\\d+,\"a\":\"(packed|in place)\",\"from\":\"(table|defaults|forced)\"}"),
                 j);
         assertTrue(j.contains("\"kc\":" + Gemm.KC + ",\"mc\":" + Gemm.MC + ",\"nc\":" + Gemm.NC + ","), j);
+    }
+
+    @Test
+    void columnBlocksNarrowOnlyWhereThreadsWouldIdleAndNotBelowPackingWidth() {
+        int nr = Gemm.NR, n = 32 * nr; // 1024 columns at 512 bits
+        // the Xeon's 1024^3 on 16 threads: 6 row blocks of 192 and one 1024-column block gave 6 tasks; now 4 column
+        // blocks of 8 panels (24 tasks), not 6 of fewer panels, which would read A in place
+        assertEquals(8 * nr, Gemm.columnBlock(1, 6, n, n, 16, 32, false, true));
+        assertEquals(6 * nr, Gemm.columnBlock(1, 6, n, n, 16, 32, false, false));
+        // unpacked B and at least a task per thread: left as it is (narrower blocks would pack A more often)
+        assertEquals(n, Gemm.columnBlock(1, 3, n, n, 2, 4, false, true));
+        // packed B: narrowed towards the target whatever the threads (as before)
+        assertEquals(16 * nr, Gemm.columnBlock(1, 3, n, n, 2, 4, true, true)); // 2 parts: 6 tasks
+        // enough row tasks: never narrowed
+        assertEquals(n, Gemm.columnBlock(1, 32, n, n, 16, 32, true, true));
+        assertEquals(n, Gemm.columnBlock(2, 16, n, n, 16, 32, false, true));
     }
 
     @Test
