@@ -52,7 +52,8 @@ final class DeviceOptions {
     @Option(
             names = "--backend-opt",
             paramLabel = "KEY=VALUE",
-            description = "Backend option, repeatable (cuda: attention=flash|fused|unfused, gemm=auto|cublas|kernel).")
+            description = "Backend option, repeatable (cuda: attention=flash|fused|unfused, gemm=auto|cublas|kernel;"
+                    + " cpu: spin-us=N, how long waiting threads spin before they sleep, default 1000).")
     Map<String, String> extra = new LinkedHashMap<>();
 
     @Option(names = "--verbose", description = "Stack traces for errors.")

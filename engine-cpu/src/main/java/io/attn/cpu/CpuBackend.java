@@ -33,8 +33,13 @@ public final class CpuBackend implements Backend {
     private final Parallel par;
     private final String precisionNote;
 
+    /** The backend option naming how long waiting threads spin before they sleep ({@link Parallel}), microseconds. */
+    public static final String SPIN_OPTION = "spin-us";
+
     public CpuBackend(BackendOptions options) {
-        this.par = new Parallel(options.effectiveThreads());
+        this.par = new Parallel(
+                options.effectiveThreads(),
+                spinMicros(options.extra().get(SPIN_OPTION), System.getProperty("attn.cpu.spin-us")));
         // reduced precisions are a GPU feature: here they are accepted and ignored, and the description says so
         this.precisionNote = options.precision() == io.attn.engine.Precision.FP32
                 ? ""
@@ -49,7 +54,29 @@ public final class CpuBackend implements Backend {
 
     @Override
     public String description() {
-        return describe(par.threads()) + precisionNote;
+        return describe(par.threads())
+                + (par.threads() > 1 ? ", waiting threads spin " + par.spinMicros() + " us" : "")
+                + precisionNote;
+    }
+
+    /**
+     * The spin of waiting threads: the backend option {@code spin-us} ({@code --backend-opt spin-us=N}), else {@code
+     * -Dattn.cpu.spin-us=N}, else {@link Parallel#DEFAULT_SPIN_US}; an integer from 0 to {@link Parallel#MAX_SPIN_US},
+     * else a bad-input error naming the setting.
+     */
+    static int spinMicros(String option, String property) {
+        String v = option != null ? option : property;
+        if (v == null) return Parallel.DEFAULT_SPIN_US;
+        int n;
+        try {
+            n = Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0 || n > Parallel.MAX_SPIN_US)
+            throw AttnException.badInput((option != null ? "option " + SPIN_OPTION + "=" : "-Dattn.cpu.spin-us=") + v
+                    + ": expected an integer from 0 to " + Parallel.MAX_SPIN_US + " (microseconds)");
+        return n;
     }
 
     static String describe(int threads) {

@@ -28,8 +28,12 @@ import java.util.Locale;
  * {@code benchmarks/scripts/embed_vs_langchain4j.sh}.
  *
  * <pre>
- * args: [minilm|bge] [texts.txt] [rounds] [seconds per side and round] [attn threads, 0 = all]
+ * args: [minilm|bge] [texts.txt] [rounds] [seconds per side and round] [attn threads, 0 = all] [batch|single]
  * </pre>
+ *
+ * {@code batch} (the default) gives each engine all the texts in one call; {@code single} one text per call, in turn
+ * (a service embedding each request as it comes: {@code embed(List.of(text))} against langchain4j's
+ * {@code embed(text)}, ONNX Runtime's intra-op pool then splitting each run over its threads).
  *
  * Prints each round's figures, then the medians and one JSON line.
  */
@@ -45,6 +49,9 @@ public final class EmbedVsLangchain4j {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 7;
         double seconds = args.length > 3 ? Double.parseDouble(args[3]) : 3;
         int threads = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+        boolean single = args.length > 5 && args[5].equals("single");
+        if (args.length > 5 && !single && !args[5].equals("batch"))
+            throw new IllegalArgumentException("the 6th argument is batch or single, not " + args[5]);
 
         Path dir = Files.createTempDirectory("attn-bench");
         String base = bge ? "bge-small-en-v1.5" : "all-minilm-l6-v2";
@@ -59,21 +66,24 @@ public final class EmbedVsLangchain4j {
                         Engine.open(EngineOptions.defaults().withDevice("cpu").withThreads(threads));
                 Embedder m = Embedder.load(engine, folder, EmbedderOptions.defaults())) {
             long tokens = m.embedWithUsage(texts).totalTokens();
+            Runnable oursCall = single ? () -> texts.forEach(t -> m.embed(List.of(t))) : () -> m.embed(texts);
+            Runnable theirsCall = single ? () -> segments.forEach(peer::embed) : () -> peer.embedAll(segments);
             System.out.printf(
                     Locale.ROOT,
-                    "%s: %d texts, %d tokens; attn on %s; %s%n",
+                    "%s: %d texts, %d tokens, %s; attn on %s; %s%n",
                     base,
                     texts.size(),
                     tokens,
+                    single ? "one text per call" : "all texts in one call",
                     engine.description(),
                     cpu());
             for (int i = 0; i < 2; i++) { // warm-up: both JITs and both models' first calls
-                m.embed(texts);
-                peer.embedAll(segments);
+                oursCall.run();
+                theirsCall.run();
             }
             for (int r = 0; r < rounds; r++) {
-                ours[r] = rate(() -> m.embed(texts), texts.size(), seconds);
-                theirs[r] = rate(() -> peer.embedAll(segments), texts.size(), seconds);
+                ours[r] = rate(oursCall, texts.size(), seconds);
+                theirs[r] = rate(theirsCall, texts.size(), seconds);
                 System.out.printf(
                         Locale.ROOT,
                         "round %d: attn %.1f sentences/s, langchain4j %.1f, ratio %.3f%n",
@@ -94,10 +104,11 @@ public final class EmbedVsLangchain4j {
                     Arrays.stream(ratio).max().orElse(0));
             System.out.printf(
                     Locale.ROOT,
-                    "{\"bench\":\"embed_vs_langchain4j\",\"model\":\"%s\",\"texts\":%d,\"tokens\":%d,"
+                    "{\"bench\":\"embed_vs_langchain4j\",\"model\":\"%s\",\"mode\":\"%s\",\"texts\":%d,\"tokens\":%d,"
                             + "\"attn_sentences_per_s\":%.2f,\"langchain4j_sentences_per_s\":%.2f,\"ratio\":%.4f,"
                             + "\"rounds\":%d,\"cpu\":\"%s\"}%n",
                     base,
+                    single ? "single" : "batch",
                     texts.size(),
                     tokens,
                     median(ours),
