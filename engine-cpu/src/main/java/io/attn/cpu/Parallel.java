@@ -70,7 +70,7 @@ public final class Parallel implements AutoCloseable {
             for (int i = 0; i < tasks; i++) body.accept(i);
             return;
         }
-        Job job = new Job(tasks, body, Thread.currentThread(), spinNs);
+        Job job = new Job(tasks, body, Thread.currentThread());
         jobs.offer(job);
         int wake = Math.min(threads, tasks) - 1;
         for (int h = 0; h < helpers.length && wake > 0; h++) {
@@ -81,7 +81,7 @@ public final class Parallel implements AutoCloseable {
         }
         job.work();
         jobs.remove(job);
-        job.await();
+        job.await(spinNs);
         Throwable t = job.error.get();
         if (t instanceof RuntimeException re) throw re;
         if (t instanceof Error er) throw er;
@@ -123,14 +123,12 @@ public final class Parallel implements AutoCloseable {
         final AtomicInteger next = new AtomicInteger();
         final AtomicInteger finished = new AtomicInteger();
         final AtomicReference<Throwable> error = new AtomicReference<>();
-        final long spinNs;
         volatile boolean ownerSleeping;
 
-        Job(int tasks, IntConsumer body, Thread owner, long spinNs) {
+        Job(int tasks, IntConsumer body, Thread owner) {
             this.tasks = tasks;
             this.body = body;
             this.owner = owner;
-            this.spinNs = spinNs;
         }
 
         boolean exhausted() {
@@ -153,10 +151,10 @@ public final class Parallel implements AutoCloseable {
         }
 
         /**
-         * The owner waits for the tasks that helpers claimed: spins, then sleeps. It does not give up on an interrupt
+         * The owner waits for the tasks that helpers claimed: spins up to {@code spinNs}, then sleeps. It does not give up on an interrupt
          * (the helpers are still writing the op's output); the interrupt status is kept for the caller to see.
          */
-        void await() {
+        void await(long spinNs) {
             if (finished.get() == tasks) return;
             long until = System.nanoTime() + spinNs;
             while (finished.get() != tasks && System.nanoTime() - until < 0) Thread.onSpinWait();
@@ -205,8 +203,8 @@ public final class Parallel implements AutoCloseable {
                 sleeping = true;
                 if (jobs.isEmpty() && !closed) LockSupport.park(this);
                 sleeping = false;
-                Thread.interrupted(); // nothing interrupts helpers on purpose; a stray interrupt must not make park
-                // spin
+                // nothing interrupts helpers on purpose; a stray interrupt must not leave park returning at once
+                Thread.interrupted();
                 idle = false;
             }
         }

@@ -158,19 +158,29 @@ class ParallelTest {
 
     @Test
     void idleHelpersSleepAfterTheSpinAndCloseStopsThem() throws Exception {
+        java.util.Set<Thread> before = helperThreads();
         Parallel par = new Parallel(3, 1000);
+        List<Thread> ours =
+                helperThreads().stream().filter(t -> !before.contains(t)).toList();
+        assertEquals(2, ours.size(), "a pool of 3 threads has 2 helpers");
         par.forEach(8, t -> {});
         Thread.sleep(200); // 200 times the spin
-        List<Thread> helpers = Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("attn-cpu-"))
-                .toList();
-        assertTrue(!helpers.isEmpty());
-        for (Thread h : helpers)
+        for (Thread h : ours)
             assertEquals(Thread.State.WAITING, h.getState(), h.getName() + " still spinning after its spin time");
         par.close();
+        for (Thread h : ours) {
+            h.join(10_000);
+            assertTrue(!h.isAlive(), h.getName() + " still running after close");
+        }
         AtomicIntegerArray runs = new AtomicIntegerArray(8);
         par.forEach(8, runs::incrementAndGet); // after close: on the caller alone
         for (int i = 0; i < 8; i++) assertEquals(1, runs.get(i));
+    }
+
+    private static java.util.Set<Thread> helperThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("attn-cpu-"))
+                .collect(java.util.stream.Collectors.toSet());
     }
 
     @Test
