@@ -113,6 +113,14 @@ public final class Gemm {
             return plain;
         }
 
+        private float[] shared = new float[0];
+
+        /** At least {@code size} floats for a B packed for one call ({@link PackedB#shared}). */
+        float[] shared(int size) {
+            if (shared.length < size) shared = new float[size];
+            return shared;
+        }
+
         /** Packing buffers for K steps of {@code kc}. */
         void ensure(int kc) {
             if (pa.length < MC * kc) pa = new float[MC * kc];
@@ -296,22 +304,43 @@ public final class Gemm {
                 packed != null && (batch == 1 || bStride == 0) && packed.fits(b, bOff, n, k, transB) ? packed : null;
         int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
         int mBlocks = (m + MC - 1) / MC;
+        boolean serial = (long) batch * m * n * k <= SERIAL_WORK;
         int colw = columnBlock(batch, mBlocks, n, NC, par.threads(), target, pk != null, PACKI);
         int nBlocks = (n + colw - 1) / colw;
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
         // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often); their
         // lengths differ by one block at most (43 blocks in 8 chunks: 5 and 6, not seven 6s and a 1).
-        int chunks =
-                (int) Math.min(mBlocks, Math.max(1, (target + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
+        int chunks = chunks(batch, mBlocks, nBlocks, target);
+        if (pk == null && batch == 1 && chunks > 1 && !serial && (long) PackedB.padded(n) * k <= SHARED_B_MAX) {
+            // several tasks would each pack the same B block: the threads pack all of B once, together, then every
+            // task reads its panels (the layout of weights packed once, so results are bitwise the same)
+            pk = PackedB.shared(par, b, bOff, n, k, transB);
+            colw = columnBlock(batch, mBlocks, n, NC, par.threads(), target, true, PACKI);
+            nBlocks = (n + colw - 1) / colw;
+            chunks = chunks(batch, mBlocks, nBlocks, target);
+        }
         int perBatch = chunks * nBlocks;
         int tasks = batch * perBatch;
+        int fColw = colw, fnBlocks = nBlocks, fChunks = chunks;
+        PackedB fpk = pk;
         java.util.function.IntConsumer body = t -> task(
-                t, perBatch, nBlocks, colw, mBlocks, chunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
-                transB, c, cOff, cStride, e, pk);
-        if ((long) batch * m * n * k <= SERIAL_WORK) for (int t = 0; t < tasks; t++) body.accept(t);
+                t, perBatch, fnBlocks, fColw, mBlocks, fChunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff,
+                bStride, transB, c, cOff, cStride, e, fpk);
+        if (serial) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
+
+    /** Row-block chunks per column block: as few as still give about {@code target} tasks. */
+    private static int chunks(int batch, int mBlocks, int nBlocks, int target) {
+        return (int) Math.min(mBlocks, Math.max(1, (target + (long) batch * nBlocks - 1) / ((long) batch * nBlocks)));
+    }
+
+    /**
+     * Most floats of a B packed for one call and shared by its tasks ({@link PackedB#shared}): 16 MB, held by the
+     * calling thread for its next calls. Larger products pack B per task as before.
+     */
+    static final int SHARED_B_MAX = 1 << 22;
 
     /**
      * The width of a task's column block: {@code nc}, or narrower (in NR steps) when the row blocks give fewer than
@@ -624,18 +653,56 @@ public final class Gemm {
         final float[] panels;
 
         private PackedB(float[] b, int bOff, int n, int k, boolean transB) {
-            this.of = new java.lang.ref.WeakReference<>(b);
-            this.bOff = bOff;
-            this.n = n;
-            this.k = k;
-            this.transB = transB;
-            this.npad = (n + NR - 1) / NR * NR;
-            this.panels = new float[Math.multiplyExact(npad, k)];
+            this(b, bOff, n, k, transB, new float[Math.multiplyExact(padded(n), k)]);
             Scratch s = SCRATCH.get();
             for (int p0 = 0; p0 < k; p0 += KC) {
                 int kc = Math.min(KC, k - p0);
                 packB(b, bOff, transB, n, k, p0, kc, 0, n, panels, p0 * npad, s);
             }
+        }
+
+        /** Unpacked panels in {@code panels} (at least {@code padded(n) * k} floats). */
+        private PackedB(float[] b, int bOff, int n, int k, boolean transB, float[] panels) {
+            this.of = new java.lang.ref.WeakReference<>(b);
+            this.bOff = bOff;
+            this.n = n;
+            this.k = k;
+            this.transB = transB;
+            this.npad = padded(n);
+            this.panels = panels;
+        }
+
+        /** N rounded up to whole panels. */
+        static int padded(int n) {
+            return (n + NR - 1) / NR * NR;
+        }
+
+        /**
+         * B packed for one call, by the pool's threads together (each a run of whole panels, every K step), into the
+         * calling thread's scratch: valid until that thread's next product. Not cached.
+         */
+        static PackedB shared(Parallel par, float[] b, int bOff, int n, int k, boolean transB) {
+            PackedB p = new PackedB(b, bOff, n, k, transB, SCRATCH.get().shared(padded(n) * k));
+            int panels = p.npad / NR, parts = Math.min(panels, TASKS_PER_THREAD * par.threads());
+            par.forEach(parts, t -> {
+                int j0 = (int) ((long) t * panels / parts) * NR, j1 = (int) ((long) (t + 1) * panels / parts) * NR;
+                Scratch s = SCRATCH.get();
+                for (int p0 = 0; p0 < k; p0 += KC)
+                    packB(
+                            b,
+                            bOff,
+                            transB,
+                            n,
+                            k,
+                            p0,
+                            Math.min(KC, k - p0),
+                            j0,
+                            Math.min(j1, n) - j0,
+                            p.panels,
+                            p.offset(p0, j0),
+                            s);
+            });
+            return p;
         }
 
         /**
