@@ -14,6 +14,8 @@ import jdk.incubator.vector.VectorSpecies;
  * not 1, packs them first (rows of the K step, alpha folded in, zero rows up to a multiple of {@link #MR}); then an
  * {@code MR x NR} register-blocked micro-kernel ({@code NR = 2} vectors; 6 rows and 12 FMA accumulators, or 4 rows and 8
  * where there are only 16 vector registers, see {@link Registers}) runs over the tiles.
+ * Where several tasks would pack the same B block, the threads pack all of B once instead and the tasks share it
+ * ({@link PackedB#shared}), as they share a layer's weights packed once ({@link PackedB#of}).
  * Edge tiles run the same kernel on zero padding into a scratch tile. The first K step stores a tile, later ones add to
  * it. Packing buffers are per thread and reused. Products with at most {@link Gemv#MAX_M} rows skip packing ({@link
  * Gemv}).
