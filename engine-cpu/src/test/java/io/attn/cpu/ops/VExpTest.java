@@ -58,6 +58,8 @@ class VExpTest {
         assertEquals(0f, y[1]);
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
+        // arguments are not clamped before the polynomial: every one below the range must still give exactly 0
+        for (float v : apply(VExp::expNonPositive, -87.4f, -1e6f, -1e30f, -Float.MAX_VALUE)) assertEquals(0f, v);
     }
 
     @Test
@@ -72,6 +74,7 @@ class VExpTest {
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
         nanPayloadsStayNaN(VExp::exp2);
+        for (float v : apply(VExp::exp2, -125.01f, -5e6f, -1e30f, -Float.MAX_VALUE)) assertEquals(0f, v);
         y = apply(VExp::exp2, 16f, -1f, 10.5f, -124.75f);
         assertEquals(65536f, y[0]);
         assertEquals(0.5f, y[1]);
