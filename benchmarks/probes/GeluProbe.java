@@ -4,7 +4,8 @@ import jdk.incubator.vector.*;
  * The exact GELU's erfc polynomial (degree 9 in {@code t = 1/(1 + |z|/2)}, Numerical Recipes' {@code erfcc}) evaluated
  * two ways, alone on one core (issue 19, docs/performance.md "GELU"): Horner's chain of nine FMAs, as the engine did
  * until 2026-11-26, and Estrin's scheme (pairs, then t^2, t^4, t^8), as {@code io.attn.cpu.ops.Gelu} does now. The
- * rest of the op (the division, the inlined exponential, the blend) is the engine's. Prints each form's worst error
+ * rest of the op (the division, the inlined exponential, the blend) is the engine's as it was when this was measured
+ * (the exponential still clamped its argument, which {@code VExp} has since dropped: docs/performance.md). Prints each form's worst error
  * against a double-precision erfc, as a fraction of the engine's test bound (1e-6 relative + 1e-7 absolute), its
  * time per vector, and the times of its parts (exponential, division, nine FMAs) in loops of their own. No dependency on attn; run it with a JDK 25:
  *
@@ -24,7 +25,7 @@ public class GeluProbe {
     static final float E0 = 1.9875691500e-4f, E1 = 1.3981999507e-3f, E2 = 8.3334519073e-3f;
     static final float E3 = 4.1665795894e-2f, E4 = 1.6666665459e-1f, E5 = 5.0000001201e-1f;
 
-    /** The engine's {@code VExp.exp}. */
+    /** The engine's {@code VExp.exp} as it was then, with the clamp. */
     static FloatVector exp(FloatVector x) {
         VectorMask<Float> under = x.compare(VectorOperators.LT, MIN_ARG);
         FloatVector xc = x.blend(MIN_ARG, under);
