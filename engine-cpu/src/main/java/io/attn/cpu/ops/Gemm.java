@@ -656,11 +656,25 @@ public final class Gemm {
 
         private PackedB(float[] b, int bOff, int n, int k, boolean transB) {
             this(b, bOff, n, k, transB, new float[Math.multiplyExact(padded(n), k)]);
-            Scratch s = SCRATCH.get();
-            for (int p0 = 0; p0 < k; p0 += KC) {
-                int kc = Math.min(KC, k - p0);
-                packB(b, bOff, transB, n, k, p0, kc, 0, n, panels, p0 * npad, s);
-            }
+            pack(b, 0, npad, SCRATCH.get());
+        }
+
+        /** Packs the panels of columns {@code [j0, j1)} (whole panels: multiples of NR, or N), every K step. */
+        private void pack(float[] b, int j0, int j1, Scratch s) {
+            for (int p0 = 0; p0 < k; p0 += KC)
+                packB(
+                        b,
+                        bOff,
+                        transB,
+                        n,
+                        k,
+                        p0,
+                        Math.min(KC, k - p0),
+                        j0,
+                        Math.min(j1, n) - j0,
+                        panels,
+                        offset(p0, j0),
+                        s);
         }
 
         /** Unpacked panels in {@code panels} (at least {@code padded(n) * k} floats). */
@@ -686,24 +700,13 @@ public final class Gemm {
         static PackedB shared(Parallel par, float[] b, int bOff, int n, int k, boolean transB) {
             PackedB p = new PackedB(b, bOff, n, k, transB, SCRATCH.get().shared(padded(n) * k));
             int panels = p.npad / NR, parts = Math.min(panels, TASKS_PER_THREAD * par.threads());
-            par.forEach(parts, t -> {
-                int j0 = (int) ((long) t * panels / parts) * NR, j1 = (int) ((long) (t + 1) * panels / parts) * NR;
-                Scratch s = SCRATCH.get();
-                for (int p0 = 0; p0 < k; p0 += KC)
-                    packB(
+            par.forEach(
+                    parts,
+                    t -> p.pack(
                             b,
-                            bOff,
-                            transB,
-                            n,
-                            k,
-                            p0,
-                            Math.min(KC, k - p0),
-                            j0,
-                            Math.min(j1, n) - j0,
-                            p.panels,
-                            p.offset(p0, j0),
-                            s);
-            });
+                            (int) ((long) t * panels / parts) * NR,
+                            (int) ((long) (t + 1) * panels / parts) * NR,
+                            SCRATCH.get()));
             return p;
         }
 
