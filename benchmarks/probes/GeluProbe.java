@@ -7,7 +7,8 @@ import jdk.incubator.vector.*;
  * rest of the op (the division, the inlined exponential, the blend) is the engine's as it was when this was measured
  * (the exponential still clamped its argument, which {@code VExp} has since dropped: docs/performance.md). Prints each form's worst error
  * against a double-precision erfc, as a fraction of the engine's test bound (1e-6 relative + 1e-7 absolute), its
- * time per vector, and the times of its parts (exponential, division, nine FMAs) in loops of their own. No dependency on attn; run it with a JDK 25:
+ * time per vector, the same with the JDK's vector exp ({@code lanewise(EXP)}) in place of the inlined one, and the
+ * times of its parts (exponential, division, nine FMAs) in loops of their own. No dependency on attn; run it with a JDK 25:
  *
  * <pre>
  *   java --add-modules jdk.incubator.vector benchmarks/probes/GeluProbe.java
@@ -42,6 +43,11 @@ public class GeluProbe {
     }
 
     static void gelu(float[] out, float[] x, int n, boolean estrin) {
+        gelu(out, x, n, estrin, false);
+    }
+
+    /** {@code library}: the JDK's vector exp ({@code lanewise(EXP)}) instead of the engine's inlined one. */
+    static void gelu(float[] out, float[] x, int n, boolean estrin, boolean library) {
         for (int i = 0; i < n; i += SP.length()) {
             FloatVector v = FloatVector.fromArray(SP, x, i);
             FloatVector a = v.mul(INV_SQRT2).abs();
@@ -55,7 +61,8 @@ public class GeluProbe {
                 p = t.fma(P9, P8);
                 for (float c : new float[] {P7, P6, P5, P4, P3, P2, P1, P0}) p = p.fma(t, FloatVector.broadcast(SP, c));
             }
-            FloatVector e = t.mul(exp(p.sub(a.mul(a))));
+            FloatVector arg = p.sub(a.mul(a));
+            FloatVector e = t.mul(library ? arg.lanewise(VectorOperators.EXP) : exp(arg));
             FloatVector f = e.neg().add(2f).blend(e, v.compare(VectorOperators.LT, 0f));
             v.mul(0.5f).mul(f).intoArray(out, i);
         }
@@ -115,6 +122,12 @@ public class GeluProbe {
                 double ns = (System.nanoTime() - t0) / 1000.0 / (n / SP.length());
                 if (round >= 2) System.out.printf("round %d %-7s %.1f ns per %d-float vector%n", round, estrin ? "estrin" : "horner", ns, SP.length());
             }
+        for (int round = 0; round < 3; round++) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 1000; i++) gelu(y, x, n, true, true);
+            double ns = (System.nanoTime() - t0) / 1000.0 / (n / SP.length());
+            if (round == 2) System.out.printf("estrin with the JDK's vector exp: %.1f ns per vector%n", ns);
+        }
         String[] parts = {"exp", "division", "9 FMAs"};
         for (int round = 0; round < 3; round++)
             for (int which = 0; which < 3; which++) {

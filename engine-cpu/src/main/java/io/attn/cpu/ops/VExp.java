@@ -37,8 +37,8 @@ final class VExp {
     static FloatVector exp(FloatVector x) {
         // the integer n read from the rounding constant's mantissa instead of an F2I conversion (Java's saturation
         // rules make that slow on x86). Arguments below MIN_ARG are not clamped: whatever they compute (garbage bits,
-        // NaN for -inf) the final blend replaces with 0, so the clamp's blend is saved (exp2 below: 7-9% faster on Zen
-        // 1, bitwise the same)
+        // NaN for -inf) the final blend replaces with 0, so the clamp's blend is saved (exp2 below: faster on Zen 1,
+        // bitwise the same: benchmarks/probes/ExpProbe.java)
         VectorMask<Float> under = x.compare(VectorOperators.LT, MIN_ARG); // false for NaN: NaN stays NaN
         FloatVector t = x.mul(LOG2E).add(ROUND); // n + 1.5 * 2^23: n sits in the low mantissa bits
         FloatVector n = t.sub(ROUND);
