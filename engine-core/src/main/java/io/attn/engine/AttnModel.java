@@ -46,7 +46,7 @@ public final class AttnModel implements AutoCloseable {
 
     /** The model width E: the last dimension of every input. */
     public int width() {
-        return model.width();
+        return model.config().width();
     }
 
     /**
@@ -63,7 +63,7 @@ public final class AttnModel implements AutoCloseable {
         if (r == null) throw AttnException.badInput("request is null");
         gate.enter();
         try {
-            return model.run(backend, r);
+            return ModuleCalls.run(model, backend, r);
         } catch (RuntimeException | OutOfMemoryError e) {
             throw Failures.of(e, "running the model");
         } finally {

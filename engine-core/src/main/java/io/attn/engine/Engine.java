@@ -5,6 +5,7 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
 import io.attn.io.Json;
+import io.attn.nn.ConfigFiles;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
@@ -124,12 +125,13 @@ public final class Engine implements AutoCloseable {
         return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
-    @SuppressWarnings("unchecked")
     private static ModelConfig parse(String configJson) {
+        return ModelConfig.parse(configObject(configJson), "config");
+    }
+
+    private static Map<String, Object> configObject(String configJson) {
         if (configJson == null) throw AttnException.badInput("config is null");
-        Object json = Json.parse(configJson, "config");
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        return ModelConfig.parse((Map<String, Object>) m, "config");
+        return ConfigFiles.object(Json.parse(configJson, "config"), "config");
     }
 
     /** A copy of every tensor (inside {@link #register}: running out of heap here is DEVICE_OUT_OF_MEMORY too). */
@@ -226,13 +228,10 @@ public final class Engine implements AutoCloseable {
      * PyTorch's {@code state_dict} names ({@code embed.weight}, {@code layers.N.self_attn.in_proj_weight}, ...). The
      * weights are copied, as by {@link #load(String, Map)}.
      */
-    @SuppressWarnings("unchecked")
     public LanguageModel loadLanguageModel(String configJson, Map<String, Tensor> stateDict) {
-        if (configJson == null) throw AttnException.badInput("config is null");
+        Map<String, Object> json = configObject(configJson);
         if (stateDict == null) throw AttnException.badInput("state dict is null");
-        Object json = Json.parse(configJson, "config");
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        io.attn.nn.DecoderOnlyConfig c = io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, "config");
+        io.attn.nn.DecoderOnlyConfig c = io.attn.nn.DecoderOnlyConfig.parse(json, "config");
         return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(c, new StateDict(copied(stateDict))));
     }
 

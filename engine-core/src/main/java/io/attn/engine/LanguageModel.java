@@ -2,7 +2,6 @@ package io.attn.engine;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
-import io.attn.generate.Generator;
 import io.attn.generate.Sampler;
 import io.attn.nn.DecoderOnlyLM;
 import java.util.Map;
@@ -73,7 +72,7 @@ public final class LanguageModel implements AutoCloseable {
         gate.enter();
         try {
             Sampler sampler = new Sampler(options.temperature(), options.topK(), options.topP(), options.seed());
-            Generator.Listener l = listener == null
+            TokenListener l = listener == null
                     ? null
                     : (seq, id) -> {
                         try {
@@ -82,9 +81,8 @@ public final class LanguageModel implements AutoCloseable {
                             throw new ListenerFailed(e);
                         }
                     };
-            Generator.Result r = Generator.generate(
+            return Generator.generate(
                     lm, backend, prompts, options.maxNewTokens(), sampler, options.eos(), options.useCache(), l);
-            return new Generation(r.tokens(), r.prefillNanos(), r.totalNanos());
         } catch (ListenerFailed e) {
             throw (RuntimeException) e.getCause();
         } catch (RuntimeException | OutOfMemoryError e) {

@@ -5,13 +5,11 @@ import io.attn.engine.AttentionWeights;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
-import io.attn.io.Json;
 import io.attn.io.SafeTensors;
 import io.attn.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A decoder-only (GPT-style) language model built from the engine's layers: token embedding plus positional encoding,
@@ -69,25 +67,10 @@ public final class DecoderOnlyLM {
      * Loads an exported model: {@code weights} is a safetensors file with the state_dict; the config comes from {@code
      * config} (JSON) or, when that is null, from the {@code "config"} entry of the file's metadata.
      */
-    @SuppressWarnings("unchecked")
     public static DecoderOnlyLM load(Path weights, Path config) {
         SafeTensors.File f = SafeTensors.read(weights);
-        Object json;
-        String source;
-        if (config != null) {
-            source = config.toString();
-            json = Json.read(config);
-        } else {
-            source = weights + " (metadata \"config\")";
-            String text = f.metadata().get("config");
-            if (text == null)
-                throw AttnException.badInput(
-                        weights + ": no config given and the safetensors metadata has no \"config\" entry");
-            json = Json.parse(text, source);
-        }
-        if (!(json instanceof Map<?, ?> map)) throw AttnException.badInput(source + ": config must be a JSON object");
-        DecoderOnlyConfig c = DecoderOnlyConfig.parse((Map<String, Object>) map, source);
-        return load(c, new StateDict(f.tensors(), weights.toString()));
+        ConfigFiles.Read c = ConfigFiles.read(f, weights, config);
+        return load(DecoderOnlyConfig.parse(c.json(), c.source()), new StateDict(f.tensors(), weights.toString()));
     }
 
     public DecoderOnlyConfig config() {

@@ -147,6 +147,43 @@ public record ModelConfig(
         return kind == Kind.BertModel;
     }
 
+    /** The model width E: every embedding input's last dimension (the hidden size of a token model). */
+    public int width() {
+        return layer != null ? layer.dModel() : embedDim;
+    }
+
+    /** The number of attention heads (of each attention block). */
+    public int heads() {
+        return layer != null ? layer.nhead() : numHeads;
+    }
+
+    /** The masks the module's PyTorch {@code forward} takes, by argument name (in a fixed order, for messages). */
+    public List<String> maskArguments() {
+        return switch (kind) {
+            case MultiheadAttention, SelfAttention, TransformerEncoderLayer, TransformerEncoder ->
+                List.of("attn_mask", "key_padding_mask");
+            case TransformerDecoderLayer, TransformerDecoder ->
+                List.of("tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask");
+            case Transformer ->
+                List.of(
+                        "attn_mask",
+                        "key_padding_mask",
+                        "tgt_mask",
+                        "memory_mask",
+                        "tgt_key_padding_mask",
+                        "memory_key_padding_mask");
+            case BertModel -> List.of("key_padding_mask");
+        };
+    }
+
+    /** Whether the module has a decoder's cross-attention over a memory (the encoder output). */
+    public boolean takesMemory() {
+        return switch (kind) {
+            case TransformerDecoderLayer, TransformerDecoder, Transformer -> true;
+            default -> false;
+        };
+    }
+
     /** The module kinds the engine runs. */
     public enum Kind {
         MultiheadAttention,

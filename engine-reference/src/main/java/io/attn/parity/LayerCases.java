@@ -2,6 +2,7 @@ package io.attn.parity;
 
 import io.attn.backend.Backend;
 import io.attn.engine.AttentionWeights;
+import io.attn.engine.ModuleCalls;
 import io.attn.engine.Request;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
@@ -649,7 +650,7 @@ public final class LayerCases {
     public static Result run(Case c, Backend backend, double bound) {
         try (Model m = Model.load(c.config(), new StateDict(c.sd(), c.name()))) {
             Expected want = c.expected().get();
-            io.attn.engine.Result got = m.run(backend, c.in());
+            io.attn.engine.Result got = ModuleCalls.run(m, backend, c.in());
             double worst = relErr(got.output(), want.output());
             String where = "output";
             if (!want.weights().keySet().equals(got.attentionWeights().keySet()))

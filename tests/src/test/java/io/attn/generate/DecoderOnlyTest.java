@@ -8,6 +8,12 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.BackendProvider;
 import io.attn.backend.Backends;
+import io.attn.engine.Engine;
+import io.attn.engine.EngineOptions;
+import io.attn.engine.Generation;
+import io.attn.engine.GenerationOptions;
+import io.attn.engine.LanguageModel;
+import io.attn.io.Json;
 import io.attn.nn.DecoderOnlyConfig;
 import io.attn.nn.DecoderOnlyLM;
 import io.attn.nn.DecoderSession;
@@ -141,15 +147,45 @@ class DecoderOnlyTest {
         });
     }
 
+    /**
+     * Generation through the public API ({@link LanguageModel#generate}) on each backend's engine: the variant's model
+     * loaded from its config (as {@code arguments()} gives it) and weights.
+     */
+    interface LmBody {
+        void run(LanguageModel lm, Variant v, Map<String, Tensor> sd) throws Exception;
+    }
+
+    static Stream<DynamicTest> generating(String name, long seed, LmBody body) {
+        List<DynamicTest> out = new ArrayList<>();
+        for (BackendProvider p : Backends.providers())
+            for (Variant v : VARIANTS)
+                out.add(DynamicTest.dynamicTest(p.name() + " " + v.name() + ": " + name, () -> {
+                    var probe = p.probe();
+                    Assumptions.assumeTrue(probe.available(), () -> p.name() + " unavailable: " + probe.reason());
+                    Map<String, Tensor> sd = v.weights(seed);
+                    String config = Json.write(v.engine(sd).config().arguments());
+                    try (Engine engine = Engine.open(EngineOptions.defaults().withDevice(p.name()));
+                            LanguageModel lm = engine.loadLanguageModel(config, sd)) {
+                        body.run(lm, v, sd);
+                    }
+                }));
+        return out.stream();
+    }
+
+    static GenerationOptions greedy(int n, boolean cache) {
+        return GenerationOptions.defaults()
+                .withTemperature(0)
+                .withMaxNewTokens(n)
+                .withCache(cache);
+    }
+
     @TestFactory
     Stream<DynamicTest> greedyMatchesReferenceTokenForToken() {
-        return everywhere("greedy == reference greedy", (b, v) -> {
-            Map<String, Tensor> sd = v.weights(5);
-            DecoderOnlyLM lm = v.engine(sd);
+        return generating("greedy == reference greedy", 5, (lm, v, sd) -> {
             RefDecoderOnlyLM ref = v.reference(sd);
             int n = 12;
-            Generator.Result cached = Generator.generate(lm, b, PROMPTS, n, Sampler.greedy(), -1, true, null);
-            Generator.Result uncached = Generator.generate(lm, b, PROMPTS, n, Sampler.greedy(), -1, false, null);
+            Generation cached = lm.generate(PROMPTS, greedy(n, true), null);
+            Generation uncached = lm.generate(PROMPTS, greedy(n, false), null);
             for (int s = 0; s < PROMPTS.length; s++) {
                 double[] gap = new double[1];
                 int[] want = ref.greedy(PROMPTS[s], n, gap);
@@ -163,12 +199,10 @@ class DecoderOnlyTest {
 
     @TestFactory
     Stream<DynamicTest> stopsAtEos() {
-        return everywhere("eos stops one sequence, the others go on", (b, v) -> {
-            Map<String, Tensor> sd = v.weights(5);
-            DecoderOnlyLM lm = v.engine(sd);
-            Generator.Result all = Generator.generate(lm, b, PROMPTS, 8, Sampler.greedy(), -1, true, null);
+        return generating("eos stops one sequence, the others go on", 5, (lm, v, sd) -> {
+            Generation all = lm.generate(PROMPTS, greedy(8, true), null);
             int eos = all.tokens()[0][2]; // sequence 0 produces it at step 2 (perhaps earlier too)
-            Generator.Result stop = Generator.generate(lm, b, PROMPTS, 8, Sampler.greedy(), eos, true, null);
+            Generation stop = lm.generate(PROMPTS, greedy(8, true).withEos(eos), null);
             for (int s = 0; s < PROMPTS.length; s++) {
                 int[] full = all.tokens()[s];
                 int end = 0;

@@ -1,13 +1,14 @@
-package io.attn.generate;
+package io.attn.engine;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
+import io.attn.generate.Sampler;
 import io.attn.nn.DecoderOnlyLM;
 import io.attn.nn.DecoderSession;
 import java.util.Arrays;
 
 /**
- * Autoregressive generation with a {@link DecoderOnlyLM}: a batch of prompts (token ids, of different lengths) is
+ * Autoregressive generation with a {@link DecoderOnlyLM} (the loop behind {@link LanguageModel#generate}): a batch of prompts (token ids, of different lengths) is
  * prefilled in one pass, then one token per sequence is sampled and fed back per step, until every sequence has
  * produced {@code eos} or {@code maxNewTokens} tokens.
  *
@@ -15,45 +16,15 @@ import java.util.Arrays;
  * whole sequence so far (O(L) tokens per step instead of 1: the baseline the cache is measured against). Both give the
  * same tokens up to float rounding.
  */
-public final class Generator {
+final class Generator {
     private Generator() {}
-
-    /** Called for every token produced, in order (sequence {@code seq} of the batch). */
-    @FunctionalInterface
-    public interface Listener {
-        void token(int seq, int id);
-    }
-
-    /**
-     * @param tokens the generated ids per sequence (ending with {@code eos} when it was produced)
-     * @param prefillNanos time of the prompt pass (with the first token's sampling)
-     * @param totalNanos time of the whole generation
-     */
-    public record Result(int[][] tokens, long prefillNanos, long totalNanos) {
-        /** Tokens produced over all sequences. */
-        public int generated() {
-            int n = 0;
-            for (int[] t : tokens) n += t.length;
-            return n;
-        }
-
-        /** Generated tokens per second of the whole run (prefill included). */
-        public double tokensPerSecond() {
-            return generated() / (totalNanos / 1e9);
-        }
-
-        /** Tokens per second after the first (which the prefill produces): the decoding steps' rate. */
-        public double decodeTokensPerSecond() {
-            return (generated() - tokens.length) / ((totalNanos - prefillNanos) / 1e9);
-        }
-    }
 
     /**
      * Generates from {@code prompts} (each non-empty) on {@code backend}. {@code eos} below 0 never stops early.
      *
      * @throws AttnException BAD_INPUT when a prompt plus {@code maxNewTokens} exceed the model's {@code max_len}
      */
-    public static Result generate(
+    static Generation generate(
             DecoderOnlyLM lm,
             Backend backend,
             int[][] prompts,
@@ -61,7 +32,7 @@ public final class Generator {
             Sampler sampler,
             int eos,
             boolean useCache,
-            Listener listener) {
+            TokenListener listener) {
         if (maxNewTokens < 0) throw AttnException.badInput("max-new-tokens must be >= 0, got " + maxNewTokens);
         int batch = prompts.length, longest = 0;
         for (int[] p : prompts) longest = Math.max(longest, p.length);
@@ -116,6 +87,6 @@ public final class Generator {
         }
         int[][] tokens = new int[batch][];
         for (int b = 0; b < batch; b++) tokens[b] = Arrays.copyOf(out[b], count[b]);
-        return new Result(tokens, prefill, System.nanoTime() - t0);
+        return new Generation(tokens, prefill, System.nanoTime() - t0);
     }
 }
