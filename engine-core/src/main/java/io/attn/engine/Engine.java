@@ -125,6 +125,20 @@ public final class Engine implements AutoCloseable {
         return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
+    /**
+     * Like {@link #loadOwned(String, Map, String)} with the config already parsed: a module config ({@code "module"}) or
+     * a Hugging Face {@code config.json} as read ({@code "model_type": "bert"}; the keys the engine does not use are
+     * ignored, as transformers ignores them for inference). For loaders of model folders: the config travels as read,
+     * once.
+     */
+    public AttnModel loadOwned(Map<String, Object> config, Map<String, Tensor> stateDict, String source) {
+        if (config == null) throw AttnException.badInput("config is null");
+        String name = source == null ? "config" : source;
+        ModelConfig c = ModelConfig.parse(config, name);
+        if (stateDict == null) throw AttnException.badInput("state dict is null");
+        return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
+    }
+
     private static ModelConfig parse(String configJson) {
         return ModelConfig.parse(configObject(configJson), "config");
     }

@@ -24,6 +24,9 @@ import java.util.Set;
  *            max_position_embeddings, type_vocab_size.
  * </pre>
  *
+ * A Hugging Face {@code config.json} (a {@code "model_type"} and no {@code "module"}) is read by its family's reader
+ * ({@link BertConfig#fromHuggingFace}), keys the engine does not use ignored as transformers ignores them.
+ *
  * Missing keys take PyTorch's defaults, with one exception: {@code "batch_first"} (MultiheadAttention, the layers,
  * stacks and Transformer) defaults to {@code true}, attn's layout {@code (B, L, E)}; {@code "batch_first": false}
  * (PyTorch's default) takes and returns sequence-first {@code (L, B, E)}, as PyTorch does, and {@code
@@ -209,6 +212,7 @@ public record ModelConfig(
 
     /** Parses a config map (from JSON). {@code source} names the file in error messages. */
     public static ModelConfig parse(Map<String, Object> m, String source) {
+        if (!m.containsKey("module") && m.containsKey("model_type")) return bert(BertConfig.fromHuggingFace(m, source));
         Object mod = m.get("module");
         if (!(mod instanceof String s))
             throw AttnException.badInput(
@@ -282,20 +286,7 @@ public record ModelConfig(
                                 "layer_norm_eps",
                                 "max_position_embeddings",
                                 "type_vocab_size");
-                        try {
-                            yield bert(new BertConfig(
-                                    r.integer("vocab_size", 30522),
-                                    r.integer("hidden_size", 768),
-                                    r.integer("num_hidden_layers", 12),
-                                    r.integer("num_attention_heads", 12),
-                                    r.integer("intermediate_size", 3072),
-                                    r.string("hidden_act", "gelu"),
-                                    (float) r.number("layer_norm_eps", 1e-12),
-                                    r.integer("max_position_embeddings", 512),
-                                    r.integer("type_vocab_size", 2)));
-                        } catch (AttnException e) {
-                            throw new AttnException(e.code(), source + ": " + e.getMessage());
-                        }
+                        yield bert(BertConfig.read(r));
                     }
                 };
         r.checkNoUnknown();
@@ -319,7 +310,7 @@ public record ModelConfig(
         }
     }
 
-    private static final class Reader {
+    static final class Reader {
         final Map<String, Object> m;
         final String source;
         final Set<String> allowed = new LinkedHashSet<>();
