@@ -6,6 +6,7 @@ import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
 import io.attn.io.Json;
 import io.attn.nn.ConfigFiles;
+import io.attn.nn.EncoderFamily;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;
@@ -127,16 +128,21 @@ public final class Engine implements AutoCloseable {
 
     /**
      * Like {@link #loadOwned(String, Map, String)} with the config already parsed: a module config ({@code "module"}) or
-     * a Hugging Face {@code config.json} as read ({@code "model_type": "bert"}; the keys the engine does not use are
-     * ignored, as transformers ignores them for inference). For loaders of model folders: the config travels as read,
-     * once.
+     * a Hugging Face {@code config.json} as read ({@code "model_type"} {@code bert}, {@code xlm-roberta}, {@code
+     * roberta}, {@code camembert}, {@code distilbert}; the keys the engine does not use are ignored, as transformers
+     * ignores them for inference), whose checkpoint names are taken as transformers takes them (a task model's prefix
+     * such as {@code bert.} removed, its heads and pooler left out). For loaders of model folders: the config travels
+     * as read, once.
      */
     public AttnModel loadOwned(Map<String, Object> config, Map<String, Tensor> stateDict, String source) {
         if (config == null) throw AttnException.badInput("config is null");
         String name = source == null ? "config" : source;
         ModelConfig c = ModelConfig.parse(config, name);
         if (stateDict == null) throw AttnException.badInput("state dict is null");
-        return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
+        Map<String, Tensor> weights = c.encoder() != null && !config.containsKey("module")
+                ? EncoderFamily.encoderWeights(EncoderFamily.of(c.encoder().modelType(), name), stateDict, name)
+                : stateDict;
+        return register(() -> Model.load(c, new StateDict(weights, source == null ? "state_dict" : source)));
     }
 
     private static ModelConfig parse(String configJson) {

@@ -205,7 +205,7 @@ public final class ModuleCalls {
         int b = ids.dim(0), len = ids.dim(1);
         if (b == 0 || len == 0)
             throw AttnException.shape("token ids have shape " + in.input().shape() + ": empty");
-        int vocab = config.bert().vocabSize();
+        int vocab = config.encoder().vocabSize();
         float[] d = ids.data();
         for (int i = 0; i < d.length; i++)
             if (!(d[i] >= 0 && d[i] < vocab && d[i] == Math.rint(d[i])))

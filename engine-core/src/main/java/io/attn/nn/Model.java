@@ -43,13 +43,13 @@ public final class Model implements AutoCloseable {
 
         record DecoderLayer(TransformerDecoderLayer l) implements Root {}
 
-        record Encoder(TransformerEncoder e) implements Root {}
+        record Encoders(TransformerEncoder e) implements Root {}
 
         record Decoder(TransformerDecoder d) implements Root {}
 
         record Both(TransformerEncoder encoder, TransformerDecoder decoder) implements Root {}
 
-        record Bert(BertModel b) implements Root {}
+        record Encoder(EncoderModel m) implements Root {}
     }
 
     private Model(ModelConfig config, Root root) {
@@ -69,14 +69,17 @@ public final class Model implements AutoCloseable {
                     case TransformerDecoderLayer ->
                         new Root.DecoderLayer(new TransformerDecoderLayer(sd, "", c.layer()));
                     case TransformerEncoder ->
-                        new Root.Encoder(new TransformerEncoder(sd, "", c.layer(), c.numLayers(), c.finalNorm()));
+                        new Root.Encoders(new TransformerEncoder(sd, "", c.layer(), c.numLayers(), c.finalNorm()));
                     case TransformerDecoder ->
                         new Root.Decoder(new TransformerDecoder(sd, "", c.layer(), c.numLayers(), c.finalNorm()));
                     case Transformer ->
                         new Root.Both(
                                 new TransformerEncoder(sd, "encoder.", c.layer(), c.numEncoderLayers(), true),
                                 new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true));
-                    case BertModel -> new Root.Bert(new BertModel(sd, c.bert()));
+                    case BertModel -> {
+                        EncoderModel m = new EncoderModel(sd, c.encoder());
+                        yield new Root.Encoder(m);
+                    }
                 };
         sd.checkAllUsed();
         return new Model(c, root);
@@ -137,10 +140,11 @@ public final class Model implements AutoCloseable {
         if (!config.takesTokenIds()) throw new IllegalStateException(config.kind() + " takes embeddings: run");
         int b = ids.dim(0), len = ids.dim(1);
         float[] positions = new float[b * len];
+        int first = config.encoder().positionOffset();
         if (segments != null) {
             int at = 0;
-            for (int n : segments) for (int l = 0; l < n; l++) positions[at++] = l;
-        } else for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = l;
+            for (int n : segments) for (int l = 0; l < n; l++) positions[at++] = first + l;
+        } else for (int i = 0; i < b; i++) for (int l = 0; l < len; l++) positions[i * len + l] = first + l;
         Map<String, Signature.MaskSig> masks = new HashMap<>();
         Map<String, Tensor> feeds = new HashMap<>();
         if (keyPadding != null) {
@@ -148,8 +152,8 @@ public final class Model implements AutoCloseable {
             feeds.put(KEY_PADDING, keyPadding);
         }
         feeds.put("input", ids);
-        feeds.put(BertModel.POSITIONS, Tensor.of(positions, b, len));
-        feeds.put(BertModel.TOKEN_TYPES, Tensor.zeros(b, len));
+        feeds.put(EncoderModel.POSITIONS, Tensor.of(positions, b, len));
+        if (config.encoder().typeVocabSize() > 0) feeds.put(EncoderModel.TOKEN_TYPES, Tensor.zeros(b, len));
         Signature s = new Signature(ids.shape(), null, null, masks, false, false, weights, segments);
         return execute(backend, s, feeds, progress);
     }
@@ -182,12 +186,12 @@ public final class Model implements AutoCloseable {
                         m.forward(f, x, mem == null ? x : mem, mem == null ? x : mem, selfMasks);
                     case Root.Single(SelfAttention s) -> s.forward(f, x, selfMasks);
                     case Root.EncoderLayer(TransformerEncoderLayer l) -> l.forward(f, x, selfMasks);
-                    case Root.Encoder(TransformerEncoder e) -> e.forward(f, x, selfMasks);
+                    case Root.Encoders(TransformerEncoder e) -> e.forward(f, x, selfMasks);
                     case Root.DecoderLayer(TransformerDecoderLayer l) -> l.forward(f, x, mem, tgtMasks, memMasks);
                     case Root.Decoder(TransformerDecoder d) -> d.forward(f, x, mem, tgtMasks, memMasks);
                     case Root.Both(TransformerEncoder encoder, TransformerDecoder decoder) ->
                         decoder.forward(f, tgt, encoder.forward(f, x, selfMasks), tgtMasks, memMasks);
-                    case Root.Bert(BertModel bert) -> {
+                    case Root.Encoder(EncoderModel m) -> {
                         Masks masks = k.segments() != null
                                 ? Masks.segments(
                                         k.segments().stream()
@@ -195,11 +199,11 @@ public final class Model implements AutoCloseable {
                                                 .toArray(),
                                         false)
                                 : Masks.keyPadding(nodes.get(KEY_PADDING), false);
-                        yield bert.forward(
+                        yield m.forward(
                                 f,
                                 x,
-                                g.input(BertModel.POSITIONS, k.input()),
-                                g.input(BertModel.TOKEN_TYPES, k.input()),
+                                g.input(EncoderModel.POSITIONS, k.input()),
+                                m.takesTokenTypes() ? g.input(EncoderModel.TOKEN_TYPES, k.input()) : null,
                                 masks);
                     }
                 };

@@ -19,13 +19,15 @@ import java.util.Set;
  * Transformer: d_model, nhead, num_encoder_layers, num_decoder_layers, dim_feedforward, activation, layer_norm_eps,
  *              norm_first (both final norms, as torch.nn.Transformer has them).
  * SelfAttention (the tutorials' single-head module): embed_size.
- * BertModel (Hugging Face transformers' BertModel, see {@link BertConfig}): vocab_size, hidden_size,
+ * BertModel (Hugging Face transformers' BertModel, see {@link EncoderConfig}): vocab_size, hidden_size,
  *            num_hidden_layers, num_attention_heads, intermediate_size, hidden_act, layer_norm_eps,
  *            max_position_embeddings, type_vocab_size.
  * </pre>
  *
  * A Hugging Face {@code config.json} (a {@code "model_type"} and no {@code "module"}) is read by its family's reader
- * ({@link BertConfig#fromHuggingFace}), keys the engine does not use ignored as transformers ignores them.
+ * ({@link EncoderFamily#fromHuggingFace}: BERT, RoBERTa, XLM-RoBERTa, CamemBERT, DistilBERT), keys the engine does
+ * not use ignored as transformers ignores them; such a config is of kind {@code BertModel} (a text encoder of BERT's
+ * shape) and its {@link #arguments()} name its {@code model_type}.
  *
  * Missing keys take PyTorch's defaults, with one exception: {@code "batch_first"} (MultiheadAttention, the layers,
  * stacks and Transformer) defaults to {@code true}, attn's layout {@code (B, L, E)}; {@code "batch_first": false}
@@ -44,7 +46,7 @@ public record ModelConfig(
         boolean finalNorm,
         int numEncoderLayers,
         int numDecoderLayers,
-        BertConfig bert,
+        EncoderConfig encoder,
         boolean batchFirst) {
 
     /** A batch-first config of any kind but {@code BertModel}. */
@@ -84,12 +86,12 @@ public record ModelConfig(
                 finalNorm,
                 numEncoderLayers,
                 numDecoderLayers,
-                bert,
+                encoder,
                 b);
     }
 
     /** A {@code BertModel} config. */
-    public static ModelConfig bert(BertConfig c) {
+    public static ModelConfig encoder(EncoderConfig c) {
         return new ModelConfig(
                 Kind.BertModel,
                 null,
@@ -130,15 +132,17 @@ public record ModelConfig(
                 m.put("num_decoder_layers", numDecoderLayers);
             }
             case BertModel -> {
-                m.put("vocab_size", bert.vocabSize());
-                m.put("hidden_size", bert.hiddenSize());
-                m.put("num_hidden_layers", bert.numHiddenLayers());
-                m.put("num_attention_heads", bert.numAttentionHeads());
-                m.put("intermediate_size", bert.intermediateSize());
-                m.put("hidden_act", bert.hiddenAct());
-                m.put("layer_norm_eps", Double.parseDouble(Float.toString(bert.layerNormEps())));
-                m.put("max_position_embeddings", bert.maxPositionEmbeddings());
-                m.put("type_vocab_size", bert.typeVocabSize());
+                if (!encoder.modelType().equals("bert")) m.put("model_type", encoder.modelType());
+                m.put("vocab_size", encoder.vocabSize());
+                m.put("hidden_size", encoder.hiddenSize());
+                m.put("num_hidden_layers", encoder.numHiddenLayers());
+                m.put("num_attention_heads", encoder.numAttentionHeads());
+                m.put("intermediate_size", encoder.intermediateSize());
+                m.put("hidden_act", encoder.hiddenAct());
+                m.put("layer_norm_eps", Double.parseDouble(Float.toString(encoder.layerNormEps())));
+                m.put("max_position_embeddings", encoder.maxPositionEmbeddings());
+                m.put("type_vocab_size", encoder.typeVocabSize());
+                if (encoder.positionOffset() != 0) m.put("first_position_id", encoder.positionOffset());
             }
         }
         if (kind != Kind.SelfAttention && kind != Kind.BertModel) m.put("batch_first", batchFirst);
@@ -212,7 +216,8 @@ public record ModelConfig(
 
     /** Parses a config map (from JSON). {@code source} names the file in error messages. */
     public static ModelConfig parse(Map<String, Object> m, String source) {
-        if (!m.containsKey("module") && m.containsKey("model_type")) return bert(BertConfig.fromHuggingFace(m, source));
+        if (!m.containsKey("module") && m.containsKey("model_type"))
+            return encoder(EncoderFamily.fromHuggingFace(new Reader(m, source)));
         Object mod = m.get("module");
         if (!(mod instanceof String s))
             throw AttnException.badInput(
@@ -286,7 +291,16 @@ public record ModelConfig(
                                 "layer_norm_eps",
                                 "max_position_embeddings",
                                 "type_vocab_size");
-                        yield bert(BertConfig.read(r));
+                        yield encoder(EncoderConfig.bert(
+                                r.integer("vocab_size", 30522),
+                                r.integer("hidden_size", 768),
+                                r.integer("num_hidden_layers", 12),
+                                r.integer("num_attention_heads", 12),
+                                r.integer("intermediate_size", 3072),
+                                r.string("hidden_act", "gelu"),
+                                (float) r.number("layer_norm_eps", 1e-12),
+                                r.integer("max_position_embeddings", 512),
+                                r.integer("type_vocab_size", 2)));
                     }
                 };
         r.checkNoUnknown();

@@ -27,7 +27,7 @@ public final class TransformerEncoderLayer {
         norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
     }
 
-    /** Built from parts (a model whose checkpoint names its pieces otherwise, such as {@link BertModel}). */
+    /** Built from parts (a model whose checkpoint names its pieces otherwise, such as {@link EncoderModel}). */
     TransformerEncoderLayer(
             LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, LayerNorm norm1, LayerNorm norm2) {
         this.config = c;

@@ -481,8 +481,8 @@ public final class LayerCases {
                     if (j < seqs[b].length) ids.set(seqs[b][j], b, j);
                     else pad.set(1f, b, j);
                 }
-            ModelConfig bc =
-                    ModelConfig.bert(new io.attn.nn.BertConfig(vocab, hid, layers, heads, ffn, act, 1e-12f, maxPos, 2));
+            ModelConfig bc = ModelConfig.encoder(
+                    io.attn.nn.EncoderConfig.bert(vocab, hid, layers, heads, ffn, act, 1e-12f, maxPos, 2));
             AttentionWeights aw = act.equals("gelu") ? AttentionWeights.PER_HEAD : AttentionWeights.NONE;
             cs.add(new Case(
                     "BertModel " + act + ", padded batch" + (aw == AttentionWeights.NONE ? "" : ", weights per head"),
@@ -522,8 +522,8 @@ public final class LayerCases {
                 lengths[b] = seqs[b].length;
                 for (int j = 0; j < seqs[b].length; j++) ids.set(seqs[b][j], 0, at + j);
             }
-            ModelConfig bc = ModelConfig.bert(
-                    new io.attn.nn.BertConfig(vocab, hid, layers, heads, ffn, "gelu", 1e-12f, maxPos, 2));
+            ModelConfig bc = ModelConfig.encoder(
+                    io.attn.nn.EncoderConfig.bert(vocab, hid, layers, heads, ffn, "gelu", 1e-12f, maxPos, 2));
             cs.add(new Case(
                     "BertModel gelu, ragged batch (sequences of 6, 3, 1, 5)",
                     bc,

@@ -1,0 +1,97 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+
+/**
+ * A Hugging Face text encoder's configuration, whatever its family ({@link EncoderFamily}): its sizes, feed-forward
+ * activation, position scheme and the names of its weights. The BERT module form of a config JSON reads the same keys:
+ * {@code {"module":"BertModel","vocab_size":30522,"hidden_size":384,"num_hidden_layers":6,
+ * "num_attention_heads":12,"intermediate_size":1536,"hidden_act":"gelu","layer_norm_eps":1e-12,
+ * "max_position_embeddings":512,"type_vocab_size":2}}.
+ *
+ * @param modelType the family's {@code model_type} ({@code bert}, {@code xlm-roberta}, {@code distilbert}, ...)
+ * @param hiddenAct {@code gelu} (exact, erf form), {@code gelu_new} / {@code gelu_pytorch_tanh} (tanh approximation)
+ *     or {@code relu}
+ * @param typeVocabSize token types (segments); 0 for a family without token-type embeddings
+ * @param positionOffset the position id of a sequence's first token: 0, or {@code pad_token_id + 1} for RoBERTa's
+ *     family (whose positions count from past the padding index)
+ */
+public record EncoderConfig(
+        String modelType,
+        int vocabSize,
+        int hiddenSize,
+        int numHiddenLayers,
+        int numAttentionHeads,
+        int intermediateSize,
+        String hiddenAct,
+        float layerNormEps,
+        int maxPositionEmbeddings,
+        int typeVocabSize,
+        int positionOffset,
+        EncoderFamily.Names names) {
+    public EncoderConfig {
+        positive("vocab_size", vocabSize);
+        positive("hidden_size", hiddenSize);
+        positive("num_hidden_layers", numHiddenLayers);
+        positive("num_attention_heads", numAttentionHeads);
+        positive("intermediate_size", intermediateSize);
+        positive("max_position_embeddings", maxPositionEmbeddings);
+        if (typeVocabSize < 0) throw AttnException.badInput("type_vocab_size must be >= 0, got " + typeVocabSize);
+        if (positionOffset < 0 || positionOffset >= maxPositionEmbeddings)
+            throw AttnException.badInput("the first position id " + positionOffset
+                    + " (pad_token_id + 1) is outside max_position_embeddings " + maxPositionEmbeddings);
+        if (hiddenSize % numAttentionHeads != 0)
+            throw AttnException.badInput(
+                    "hidden_size " + hiddenSize + " is not divisible by num_attention_heads " + numAttentionHeads);
+        if (!(layerNormEps > 0)) throw AttnException.badInput("layer_norm_eps must be positive, got " + layerNormEps);
+        activation(hiddenAct); // validates
+    }
+
+    /** A BERT config (the names of transformers' {@code BertModel}, positions from 0). */
+    public static EncoderConfig bert(
+            int vocabSize,
+            int hiddenSize,
+            int numHiddenLayers,
+            int numAttentionHeads,
+            int intermediateSize,
+            String hiddenAct,
+            float layerNormEps,
+            int maxPositionEmbeddings,
+            int typeVocabSize) {
+        return new EncoderConfig(
+                "bert",
+                vocabSize,
+                hiddenSize,
+                numHiddenLayers,
+                numAttentionHeads,
+                intermediateSize,
+                hiddenAct,
+                layerNormEps,
+                maxPositionEmbeddings,
+                typeVocabSize,
+                0,
+                EncoderFamily.BERT.names());
+    }
+
+    /** The most tokens one sequence may have: the positions past the offset. */
+    public int maxTokens() {
+        return maxPositionEmbeddings - positionOffset;
+    }
+
+    /** The feed-forward activation named by {@code hidden_act}. */
+    static FeedForward.Activation activation(String hiddenAct) {
+        return switch (hiddenAct) {
+            case "gelu" -> FeedForward.Activation.GELU;
+            case "gelu_new", "gelu_pytorch_tanh" -> FeedForward.Activation.GELU_TANH;
+            case "relu" -> FeedForward.Activation.RELU;
+            case null -> throw AttnException.badInput("hidden_act is missing");
+            default ->
+                throw AttnException.badInput(
+                        "hidden_act \"" + hiddenAct + "\" is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu)");
+        };
+    }
+
+    private static void positive(String key, int v) {
+        if (v <= 0) throw AttnException.badInput(key + " must be positive, got " + v);
+    }
+}

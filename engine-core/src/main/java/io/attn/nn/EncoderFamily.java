@@ -1,0 +1,138 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A family of Hugging Face text encoders that share {@link EncoderModel}'s forward (embeddings, then post-norm layers
+ * of self-attention and a feed-forward block): how its {@code config.json} reads, with the defaults of its {@code
+ * transformers} config class, and what its weights are called. The one place where a {@code model_type} picks a
+ * family ({@link #of}). Adding a family of this shape is a small class and its parity case against transformers.
+ */
+public interface EncoderFamily {
+    /**
+     * The weight names, relative to the model (no task-model prefix): the embeddings', then per layer {@code layer}
+     * (a format with the layer index, e.g. {@code encoder.layer.%d.}) followed by each block's prefix.
+     *
+     * @param tokenType null for a family without token-type embeddings
+     */
+    record Names(
+            String word,
+            String position,
+            String tokenType,
+            String embeddingNorm,
+            String layer,
+            String query,
+            String key,
+            String value,
+            String attentionOutput,
+            String attentionNorm,
+            String ffnIn,
+            String ffnOut,
+            String ffnNorm) {
+        String layer(int i) {
+            return layer.formatted(i);
+        }
+    }
+
+    /** The {@code model_type} values of the family, the first its own. */
+    List<String> modelTypes();
+
+    /** The prefix of the encoder's weights inside a task model's checkpoint ({@code bert.}, {@code roberta.}, ...). */
+    String checkpointPrefix();
+
+    Names names();
+
+    /** The config from a {@code config.json}'s keys ({@code r}), whose {@code model_type} is {@code modelType}. */
+    EncoderConfig read(ModelConfig.Reader r, String modelType);
+
+    EncoderFamily BERT = new BertFamily();
+    EncoderFamily ROBERTA = new RobertaFamily();
+    EncoderFamily DISTILBERT = new DistilBertFamily();
+
+    /** Every family the engine runs. */
+    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT);
+
+    /** Every {@code model_type} the engine runs. */
+    static List<String> supportedModelTypes() {
+        List<String> out = new ArrayList<>();
+        for (EncoderFamily f : ALL) out.addAll(f.modelTypes());
+        return out;
+    }
+
+    /**
+     * The family of {@code modelType}.
+     *
+     * @throws AttnException BAD_INPUT naming {@code source} and the supported types
+     */
+    static EncoderFamily of(String modelType, String source) {
+        for (EncoderFamily f : ALL) if (f.modelTypes().contains(modelType)) return f;
+        throw AttnException.badInput(source + ": model_type \"" + modelType + "\" is not supported (attn runs "
+                + String.join(", ", supportedModelTypes()) + ")");
+    }
+
+    /**
+     * A config from a Hugging Face {@code config.json}: the family its {@code model_type} names reads it. Keys the
+     * engine does not use are ignored, as transformers keeps them without effect on inference.
+     */
+    static EncoderConfig fromHuggingFace(ModelConfig.Reader r) {
+        String type = r.string("model_type", null);
+        if (type == null)
+            throw AttnException.badInput(
+                    r.source + ": no \"model_type\" (a Hugging Face config.json names its family)");
+        if (!supportedModelTypes().contains(type) && r.m.containsKey("auto_map"))
+            throw AttnException.badInput(r.source + ": model_type \"" + type + "\" comes with its own Python code"
+                    + " (auto_map), and attn runs no remote code: it runs "
+                    + String.join(", ", supportedModelTypes()));
+        EncoderFamily f = of(type, r.source);
+        try {
+            return f.read(r, type);
+        } catch (AttnException e) {
+            if (e.getMessage().startsWith(r.source)) throw e;
+            throw new AttnException(e.code(), r.source + ": " + e.getMessage());
+        }
+    }
+
+    /** What a sentence embedding does not use: pooler, task heads, the position-ids buffer. */
+    List<String> NOT_ENCODER = List.of(
+            "pooler.",
+            "cls.",
+            "classifier.",
+            "pre_classifier.",
+            "qa_outputs.",
+            "lm_head.",
+            "vocab_transform.",
+            "vocab_layer_norm.",
+            "vocab_projector.",
+            "embeddings.position_ids",
+            "embeddings.token_type_ids");
+
+    /**
+     * A checkpoint's tensors under the encoder's names: the family's task-model prefix ({@code bert.}, {@code
+     * roberta.}, ...) removed, {@code gamma}/{@code beta} (old TensorFlow checkpoints) read as LayerNorm {@code
+     * weight}/{@code bias}, and what the encoder does not use ({@link #NOT_ENCODER}) dropped. Anything else is kept, so
+     * the model names it if it does not fit.
+     *
+     * @throws AttnException BAD_INPUT when a tensor appears both with and without the prefix
+     */
+    static Map<String, Tensor> encoderWeights(EncoderFamily family, Map<String, Tensor> raw, String source) {
+        String prefix = family.checkpointPrefix();
+        boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (var e : raw.entrySet()) {
+            String k = e.getKey();
+            if (prefixed && k.startsWith(prefix)) k = k.substring(prefix.length());
+            String key = k;
+            if (NOT_ENCODER.stream().anyMatch(key::startsWith)) continue;
+            if (k.endsWith(".gamma")) k = k.substring(0, k.length() - 6) + ".weight";
+            else if (k.endsWith(".beta")) k = k.substring(0, k.length() - 5) + ".bias";
+            if (out.put(k, e.getValue()) != null)
+                throw AttnException.badInput(source + ": tensor '" + k + "' appears twice (with and without a prefix)");
+        }
+        return out;
+    }
+}

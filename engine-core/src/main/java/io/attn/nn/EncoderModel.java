@@ -1,0 +1,110 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A Hugging Face text encoder of BERT's shape in eval mode, without its pooler: transformers' {@code BertModel},
+ * {@code XLMRobertaModel} / {@code RobertaModel} / {@code CamembertModel} and {@code DistilBertModel}, the encoders of
+ * most sentence-embedding models. The family ({@link EncoderFamily}) names the weights and the first position id.
+ *
+ * <pre>
+ * x = LayerNorm(word_embeddings[ids] (+ token_type_embeddings[types]) + position_embeddings[offset + positions])
+ * each layer (post-norm):  x = LN_a(x + dense_o(attention(query(x), key(x), value(x), padding)))
+ *                          x = LN_o(x + dense_2(act(dense_1(x))))
+ * </pre>
+ *
+ * BERT's names (without the {@code bert.} prefix): {@code embeddings.word_embeddings.weight (V, E)}, {@code
+ * embeddings.position_embeddings.weight (P, E)}, {@code embeddings.token_type_embeddings.weight (T, E)}, {@code
+ * embeddings.LayerNorm.{weight,bias}}, and for each layer N {@code encoder.layer.N.attention.self.{query,key,
+ * value}.*}, {@code .attention.output.dense.*}, {@code .attention.output.LayerNorm.*}, {@code .intermediate.dense.*}
+ * {@code (F, E)}, {@code .output.dense.*} {@code (E, F)}, {@code .output.LayerNorm.*}. The other families' are in their
+ * {@link EncoderFamily.Names}.
+ *
+ * <p>Graph inputs: {@code input} ids {@code (B, L)}, {@code positions (B, L)} (with the family's offset) and, for a
+ * family with token types, {@code token_types (B, L)} (integral values stored as float), and optionally {@code
+ * key_padding_mask (B, L)}, non-zero = padding (transformers' {@code attention_mask == 0}); or, instead of padding, a
+ * ragged batch: {@code (1, T)} holding sequences of given lengths one after another, each attending only to itself
+ * (positions restart at each sequence). Output: the last hidden state {@code (B, L, E)}. transformers adds the padding
+ * mask as the most negative float; attn masks those keys out, which is the same softmax whenever a row keeps one key
+ * (the first token is never padding). Immutable once loaded; thread-safe.
+ */
+public final class EncoderModel {
+    /** Names of the extra graph inputs. */
+    public static final String POSITIONS = "positions", TOKEN_TYPES = "token_types";
+
+    private final EncoderConfig config;
+    private final Tensor word, position, tokenType;
+    private final LayerNorm embeddingNorm;
+    private final List<TransformerEncoderLayer> layers = new ArrayList<>();
+
+    public EncoderModel(StateDict sd, EncoderConfig c) {
+        this.config = c;
+        EncoderFamily.Names n = c.names();
+        int e = c.hiddenSize(), f = c.intermediateSize(), h = c.numAttentionHeads();
+        word = sd.take(n.word(), c.vocabSize(), e);
+        position = sd.take(n.position(), c.maxPositionEmbeddings(), e);
+        tokenType = n.tokenType() == null ? null : sd.take(n.tokenType(), c.typeVocabSize(), e);
+        embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), true);
+        FeedForward.Activation act = EncoderConfig.activation(c.hiddenAct());
+        LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), false, true);
+        for (int i = 0; i < c.numHiddenLayers(); i++) {
+            String p = n.layer(i);
+            MultiheadAttention attn = new MultiheadAttention(
+                    p + n.query().substring(0, n.query().indexOf('.')),
+                    e,
+                    h,
+                    Linear.load(sd, p + n.query(), e, e, true),
+                    Linear.load(sd, p + n.key(), e, e, true),
+                    Linear.load(sd, p + n.value(), e, e, true),
+                    Linear.load(sd, p + n.attentionOutput(), e, e, true));
+            FeedForward ff = new FeedForward(
+                    Linear.load(sd, p + n.ffnIn(), e, f, true), Linear.load(sd, p + n.ffnOut(), f, e, true), act);
+            layers.add(new TransformerEncoderLayer(
+                    lc,
+                    attn,
+                    ff,
+                    LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), true),
+                    LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), true)));
+        }
+    }
+
+    public EncoderConfig config() {
+        return config;
+    }
+
+    /** Whether the graph takes {@link #TOKEN_TYPES}. */
+    public boolean takesTokenTypes() {
+        return tokenType != null;
+    }
+
+    /**
+     * The last hidden state {@code (B, L, E)} of token ids {@code (B, L)}; {@code tokenTypes} null for a family without
+     * them; {@code masks}: a key-padding mask, none, or a ragged batch ({@link Masks#segments}: the L tokens of each
+     * row are several sequences, each attending to itself).
+     */
+    public Node forward(Forward f, Node ids, Node positions, Node tokenTypes, Masks masks) {
+        GraphBuilder g = f.builder();
+        if (ids.shape().rank() != 2)
+            throw AttnException.shape("token ids have shape " + ids.shape() + ": expected (B, L) or (L)");
+        int len = masks.segments() == null
+                ? ids.shape().dim(1)
+                : java.util.Arrays.stream(masks.segments()).max().orElse(0);
+        if (len > config.maxTokens())
+            throw AttnException.shape("a sequence of " + len + " tokens is longer than the model's "
+                    + config.maxTokens() + " positions (max_position_embeddings"
+                    + (config.positionOffset() > 0 ? " less the first position id " + config.positionOffset() : "")
+                    + ")");
+        EncoderFamily.Names n = config.names();
+        Node x = g.embedding(ids, g.constant(n.word(), word));
+        if (tokenType != null) x = g.add(x, g.embedding(tokenTypes, g.constant(n.tokenType(), tokenType)));
+        x = g.add(x, g.embedding(positions, g.constant(n.position(), position)));
+        x = embeddingNorm.forward(f, x);
+        for (TransformerEncoderLayer l : layers) x = l.forward(f, x, masks);
+        return x;
+    }
+}
