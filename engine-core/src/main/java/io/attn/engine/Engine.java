@@ -124,12 +124,9 @@ public final class Engine implements AutoCloseable {
         return register(() -> Model.load(c, new StateDict(stateDict, source == null ? "state_dict" : source)));
     }
 
-    @SuppressWarnings("unchecked")
     private static ModelConfig parse(String configJson) {
         if (configJson == null) throw AttnException.badInput("config is null");
-        Object json = Json.parse(configJson, "config");
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        return ModelConfig.parse((Map<String, Object>) m, "config");
+        return ModelConfig.parse(Json.parseObject(configJson, "config"), "config");
     }
 
     /** A copy of every tensor (inside {@link #register}: running out of heap here is DEVICE_OUT_OF_MEMORY too). */
@@ -226,13 +223,11 @@ public final class Engine implements AutoCloseable {
      * PyTorch's {@code state_dict} names ({@code embed.weight}, {@code layers.N.self_attn.in_proj_weight}, ...). The
      * weights are copied, as by {@link #load(String, Map)}.
      */
-    @SuppressWarnings("unchecked")
     public LanguageModel loadLanguageModel(String configJson, Map<String, Tensor> stateDict) {
         if (configJson == null) throw AttnException.badInput("config is null");
         if (stateDict == null) throw AttnException.badInput("state dict is null");
-        Object json = Json.parse(configJson, "config");
-        if (!(json instanceof Map<?, ?> m)) throw AttnException.badInput("config: must be a JSON object");
-        io.attn.nn.DecoderOnlyConfig c = io.attn.nn.DecoderOnlyConfig.parse((Map<String, Object>) m, "config");
+        io.attn.nn.DecoderOnlyConfig c =
+                io.attn.nn.DecoderOnlyConfig.parse(Json.parseObject(configJson, "config"), "config");
         return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(c, new StateDict(copied(stateDict))));
     }
 

@@ -69,24 +69,22 @@ public final class DecoderOnlyLM {
      * Loads an exported model: {@code weights} is a safetensors file with the state_dict; the config comes from {@code
      * config} (JSON) or, when that is null, from the {@code "config"} entry of the file's metadata.
      */
-    @SuppressWarnings("unchecked")
     public static DecoderOnlyLM load(Path weights, Path config) {
         SafeTensors.File f = SafeTensors.read(weights);
-        Object json;
+        Map<String, Object> json;
         String source;
         if (config != null) {
             source = config.toString();
-            json = Json.read(config);
+            json = Json.readObject(config);
         } else {
             source = weights + " (metadata \"config\")";
             String text = f.metadata().get("config");
             if (text == null)
                 throw AttnException.badInput(
                         weights + ": no config given and the safetensors metadata has no \"config\" entry");
-            json = Json.parse(text, source);
+            json = Json.parseObject(text, source);
         }
-        if (!(json instanceof Map<?, ?> map)) throw AttnException.badInput(source + ": config must be a JSON object");
-        DecoderOnlyConfig c = DecoderOnlyConfig.parse((Map<String, Object>) map, source);
+        DecoderOnlyConfig c = DecoderOnlyConfig.parse(json, source);
         return load(c, new StateDict(f.tensors(), weights.toString()));
     }
 

@@ -104,23 +104,21 @@ public final class Model implements AutoCloseable {
     }
 
     /** The config of a model file: {@code config} (JSON) when given, else the safetensors metadata's {@code "config"}. */
-    @SuppressWarnings("unchecked")
     public static ModelConfig readConfig(SafeTensors.File f, java.nio.file.Path weights, java.nio.file.Path config) {
-        Object json;
+        Map<String, Object> json;
         String source;
         if (config != null) {
             source = config.toString();
-            json = Json.read(config);
+            json = Json.readObject(config);
         } else {
             source = weights + " (metadata \"config\")";
             String text = f.metadata().get("config");
             if (text == null)
                 throw AttnException.badInput(
                         weights + ": no config given and the safetensors metadata has no \"config\" entry");
-            json = Json.parse(text, source);
+            json = Json.parseObject(text, source);
         }
-        if (!(json instanceof Map<?, ?> map)) throw AttnException.badInput(source + ": config must be a JSON object");
-        return ModelConfig.parse((Map<String, Object>) map, source);
+        return ModelConfig.parse(json, source);
     }
 
     public ModelConfig config() {
