@@ -361,26 +361,39 @@ public final class Json {
         /**
          * What Gson's catch-all refused, read off the text: Gson stops either at the start of a token it cannot take
          * (a bad number or word) or just after a character out of place, so the character before the position is
-         * the culprit unless it is whitespace or punctuation that may precede a value.
+         * the culprit (with the word it ends, if any) unless it is whitespace or punctuation that may precede a value.
          */
         private static String unexpected(Bad at, String text) {
             if (text == null || at.offset < 0) return "malformed JSON (not strict RFC 8259)";
             int p = (int) at.offset;
             String what;
-            if (p > 0 && " \t\r\n[{,:".indexOf(text.charAt(p - 1)) < 0) what = describe(text.charAt(p - 1));
-            else if (p >= text.length()) return "unexpected end of input";
+            if (p > 0 && " \t\r\n[{,:".indexOf(text.charAt(p - 1)) < 0) {
+                int s = p - 1;
+                while (s > 0 && isWordChar(text.charAt(s)) && isWordChar(text.charAt(s - 1))) s--;
+                what = isWordChar(text.charAt(p - 1)) ? word(text, s) : describe(text.charAt(p - 1));
+            } else if (p >= text.length()) return "unexpected end of input";
             else {
-                int e = p;
-                while (e < text.length() && isWordChar(text.charAt(e))) e++;
-                String word = text.substring(p, e);
+                String word = text.substring(p, wordEnd(text, p));
                 if (NUMBER.matcher(word).matches()) { // a good number: what follows it is out of place
                     if (word.length() >= 1024) return "number literal of 1024 characters or more";
-                    if (e < text.length()) what = describe(text.charAt(e));
-                    else return "unexpected end of input";
-                } else if (e > p) what = "'" + (e - p > 24 ? word.substring(0, 24) + "..." : word) + "'";
-                else what = describe(text.charAt(p));
+                    int e = p + word.length();
+                    if (e >= text.length()) return "unexpected end of input";
+                    what = describe(text.charAt(e));
+                } else what = word.isEmpty() ? describe(text.charAt(p)) : word(text, p);
             }
             return "unexpected " + what + hint(what, text, p);
+        }
+
+        /** The word starting at {@code s}, quoted, cut short when long. */
+        private static String word(String text, int s) {
+            String w = text.substring(s, wordEnd(text, s));
+            return "'" + (w.length() > 24 ? w.substring(0, 24) + "..." : w) + "'";
+        }
+
+        private static int wordEnd(String text, int s) {
+            int e = s;
+            while (e < text.length() && isWordChar(text.charAt(e))) e++;
+            return e;
         }
 
         private static final Pattern NUMBER = Pattern.compile("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?");
