@@ -12,6 +12,7 @@
  */
 module io.attn.engine {
     requires jdk.incubator.vector; // io.attn.tensor.Finite scans for NaN/Inf with vectors
+    requires com.google.gson; // io.attn.io.Json reads JSON with Gson's strict streaming reader
 
     exports io.attn;
     exports io.attn.engine;

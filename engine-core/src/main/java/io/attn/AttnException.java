@@ -8,21 +8,39 @@ package io.attn;
  * thrown; safe to hand between threads.
  */
 public class AttnException extends RuntimeException {
-    /** What kind of failure this is. */
+    /**
+     * What kind of failure this is, and the exit status a command (the {@code attn} CLI, the Spark job) ends with for
+     * it: 3 bad input or shapes, 4 device unavailable, 5 out of memory, 6 non-finite values, 1 internal error (0 is
+     * success, {@link #EXIT_USAGE} a usage error).
+     */
     public enum Code {
         /** A file or argument is malformed or unsupported. */
-        BAD_INPUT,
+        BAD_INPUT(3),
         /** Shapes do not fit together (input width, mask shape, weight shape). */
-        SHAPE_MISMATCH,
+        SHAPE_MISMATCH(3),
         /** The requested device or backend cannot be used here. */
-        DEVICE_UNAVAILABLE,
+        DEVICE_UNAVAILABLE(4),
         /** The device ran out of memory. */
-        DEVICE_OUT_OF_MEMORY,
+        DEVICE_OUT_OF_MEMORY(5),
         /** A NaN or Inf was found where finite values are required. */
-        NON_FINITE,
+        NON_FINITE(6),
         /** A bug or an unexpected failure inside the engine. */
-        INTERNAL
+        INTERNAL(1);
+
+        private final int exitStatus;
+
+        Code(int exitStatus) {
+            this.exitStatus = exitStatus;
+        }
+
+        /** The exit status of a command that fails with this code (the same in {@code attn} and the Spark job). */
+        public int exitStatus() {
+            return exitStatus;
+        }
     }
+
+    /** The exit status of a command-line usage error (an unknown option, a bad value): no engine failure, no code. */
+    public static final int EXIT_USAGE = 2;
 
     private final Code code;
 

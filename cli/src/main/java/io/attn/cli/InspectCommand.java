@@ -129,12 +129,10 @@ final class InspectCommand implements Callable<Integer> {
         return d;
     }
 
-    @SuppressWarnings("unchecked")
     private Map<String, Object> config() {
-        Object parsed = Json.read(file); // UTF-8, size cap, nesting cap
-        if (!(parsed instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": config must be a JSON object");
+        Map<String, Object> m = Json.readObject(file); // UTF-8, size cap, nesting cap
         Map<String, Object> d = start("config");
-        d.put("config", understand((Map<String, Object>) m, file.toString()));
+        d.put("config", understand(m, file.toString()));
         return d;
     }
 
@@ -171,11 +169,8 @@ final class InspectCommand implements Callable<Integer> {
         return ModelConfigs.withDefaults(m, source);
     }
 
-    @SuppressWarnings("unchecked")
     private static Map<String, Object> understand(String json, String source) {
-        if (!(Json.parse(json, source) instanceof Map<?, ?> m))
-            throw AttnException.badInput(source + ": config must be a JSON object");
-        return understand((Map<String, Object>) m, source);
+        return understand(Json.parseObject(json, source), source);
     }
 
     private static void stats(Tensor t, Map<String, Object> d) {

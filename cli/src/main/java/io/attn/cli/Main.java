@@ -5,8 +5,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The {@code attn} command line. Exit codes ({@link #EXIT_CODES}, shown by every command's {@code --help}): 0 ok, 1
- * internal error, 2 usage, 3 bad input, 4 device unavailable, 5 device out of memory, 6 non-finite values. Errors
+ * The {@code attn} command line. Exit codes ({@link #EXIT_CODES}, shown by every command's {@code --help}; the numbers
+ * are {@link AttnException.Code#exitStatus}'s): 0 ok, 1 internal error, 2 usage, 3 bad input, 4 device unavailable, 5
+ * device out of memory, 6 non-finite values. Errors
  * print one line, no stack trace ({@code --verbose} shows it); a usage error names the command's {@code --help}.
  */
 @Command(
@@ -30,23 +31,24 @@ import picocli.CommandLine.Command;
         },
         exitCodeListHeading = "%nExit codes:%n")
 public final class Main {
+    /** The exit codes ({@link AttnException.Code#exitStatus}), one per code kind. */
+    public static final int EXIT_INTERNAL = AttnException.Code.INTERNAL.exitStatus(),
+            EXIT_USAGE = AttnException.EXIT_USAGE,
+            EXIT_BAD_INPUT = AttnException.Code.BAD_INPUT.exitStatus(),
+            EXIT_DEVICE = AttnException.Code.DEVICE_UNAVAILABLE.exitStatus(),
+            EXIT_OOM = AttnException.Code.DEVICE_OUT_OF_MEMORY.exitStatus(),
+            EXIT_NON_FINITE = AttnException.Code.NON_FINITE.exitStatus();
+
     /** The exit codes, as every command's help lists them (README's table says the same). */
     static final String[] EXIT_CODES = {
         "0:ok",
-        "1:internal error (a bug; --verbose shows the stack trace)",
-        "2:usage error: unknown option, missing or bad option value",
-        "3:bad input: a file, shape, config or mask; an empty input",
-        "4:device unavailable: no GPU, driver or backend for --device",
-        "5:device out of memory (GPU memory or Java heap)",
-        "6:non-finite values: NaN or Inf in the inputs or weights"
+        EXIT_INTERNAL + ":internal error (a bug; --verbose shows the stack trace)",
+        EXIT_USAGE + ":usage error: unknown option, missing or bad option value",
+        EXIT_BAD_INPUT + ":bad input: a file, shape, config or mask; an empty input",
+        EXIT_DEVICE + ":device unavailable: no GPU, driver or backend for --device",
+        EXIT_OOM + ":device out of memory (GPU memory or Java heap)",
+        EXIT_NON_FINITE + ":non-finite values: NaN or Inf in the inputs or weights"
     };
-
-    public static final int EXIT_INTERNAL = 1,
-            EXIT_USAGE = 2,
-            EXIT_BAD_INPUT = 3,
-            EXIT_DEVICE = 4,
-            EXIT_OOM = 5,
-            EXIT_NON_FINITE = 6;
 
     static final class Version implements CommandLine.IVersionProvider {
         @Override
@@ -121,14 +123,7 @@ public final class Main {
     }
 
     static int exitCode(Throwable ex) {
-        if (ex instanceof AttnException a)
-            return switch (a.code()) {
-                case BAD_INPUT, SHAPE_MISMATCH -> EXIT_BAD_INPUT;
-                case DEVICE_UNAVAILABLE -> EXIT_DEVICE;
-                case DEVICE_OUT_OF_MEMORY -> EXIT_OOM;
-                case NON_FINITE -> EXIT_NON_FINITE;
-                case INTERNAL -> EXIT_INTERNAL;
-            };
+        if (ex instanceof AttnException a) return a.code().exitStatus();
         if (ex instanceof java.io.IOException) return EXIT_BAD_INPUT;
         return EXIT_INTERNAL;
     }

@@ -1,17 +1,10 @@
 package io.attn.cli;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
-import com.google.gson.JsonPrimitive;
-import com.google.gson.Strictness;
-import com.google.gson.stream.JsonReader;
-import com.google.gson.stream.JsonToken;
 import io.attn.AttnException;
+import io.attn.io.Json;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.StringReader;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CharsetDecoder;
@@ -28,8 +21,9 @@ import java.util.Locale;
 /**
  * Texts streamed from a file, a chunk at a time, never the whole file: {@code .txt} is one text per line (UTF-8; a
  * {@code \r} before the line break is dropped; an empty line is an empty text), {@code .jsonl} one JSON object per line
- * with the text under a field ({@code text} by default; blank lines are skipped). Invalid UTF-8, a line that is not a
- * JSON object or lacks the field: one error naming the file and line.
+ * with the text under a field ({@code text} by default; blank lines are skipped), read by {@link Json#textField} as the
+ * Spark job reads them. Invalid UTF-8, a line that is not a JSON object, a field that is missing or not a string: one
+ * error naming the file and line.
  *
  * <p>Not thread-safe.
  */
@@ -126,26 +120,12 @@ final class TextLines implements AutoCloseable {
         }
     }
 
+    /** The text of a JSON line: read as every JSON line is ({@link Json#textField}); a missing field is an error. */
     private String textOf(String s) {
-        JsonElement e;
-        try (JsonReader r = new JsonReader(new StringReader(s))) {
-            r.setStrictness(Strictness.STRICT);
-            e = JsonParser.parseReader(r);
-            if (r.peek() != JsonToken.END_DOCUMENT) throw new JsonParseException("data after the object");
-        } catch (JsonParseException | IOException | IllegalStateException ex) {
-            throw AttnException.badInput(file + ": line " + line + " is not a JSON object (" + rootMessage(ex) + ")");
-        }
-        if (!e.isJsonObject()) throw AttnException.badInput(file + ": line " + line + " is not a JSON object");
-        JsonElement v = e.getAsJsonObject().get(field);
-        if (!(v instanceof JsonPrimitive p) || !p.isString())
-            throw AttnException.badInput(file + ": line " + line + " has no string field \"" + field + "\"");
-        return p.getAsString();
-    }
-
-    private static String rootMessage(Throwable e) {
-        Throwable c = e;
-        while (c.getCause() != null && c.getCause() != c) c = c.getCause();
-        return String.valueOf(c.getMessage());
+        String where = file + ": line " + line;
+        String text = Json.textField(s, field, where);
+        if (text == null) throw AttnException.badInput(where + " has no string field \"" + field + "\"");
+        return text;
     }
 
     @Override

@@ -158,7 +158,7 @@ class EmbedCommandTest {
         Files.writeString(jl, "{\"text\": \"ok\"}\n{\"text\": 3}\n");
         r = RunCommandTest.cli("embed", "--model", m.toString(), "--input", jl.toString(), "--output", out.toString());
         assertEquals(3, r.code());
-        assertTrue(r.err().contains("bad.jsonl: line 2 has no string field \"text\""), r.err());
+        assertTrue(r.err().contains("bad.jsonl: line 2: field \"text\" is not a string"), r.err());
         Files.writeString(jl, "{\"text\": \"ok\"} trailing\n");
         r = RunCommandTest.cli("embed", "--model", m.toString(), "--input", jl.toString(), "--output", out.toString());
         assertEquals(3, r.code());

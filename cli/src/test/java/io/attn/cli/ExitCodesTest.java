@@ -2,8 +2,11 @@ package io.attn.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.attn.AttnException;
 import io.attn.io.Npy;
 import io.attn.io.SafeTensors;
 import io.attn.reference.layers.RandomStateDicts;
@@ -12,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -98,6 +102,35 @@ class ExitCodesTest {
                 RunCommandTest.cli("run", "--model", x.toString(), "--input", x.toString()),
                 3,
                 x + ": this is a NumPy .npy array, not a .safetensors file");
+    }
+
+    /** The help's list and {@link AttnException.Code#exitStatus}: each code's status listed, saying what it is. */
+    @Test
+    void theHelpListsEveryCodesExitStatus() {
+        Map<String, String> help = new java.util.TreeMap<>();
+        for (String c : Main.EXIT_CODES) {
+            String[] kv = c.split(":", 2);
+            assertNull(help.put(kv[0], kv[1]), "listed twice: " + kv[0]);
+        }
+        Map<AttnException.Code, String> says = Map.of(
+                AttnException.Code.BAD_INPUT, "bad input",
+                AttnException.Code.SHAPE_MISMATCH, "shape",
+                AttnException.Code.DEVICE_UNAVAILABLE, "device unavailable",
+                AttnException.Code.DEVICE_OUT_OF_MEMORY, "out of memory",
+                AttnException.Code.NON_FINITE, "non-finite",
+                AttnException.Code.INTERNAL, "internal error");
+        assertEquals(
+                java.util.EnumSet.allOf(AttnException.Code.class), says.keySet(), "a code this test does not know");
+        Set<String> statuses = new java.util.TreeSet<>(List.of("0", String.valueOf(AttnException.EXIT_USAGE)));
+        for (AttnException.Code c : AttnException.Code.values()) {
+            String line = help.get(String.valueOf(c.exitStatus()));
+            assertNotNull(line, c + " exits " + c.exitStatus() + ", which the help does not list");
+            assertTrue(line.contains(says.get(c)), c + " exits " + c.exitStatus() + ", listed as: " + line);
+            statuses.add(String.valueOf(c.exitStatus()));
+        }
+        assertEquals(statuses, help.keySet(), "the help lists a status no code has");
+        assertTrue(help.get("0").equals("ok")
+                && help.get(String.valueOf(AttnException.EXIT_USAGE)).startsWith("usage"));
     }
 
     @Test

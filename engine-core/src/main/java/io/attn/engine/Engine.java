@@ -5,7 +5,6 @@ import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Backends;
 import io.attn.io.Json;
-import io.attn.nn.ConfigFiles;
 import io.attn.nn.EncoderFamily;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
@@ -151,7 +150,7 @@ public final class Engine implements AutoCloseable {
 
     private static Map<String, Object> configObject(String configJson) {
         if (configJson == null) throw AttnException.badInput("config is null");
-        return ConfigFiles.object(Json.parse(configJson, "config"), "config");
+        return Json.parseObject(configJson, "config");
     }
 
     /** A copy of every tensor (inside {@link #register}: running out of heap here is DEVICE_OUT_OF_MEMORY too). */

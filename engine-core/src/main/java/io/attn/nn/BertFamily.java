@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.io.JsonFields;
 import java.util.List;
 
 /**
@@ -39,7 +40,7 @@ final class BertFamily implements EncoderFamily {
     }
 
     @Override
-    public EncoderConfig read(ModelConfig.Reader r, String modelType) {
+    public EncoderConfig read(JsonFields r, String modelType) {
         checkAbsoluteEncoder(r);
         return new EncoderConfig(
                 modelType,
@@ -57,13 +58,13 @@ final class BertFamily implements EncoderFamily {
     }
 
     /** Absolute positions, an encoder (transformers' BERT-shaped configs can also describe decoders). */
-    static void checkAbsoluteEncoder(ModelConfig.Reader r) {
+    static void checkAbsoluteEncoder(JsonFields r) {
         String pos = r.string("position_embedding_type", "absolute");
         if (!pos.equals("absolute"))
             throw AttnException.badInput(
-                    r.source + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
+                    r.source() + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
         if (r.bool("is_decoder", false) || r.bool("add_cross_attention", false))
             throw AttnException.badInput(
-                    r.source + ": a decoder (is_decoder / add_cross_attention) is not supported: attn runs encoders");
+                    r.source() + ": a decoder (is_decoder / add_cross_attention) is not supported: attn runs encoders");
     }
 }

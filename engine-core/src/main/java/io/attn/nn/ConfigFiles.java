@@ -24,19 +24,12 @@ public final class ConfigFiles {
      * @throws AttnException BAD_INPUT naming the file when there is none or it is not a JSON object
      */
     public static Read read(SafeTensors.File f, Path weights, Path config) {
-        if (config != null) return new Read(object(Json.read(config), config.toString()), config.toString());
+        if (config != null) return new Read(Json.readObject(config), config.toString());
         String source = weights + " (metadata \"config\")";
         String text = f.metadata().get("config");
         if (text == null)
             throw AttnException.badInput(
                     weights + ": no config given and the safetensors metadata has no \"config\" entry");
-        return new Read(object(Json.parse(text, source), source), source);
-    }
-
-    /** {@code json} as a config object; anything else is BAD_INPUT naming {@code source}. */
-    @SuppressWarnings("unchecked")
-    public static Map<String, Object> object(Object json, String source) {
-        if (!(json instanceof Map<?, ?> map)) throw AttnException.badInput(source + ": config must be a JSON object");
-        return (Map<String, Object>) map;
+        return new Read(Json.parseObject(text, source), source);
     }
 }

@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.io.JsonFields;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -71,61 +72,25 @@ public record DecoderOnlyConfig(
         if (!MODULE.equals(m.get("module")))
             throw AttnException.badInput(
                     source + ": config \"module\" must be \"" + MODULE + "\", got " + m.get("module"));
-        for (String k : m.keySet())
-            if (!KEYS.contains(k))
-                throw AttnException.badInput(source + ": unknown config key \"" + k + "\" for " + MODULE);
+        JsonFields f = new JsonFields(m, source).allow(KEYS);
+        f.checkNoUnknown(MODULE);
+        String positional = f.string("positional", "sinusoidal");
+        int dModel = f.integer("d_model", 512), nhead = f.integer("nhead", 8), ff = f.integer("dim_feedforward", 2048);
+        String activation = f.string("activation", "relu");
+        float eps = (float) f.number("layer_norm_eps", 1e-5);
+        boolean normFirst = f.bool("norm_first", false), bias = f.bool("bias", true);
+        int vocab = f.integer("vocab_size", -1),
+                layers = f.integer("num_layers", 6),
+                maxLen = f.integer("max_len", 1024);
+        boolean tied = f.bool("tied_embeddings", false), finalNorm = f.bool("final_norm", true);
         try {
-            String positional = str(m, "positional", "sinusoidal");
             if (!positional.equals("sinusoidal") && !positional.equals("learned"))
                 throw AttnException.badInput(
                         "positional must be \"sinusoidal\" or \"learned\", got \"" + positional + "\"");
-            LayerConfig layer = new LayerConfig(
-                    integer(m, "d_model", 512),
-                    integer(m, "nhead", 8),
-                    integer(m, "dim_feedforward", 2048),
-                    str(m, "activation", "relu"),
-                    (float) number(m, "layer_norm_eps", 1e-5),
-                    bool(m, "norm_first", false),
-                    bool(m, "bias", true));
-            return new DecoderOnlyConfig(
-                    integer(m, "vocab_size", -1),
-                    layer,
-                    integer(m, "num_layers", 6),
-                    integer(m, "max_len", 1024),
-                    positional.equals("learned"),
-                    bool(m, "tied_embeddings", false),
-                    bool(m, "final_norm", true));
+            LayerConfig layer = new LayerConfig(dModel, nhead, ff, activation, eps, normFirst, bias);
+            return new DecoderOnlyConfig(vocab, layer, layers, maxLen, positional.equals("learned"), tied, finalNorm);
         } catch (AttnException e) {
             throw new AttnException(e.code(), source + ": " + e.getMessage());
         }
-    }
-
-    private static int integer(Map<String, Object> m, String key, int dflt) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue()) && Math.abs(n.doubleValue()) < 1e9)
-            return n.intValue();
-        throw AttnException.badInput("config key \"" + key + "\" must be an integer, got " + v);
-    }
-
-    private static double number(Map<String, Object> m, String key, double dflt) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        if (v instanceof Number n) return n.doubleValue();
-        throw AttnException.badInput("config key \"" + key + "\" must be a number, got " + v);
-    }
-
-    private static boolean bool(Map<String, Object> m, String key, boolean dflt) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        if (v instanceof Boolean b) return b;
-        throw AttnException.badInput("config key \"" + key + "\" must be true or false, got " + v);
-    }
-
-    private static String str(Map<String, Object> m, String key, String dflt) {
-        Object v = m.get(key);
-        if (v == null) return dflt;
-        if (v instanceof String s) return s;
-        throw AttnException.badInput("config key \"" + key + "\" must be a string, got " + v);
     }
 }

@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.io.JsonFields;
 import java.util.List;
 
 /**
@@ -40,7 +41,7 @@ final class DistilBertFamily implements EncoderFamily {
     }
 
     @Override
-    public EncoderConfig read(ModelConfig.Reader r, String modelType) {
+    public EncoderConfig read(JsonFields r, String modelType) {
         return new EncoderConfig(
                 modelType,
                 r.integer("vocab_size", 30522),

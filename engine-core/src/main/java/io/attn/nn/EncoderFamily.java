@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.io.JsonFields;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -48,7 +49,7 @@ public interface EncoderFamily {
     Names names();
 
     /** The config from a {@code config.json}'s keys ({@code r}), whose {@code model_type} is {@code modelType}. */
-    EncoderConfig read(ModelConfig.Reader r, String modelType);
+    EncoderConfig read(JsonFields r, String modelType);
 
     EncoderFamily BERT = new BertFamily();
     EncoderFamily ROBERTA = new RobertaFamily();
@@ -79,21 +80,21 @@ public interface EncoderFamily {
      * A config from a Hugging Face {@code config.json}: the family its {@code model_type} names reads it. Keys the
      * engine does not use are ignored, as transformers keeps them without effect on inference.
      */
-    static EncoderConfig fromHuggingFace(ModelConfig.Reader r) {
+    static EncoderConfig fromHuggingFace(JsonFields r) {
         String type = r.string("model_type", null);
         if (type == null)
             throw AttnException.badInput(
-                    r.source + ": no \"model_type\" (a Hugging Face config.json names its family)");
-        if (!supportedModelTypes().contains(type) && r.m.containsKey("auto_map"))
-            throw AttnException.badInput(r.source + ": model_type \"" + type + "\" comes with its own Python code"
+                    r.source() + ": no \"model_type\" (a Hugging Face config.json names its family)");
+        if (!supportedModelTypes().contains(type) && r.map().containsKey("auto_map"))
+            throw AttnException.badInput(r.source() + ": model_type \"" + type + "\" comes with its own Python code"
                     + " (auto_map), and attn runs no remote code: it runs "
                     + String.join(", ", supportedModelTypes()));
-        EncoderFamily f = of(type, r.source);
+        EncoderFamily f = of(type, r.source());
         try {
             return f.read(r, type);
         } catch (AttnException e) {
-            if (e.getMessage().startsWith(r.source)) throw e;
-            throw new AttnException(e.code(), r.source + ": " + e.getMessage());
+            if (e.getMessage().startsWith(r.source())) throw e;
+            throw new AttnException(e.code(), r.source() + ": " + e.getMessage());
         }
     }
 

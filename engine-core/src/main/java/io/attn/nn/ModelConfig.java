@@ -1,8 +1,8 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.io.JsonFields;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -217,7 +217,7 @@ public record ModelConfig(
     /** Parses a config map (from JSON). {@code source} names the file in error messages. */
     public static ModelConfig parse(Map<String, Object> m, String source) {
         if (!m.containsKey("module") && m.containsKey("model_type"))
-            return encoder(EncoderFamily.fromHuggingFace(new Reader(m, source)));
+            return encoder(EncoderFamily.fromHuggingFace(new JsonFields(m, source)));
         Object mod = m.get("module");
         if (!(mod instanceof String s))
             throw AttnException.badInput(
@@ -232,7 +232,7 @@ public record ModelConfig(
             throw AttnException.badInput(
                     source + ": unknown module \"" + s + "\" (expected one of " + List.of(Kind.values()) + ")");
         }
-        Reader r = new Reader(m, source);
+        JsonFields r = new JsonFields(m, source);
         r.allow("module");
         ModelConfig c =
                 switch (kind) {
@@ -291,94 +291,38 @@ public record ModelConfig(
                                 "layer_norm_eps",
                                 "max_position_embeddings",
                                 "type_vocab_size");
-                        yield encoder(EncoderConfig.bert(
-                                r.integer("vocab_size", 30522),
-                                r.integer("hidden_size", 768),
-                                r.integer("num_hidden_layers", 12),
-                                r.integer("num_attention_heads", 12),
-                                r.integer("intermediate_size", 3072),
-                                r.string("hidden_act", "gelu"),
-                                (float) r.number("layer_norm_eps", 1e-12),
-                                r.integer("max_position_embeddings", 512),
-                                r.integer("type_vocab_size", 2)));
+                        int vocab = r.integer("vocab_size", 30522),
+                                hidden = r.integer("hidden_size", 768),
+                                layers = r.integer("num_hidden_layers", 12),
+                                heads = r.integer("num_attention_heads", 12),
+                                inter = r.integer("intermediate_size", 3072);
+                        String act = r.string("hidden_act", "gelu");
+                        float eps = (float) r.number("layer_norm_eps", 1e-12);
+                        int positions = r.integer("max_position_embeddings", 512),
+                                types = r.integer("type_vocab_size", 2);
+                        try {
+                            yield encoder(EncoderConfig.bert(
+                                    vocab, hidden, layers, heads, inter, act, eps, positions, types));
+                        } catch (AttnException e) {
+                            throw new AttnException(e.code(), source + ": " + e.getMessage());
+                        }
                     }
                 };
-        r.checkNoUnknown();
+        r.checkNoUnknown("module " + s);
         return c.kind == Kind.SelfAttention || c.kind == Kind.BertModel
                 ? c
                 : c.withBatchFirst(r.bool("batch_first", true));
     }
 
-    private static LayerConfig layer(Reader r) {
+    private static LayerConfig layer(JsonFields r) {
+        int dModel = r.integer("d_model", 512), nhead = r.integer("nhead", 8), ff = r.integer("dim_feedforward", 2048);
+        String activation = r.string("activation", "relu");
+        float eps = (float) r.number("layer_norm_eps", 1e-5);
+        boolean normFirst = r.bool("norm_first", false), bias = r.bool("bias", true);
         try {
-            return new LayerConfig(
-                    r.integer("d_model", 512),
-                    r.integer("nhead", 8),
-                    r.integer("dim_feedforward", 2048),
-                    r.string("activation", "relu"),
-                    (float) r.number("layer_norm_eps", 1e-5),
-                    r.bool("norm_first", false),
-                    r.bool("bias", true));
+            return new LayerConfig(dModel, nhead, ff, activation, eps, normFirst, bias);
         } catch (AttnException e) {
-            throw new AttnException(e.code(), r.source + ": " + e.getMessage());
-        }
-    }
-
-    static final class Reader {
-        final Map<String, Object> m;
-        final String source;
-        final Set<String> allowed = new LinkedHashSet<>();
-
-        Reader(Map<String, Object> m, String source) {
-            this.m = m;
-            this.source = source;
-        }
-
-        void allow(String... keys) {
-            allowed.addAll(List.of(keys));
-        }
-
-        void allow(Set<String> keys) {
-            allowed.addAll(keys);
-        }
-
-        void checkNoUnknown() {
-            for (String k : m.keySet())
-                if (!allowed.contains(k))
-                    throw AttnException.badInput(
-                            source + ": unknown config key \"" + k + "\" for module " + m.get("module"));
-        }
-
-        int integer(String key, int dflt) {
-            Object v = m.get(key);
-            if (v == null) return dflt;
-            if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
-                if (Math.abs(n.doubleValue()) < 1e9) return n.intValue();
-                throw AttnException.badInput(
-                        source + ": config key \"" + key + "\" is " + v + ", out of range (at most 999999999)");
-            }
-            throw AttnException.badInput(source + ": config key \"" + key + "\" must be an integer, got " + v);
-        }
-
-        double number(String key, double dflt) {
-            Object v = m.get(key);
-            if (v == null) return dflt;
-            if (v instanceof Number n) return n.doubleValue();
-            throw AttnException.badInput(source + ": config key \"" + key + "\" must be a number, got " + v);
-        }
-
-        boolean bool(String key, boolean dflt) {
-            Object v = m.get(key);
-            if (v == null) return dflt;
-            if (v instanceof Boolean b) return b;
-            throw AttnException.badInput(source + ": config key \"" + key + "\" must be true or false, got " + v);
-        }
-
-        String string(String key, String dflt) {
-            Object v = m.get(key);
-            if (v == null) return dflt;
-            if (v instanceof String s) return s;
-            throw AttnException.badInput(source + ": config key \"" + key + "\" must be a string, got " + v);
+            throw new AttnException(e.code(), r.source() + ": " + e.getMessage());
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.io.JsonFields;
 import java.util.List;
 
 /**
@@ -25,7 +26,7 @@ final class RobertaFamily implements EncoderFamily {
     }
 
     @Override
-    public EncoderConfig read(ModelConfig.Reader r, String modelType) {
+    public EncoderConfig read(JsonFields r, String modelType) {
         BertFamily.checkAbsoluteEncoder(r);
         return new EncoderConfig(
                 modelType,

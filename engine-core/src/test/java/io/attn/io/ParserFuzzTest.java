@@ -84,10 +84,15 @@ class ParserFuzzTest {
         expectOnlyInputErrors(() -> WordVectors.load(new ByteArrayInputStream(b), "f.txt"));
     }
 
-    /** The JSON parser on text (in memory, fast); {@link #modelConfig} covers reading bytes from a file (UTF-8). */
+    /**
+     * The JSON parser on text (in memory, fast), and the same text as a JSON Lines record ({@link Json#textField});
+     * {@link #modelConfig} covers reading bytes from a file (UTF-8).
+     */
     @FuzzTest(maxDuration = "10s")
     void json(byte[] b) {
-        expectOnlyInputErrors(() -> Json.parse(new String(b, StandardCharsets.UTF_8), "f.json"));
+        String text = new String(b, StandardCharsets.UTF_8);
+        expectOnlyInputErrors(() -> Json.parse(text, "f.json"));
+        expectOnlyInputErrors(() -> Json.textField(text, "text", "f.jsonl: line 1"));
     }
 
     /**

@@ -27,7 +27,8 @@ import scala.Tuple2;
  * the start of {@code main} (Spark's start, the model loads, the reading and writing included). The model directory,
  * the input (its format and text column) and the output (it must not exist) are checked before Spark starts; any
  * failure prints one line ({@code attn-spark: ...}) to stderr, removes what the job wrote at the output path, and exits
- * with attn's codes: 2 usage, 3 bad input, 4 device unavailable, 5 out of memory, 1 other. Without {@code --master} and
+ * with attn's codes ({@link AttnException.Code#exitStatus}): 2 usage, 3 bad input, 4 device unavailable, 5 out of
+ * memory, 6 non-finite values, 1 other. Without {@code --master} and
  * outside {@code spark-submit} the job runs on {@code local[*]}; {@link #run} called inside an application that
  * has a Spark session runs there and leaves the session running.
  *
@@ -49,7 +50,7 @@ public final class EmbedJob {
         } catch (JobArgs.UsageException e) {
             System.err.println("attn-spark: " + AttnException.oneLine(e.getMessage()));
             System.err.println(JobArgs.USAGE);
-            return 2;
+            return AttnException.EXIT_USAGE;
         }
         Configuration hadoop = hadoopConf();
         Path output = null;
@@ -126,24 +127,18 @@ public final class EmbedJob {
     static Tuple2<String, Integer> describe(Throwable t) {
         Throwable root = t;
         for (Throwable c = t; c != null; c = c.getCause()) {
-            if (c instanceof AttnException a) return new Tuple2<>(a.getMessage(), exitCode(a.code()));
+            if (c instanceof AttnException a)
+                return new Tuple2<>(a.getMessage(), a.code().exitStatus());
             root = c;
         }
         if (root instanceof OutOfMemoryError)
-            return new Tuple2<>("out of memory: raise the driver or executor memory", 5);
+            return new Tuple2<>(
+                    "out of memory: raise the driver or executor memory",
+                    AttnException.Code.DEVICE_OUT_OF_MEMORY.exitStatus());
         String m = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
         int nl = m.indexOf('\n');
         return new Tuple2<>(
-                root.getClass().getSimpleName() + ": " + AttnException.oneLine(nl < 0 ? m : m.substring(0, nl)), 1);
-    }
-
-    private static int exitCode(AttnException.Code code) {
-        return switch (code) {
-            case BAD_INPUT, SHAPE_MISMATCH -> 3;
-            case DEVICE_UNAVAILABLE -> 4;
-            case DEVICE_OUT_OF_MEMORY -> 5;
-            case NON_FINITE -> 6;
-            case INTERNAL -> 1;
-        };
+                root.getClass().getSimpleName() + ": " + AttnException.oneLine(nl < 0 ? m : m.substring(0, nl)),
+                AttnException.Code.INTERNAL.exitStatus());
     }
 }

@@ -1,11 +1,7 @@
 package io.attn.spark;
 
-import com.google.gson.JsonElement;
-import com.google.gson.JsonObject;
-import com.google.gson.JsonParseException;
-import com.google.gson.JsonParser;
-import com.google.gson.JsonPrimitive;
 import io.attn.AttnException;
+import io.attn.io.Json;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -52,8 +48,8 @@ import org.apache.spark.sql.types.StructType;
  * exists, the format is known, the text column is there and is a string (a Parquet file's schema; for JSONL the first
  * {@value #SAMPLE} records). {@link #read} gives {@code (id bigint, text string)}: {@code id} is the record's number
  * counted over the files in name order from 0 (the line number for {@code .txt}; blank lines of a JSONL file are
- * skipped), the same whatever the partitioning or master. A JSON record whose field is missing or null gives a null
- * text.
+ * skipped), the same whatever the partitioning or master. A JSON record is one strict JSON object, read as {@code attn
+ * embed} reads it ({@link Json#textField}); one whose field is missing or null gives a null text.
  *
  * <p>Immutable and thread-safe.
  *
@@ -166,35 +162,21 @@ record JobInput(Format format, List<String> files, String textCol) {
                 if (line.isBlank()) continue;
                 n++;
                 String where = "input " + first + ": line " + lineNo;
-                JsonObject o = record(line, where);
-                if (o.has(textCol)) {
-                    textOf(o, textCol, where);
-                    return;
-                }
+                // the verdict every record gets; a null text still shows the field is there
+                if (textOf(line, textCol, where) != null
+                        || Json.parseObject(line, where).containsKey(textCol)) return;
             }
             throw AttnException.badInput("input " + first + ": no record among the first " + n + " has the field \""
                     + textCol + "\" (--text-col)");
         }
     }
 
-    /** A JSON line as an object; {@code where} names it in the message of a bad one. */
-    static JsonObject record(String json, String where) {
-        JsonElement e;
-        try {
-            e = JsonParser.parseString(json);
-        } catch (JsonParseException ex) {
-            throw AttnException.badInput(where + " is not JSON (" + ex.getMessage() + ")");
-        }
-        if (!e.isJsonObject()) throw AttnException.badInput(where + " is not a JSON object");
-        return e.getAsJsonObject();
-    }
-
-    /** The string under {@code field}; null when the field is missing or null. */
-    static String textOf(JsonObject record, String field, String where) {
-        JsonElement v = record.get(field);
-        if (v == null || v.isJsonNull()) return null;
-        if (v instanceof JsonPrimitive p && p.isString()) return p.getAsString();
-        throw AttnException.badInput(where + ": field \"" + field + "\" is not a string");
+    /**
+     * The text of a JSON line, read as every JSON line is ({@link Json#textField}: one strict JSON object, the field a
+     * string); null when the field is missing or null.
+     */
+    static String textOf(String line, String field, String where) {
+        return Json.textField(line, field, where);
     }
 
     /** {@code (id bigint, text string)} in {@code minPartitions} or more partitions (0: Spark's default). */
@@ -218,12 +200,8 @@ record JobInput(Format format, List<String> files, String textCol) {
         boolean json = format == Format.JSONL;
         String field = textCol;
         JavaRDD<Row> rows = lines.zipWithIndex()
-                .map(t -> RowFactory.create(t._2(), json ? jsonText(t._1(), field, "input record " + t._2()) : t._1()));
+                .map(t -> RowFactory.create(t._2(), json ? textOf(t._1(), field, "input record " + t._2()) : t._1()));
         return spark.createDataFrame(rows, schema);
-    }
-
-    private static String jsonText(String line, String field, String where) {
-        return textOf(record(line, where), field, where);
     }
 
     /**

@@ -3,10 +3,11 @@ package io.attn.text;
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import io.attn.AttnException;
 import io.attn.engine.Tensors;
+import io.attn.io.Json;
+import io.attn.io.JsonFields;
 import io.attn.tensor.Tensor;
 import io.attn.text.onnx.OnnxBert;
 import java.io.IOException;
@@ -233,12 +234,12 @@ public final class TextModel {
         boolean normalize = false;
         Path modulesFile = dir.resolve("modules.json");
         if (Files.exists(modulesFile)) {
-            JsonArray modules = Json.array(modulesFile);
-            for (JsonElement m : modules) {
-                if (!m.isJsonObject()) throw AttnException.badInput(modulesFile + ": each module must be an object");
-                JsonObject o = m.getAsJsonObject();
-                String type = Json.string(o, "type", "", modulesFile);
-                String path = Json.string(o, "path", "", modulesFile);
+            for (Object m : Json.array(Json.read(modulesFile), modulesFile.toString())) {
+                if (!(m instanceof Map<?, ?>))
+                    throw AttnException.badInput(modulesFile + ": each module must be an object");
+                JsonFields o = JsonFields.of(m, modulesFile.toString());
+                String type = o.string("type", "");
+                String path = o.string("path", "");
                 Path at = inside(dir, path, modulesFile);
                 switch (type) {
                     case "sentence_transformers.models.Transformer" -> transformer = at;
@@ -268,13 +269,13 @@ public final class TextModel {
             throw AttnException.badInput(dir + ": no config.json (a Hugging Face model folder holds config.json,"
                     + " model.safetensors and tokenizer.json)");
         }
-        BertHyper hyper = hyperOf(Json.object(configFile), configFile);
+        BertHyper hyper = hyperOf(JsonFields.read(configFile), configFile);
         Map<String, Tensor> weights = bertWeights(readWeights(transformer), transformer.toString());
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = 0;
         Path sbert = firstExisting(
                 transformer.resolve("sentence_bert_config.json"), dir.resolve("sentence_bert_config.json"));
-        if (sbert != null) seq = Json.integer(Json.object(sbert), "max_seq_length", 0, sbert);
+        if (sbert != null) seq = JsonFields.read(sbert).integer("max_seq_length", 0);
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
@@ -291,14 +292,14 @@ public final class TextModel {
     }
 
     private static Pooling poolingOf(Path file) {
-        JsonObject o = Json.object(file);
+        JsonFields o = JsonFields.read(file);
         List<Pooling> on = new java.util.ArrayList<>();
-        if (Json.bool(o, "pooling_mode_mean_tokens", false, file)) on.add(Pooling.MEAN);
-        if (Json.bool(o, "pooling_mode_cls_token", false, file)) on.add(Pooling.CLS);
-        if (Json.bool(o, "pooling_mode_max_tokens", false, file)) on.add(Pooling.MAX);
+        if (o.bool("pooling_mode_mean_tokens", false)) on.add(Pooling.MEAN);
+        if (o.bool("pooling_mode_cls_token", false)) on.add(Pooling.CLS);
+        if (o.bool("pooling_mode_max_tokens", false)) on.add(Pooling.MAX);
         for (String k : List.of(
                 "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"))
-            if (Json.bool(o, k, false, file))
+            if (o.bool(k, false))
                 throw AttnException.badInput(file + ": " + k + " is not supported (attn pools mean, cls or max)");
         if (on.size() != 1)
             throw AttnException.badInput(file + ": exactly one of pooling_mode_mean_tokens, pooling_mode_cls_token,"
@@ -306,28 +307,28 @@ public final class TextModel {
         return on.get(0);
     }
 
-    private static BertHyper hyperOf(JsonObject c, Path file) {
-        String type = Json.string(c, "model_type", null, file);
+    private static BertHyper hyperOf(JsonFields c, Path file) {
+        String type = c.string("model_type", null);
         if (type == null) throw AttnException.badInput(file + ": no \"model_type\"");
         if (!type.equals("bert"))
             throw AttnException.badInput(file + ": model_type \"" + type
                     + "\" is not supported (attn runs model_type \"bert\": BERT, MiniLM, bge, e5, gte, ...)");
-        String pos = Json.string(c, "position_embedding_type", "absolute", file);
+        String pos = c.string("position_embedding_type", "absolute");
         if (!pos.equals("absolute"))
             throw AttnException.badInput(
                     file + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
-        if (Json.bool(c, "is_decoder", false, file) || Json.bool(c, "add_cross_attention", false, file))
+        if (c.bool("is_decoder", false) || c.bool("add_cross_attention", false))
             throw AttnException.badInput(file + ": a BERT decoder (is_decoder / add_cross_attention) is not supported");
         return new BertHyper(
-                Json.integer(c, "vocab_size", 30522, file),
-                Json.integer(c, "hidden_size", 768, file),
-                Json.integer(c, "num_hidden_layers", 12, file),
-                Json.integer(c, "num_attention_heads", 12, file),
-                Json.integer(c, "intermediate_size", 3072, file),
-                Json.string(c, "hidden_act", "gelu", file),
-                Json.number(c, "layer_norm_eps", 1e-12, file),
-                Json.integer(c, "max_position_embeddings", 512, file),
-                Json.integer(c, "type_vocab_size", 2, file));
+                c.integer("vocab_size", 30522),
+                c.integer("hidden_size", 768),
+                c.integer("num_hidden_layers", 12),
+                c.integer("num_attention_heads", 12),
+                c.integer("intermediate_size", 3072),
+                c.string("hidden_act", "gelu"),
+                c.number("layer_norm_eps", 1e-12),
+                c.integer("max_position_embeddings", 512),
+                c.integer("type_vocab_size", 2));
     }
 
     /** model.safetensors, or the shards listed by model.safetensors.index.json. */
@@ -336,13 +337,13 @@ public final class TextModel {
         if (Files.exists(single)) return Tensors.readSafetensors(single);
         Path index = dir.resolve("model.safetensors.index.json");
         if (Files.exists(index)) {
-            JsonElement map = Json.object(index).get("weight_map");
-            if (map == null || !map.isJsonObject()) throw AttnException.badInput(index + ": no \"weight_map\" object");
+            if (!(JsonFields.read(index).get("weight_map") instanceof Map<?, ?> map))
+                throw AttnException.badInput(index + ": no \"weight_map\" object");
             Set<String> shards = new LinkedHashSet<>();
-            for (var e : map.getAsJsonObject().entrySet()) {
-                if (!e.getValue().isJsonPrimitive())
+            for (Object v : map.values()) {
+                if (!(v instanceof String || v instanceof Number || v instanceof Boolean))
                     throw AttnException.badInput(index + ": weight_map values must be file names");
-                shards.add(e.getValue().getAsString());
+                shards.add(String.valueOf(v));
             }
             Map<String, Tensor> all = new LinkedHashMap<>();
             for (String s : shards) all.putAll(Tensors.readSafetensors(inside(dir, s, index)));
@@ -383,7 +384,7 @@ public final class TextModel {
 
     private static TextModel readOnnx(Path onnx, Path tokenizerOverride) {
         OnnxBert.Imported imp = OnnxBert.read(onnx);
-        BertHyper hyper = hyperOf(new Gson().toJsonTree(imp.config()).getAsJsonObject(), onnx);
+        BertHyper hyper = hyperOf(new JsonFields(imp.config(), onnx.toString()), onnx);
         Path tokenizer = tokenizerOverride;
         if (tokenizer == null) {
             String file = onnx.getFileName().toString();
@@ -411,9 +412,9 @@ public final class TextModel {
     /** tokenizer.json's truncation when set, else max_seq_length, else max_position_embeddings. */
     private static int maxLength(Path tokenizer, int maxSeqLength, BertHyper hyper) {
         if (!Files.exists(tokenizer)) throw AttnException.badInput(tokenizer + ": no such file (tokenizer.json)");
-        JsonElement t = Json.topLevelMember(tokenizer, "truncation");
+        Object t = Json.topLevelMember(tokenizer, "truncation");
         int n = 0;
-        if (t != null && t.isJsonObject()) n = Json.integer(t.getAsJsonObject(), "max_length", 0, tokenizer);
+        if (t instanceof Map<?, ?>) n = JsonFields.of(t, tokenizer.toString()).integer("max_length", 0);
         if (n <= 0) n = maxSeqLength;
         if (n <= 0) n = hyper.maxPositionEmbeddings();
         return Math.min(n, hyper.maxPositionEmbeddings());

@@ -231,7 +231,7 @@ class TextModelTest {
 
         d = copyOfBase("bad-json");
         Files.writeString(d.resolve("config.json"), "{\"model_type\": \"bert\",");
-        bad(d, "config.json", "malformed JSON");
+        bad(d, "config.json", "invalid JSON at line 1");
 
         d = copyOfBase("roberta");
         Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"bert\"", "\"xlm-roberta\""));
