@@ -44,6 +44,13 @@ public final class Embedder implements AutoCloseable {
     private final boolean normalize;
     private final int maxBatchSize, maxBatchTokens, maxPositions;
     private final boolean ragged;
+    private final TextModel.Prompts prompts;
+    private final Prompt defaultPrompt;
+    private final java.util.concurrent.ConcurrentHashMap<String, Prompt> promptCache =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A prompt's text and the tokens the pooling leaves out for it (0 when the model pools its prompt too). */
+    private record Prompt(String text, int skip) {}
 
     private Embedder(
             String name,
@@ -52,8 +59,10 @@ public final class Embedder implements AutoCloseable {
             Pooling pooling,
             boolean normalize,
             EmbedderOptions o,
-            int maxPositions) {
+            int maxPositions,
+            TextModel.Prompts prompts) {
         this.maxPositions = maxPositions;
+        this.prompts = prompts;
         this.ragged = model.supportsRaggedBatches();
         this.name = name;
         this.model = model;
@@ -63,6 +72,9 @@ public final class Embedder implements AutoCloseable {
         this.normalize = normalize;
         this.maxBatchSize = o.maxBatchSize();
         this.maxBatchTokens = o.maxBatchTokens();
+        this.defaultPrompt = o.prompt() != null
+                ? prompt(o.prompt())
+                : prompt(o.promptName() != null ? prompts.get(o.promptName()) : prompts.defaultPrompt());
     }
 
     /** Loads a Hugging Face model folder or a BERT-family {@code .onnx} export (see {@link TextModel}). */
@@ -94,7 +106,7 @@ public final class Embedder implements AutoCloseable {
                     + maxLength + ": one long text would not fit a batch");
         TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
         try {
-            AttnModel am = engine.loadOwned(m.engineConfig(), m.weights(), m.source());
+            AttnModel am = engine.loadOwned(m.config(), m.weights(), m.source());
             return new Embedder(
                     m.name(),
                     am,
@@ -102,7 +114,8 @@ public final class Embedder implements AutoCloseable {
                     o.pooling() != null ? o.pooling() : m.pooling(),
                     o.normalize() != null ? o.normalize() : m.normalize(),
                     o,
-                    m.maxPositions());
+                    m.maxPositions(),
+                    m.prompts());
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
@@ -137,19 +150,39 @@ public final class Embedder implements AutoCloseable {
         return embed(List.of(text))[0];
     }
 
-    /** One vector per text, in input order. */
+    /** One vector per text, in input order, each text after the default prompt (if any). */
     public float[][] embed(List<String> texts) {
         return embedWithUsage(texts).vectors();
+    }
+
+    /**
+     * One vector per text after the model's prompt {@code promptName} (null: the default prompt), as
+     * sentence-transformers' {@code encode(texts, prompt_name=...)}.
+     *
+     * @throws AttnException BAD_INPUT for a name the model's {@code config_sentence_transformers.json} does not have
+     */
+    public float[][] embed(List<String> texts, String promptName) {
+        return embed(tokenize(texts, promptName)).vectors();
     }
 
     /** The vectors with each text's token count and whether it was cut. */
     public Embeddings embedWithUsage(List<String> texts) {
         gate.enter();
         try {
-            return embed(tokens(texts));
+            return embed(tokens(texts, defaultPrompt));
         } finally {
             gate.exit();
         }
+    }
+
+    /** The model's prompts by name (sentence-transformers' {@code prompts}), and the default one's name. */
+    public TextModel.Prompts prompts() {
+        return prompts;
+    }
+
+    /** The prompt put before every text by default ("" for none). */
+    public String defaultPrompt() {
+        return defaultPrompt.text();
     }
 
     /**
@@ -157,12 +190,24 @@ public final class Embedder implements AutoCloseable {
      * anything runs, and several callers' texts can be embedded in one call ({@link TokenizedTexts#concat}).
      */
     public TokenizedTexts tokenize(List<String> texts) {
+        return tokenize(texts, null);
+    }
+
+    /** {@link #tokenize(List)} after the model's prompt {@code promptName} (null: the default prompt). */
+    public TokenizedTexts tokenize(List<String> texts, String promptName) {
         gate.enter();
         try {
-            return new TokenizedTexts(tokens(texts), tokenizer);
+            Prompt p = promptName == null ? defaultPrompt : prompt(prompts.get(promptName));
+            return new TokenizedTexts(tokens(texts, p), tokenizer);
         } finally {
             gate.exit();
         }
+    }
+
+    /** A prompt text with the tokens its pooling leaves out (counted once per text). */
+    private Prompt prompt(String text) {
+        if (text.isEmpty() || prompts.includePrompt()) return new Prompt(text, 0);
+        return promptCache.computeIfAbsent(text, t -> new Prompt(t, tokenizer.promptLength(t)));
     }
 
     /**
@@ -183,7 +228,7 @@ public final class Embedder implements AutoCloseable {
 
     private Embeddings embed(TextTokenizer.Tokens[] toks) {
         float[][] out = new float[toks.length][];
-        forEachBatch(toks, (index, hidden, len, offset) -> out[index] = pool(hidden, offset, len));
+        forEachBatch(toks, (index, hidden, len, offset) -> out[index] = pool(hidden, offset, len, toks[index].skip()));
         int[] counts = new int[toks.length];
         boolean[] cut = new boolean[toks.length];
         for (int i = 0; i < toks.length; i++) {
@@ -197,7 +242,7 @@ public final class Embedder implements AutoCloseable {
     public List<TokenEmbeddings> embedTokens(List<String> texts) {
         gate.enter();
         try {
-            TextTokenizer.Tokens[] toks = tokens(texts);
+            TextTokenizer.Tokens[] toks = tokens(texts, defaultPrompt);
             TokenEmbeddings[] out = new TokenEmbeddings[toks.length];
             forEachBatch(
                     toks,
@@ -214,7 +259,7 @@ public final class Embedder implements AutoCloseable {
     public int[] countTokens(List<String> texts) {
         gate.enter();
         try {
-            TextTokenizer.Tokens[] toks = tokens(texts);
+            TextTokenizer.Tokens[] toks = tokens(texts, defaultPrompt);
             int[] n = new int[toks.length];
             for (int i = 0; i < n.length; i++) n[i] = toks[i].ids().length;
             return n;
@@ -247,7 +292,8 @@ public final class Embedder implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------------ internals
 
-    private TextTokenizer.Tokens[] tokens(List<String> texts) {
+    /** The texts' tokens, each after {@code prompt} (its leading tokens marked for the pooling to leave out). */
+    private TextTokenizer.Tokens[] tokens(List<String> texts, Prompt prompt) {
         if (texts == null) throw AttnException.badInput("texts is null");
         for (int i = 0; i < texts.size(); i++) {
             String t = texts.get(i);
@@ -264,7 +310,13 @@ public final class Embedder implements AutoCloseable {
             }
         }
         if (texts.isEmpty()) return new TextTokenizer.Tokens[0];
-        return tokenizer.encode(texts);
+        if (prompt.text().isEmpty()) return tokenizer.encode(texts);
+        TextTokenizer.Tokens[] toks =
+                tokenizer.encode(texts.stream().map(t -> prompt.text() + t).toList());
+        if (prompt.skip() == 0) return toks;
+        for (int i = 0; i < toks.length; i++)
+            toks[i] = new TextTokenizer.Tokens(toks[i].ids(), toks[i].truncated(), prompt.skip());
+        return toks;
     }
 
     /** Receives one text's rows of a batch's last hidden state: {@code len} rows of E floats from {@code offset}. */
@@ -395,20 +447,37 @@ public final class Embedder implements AutoCloseable {
         }
     }
 
-    /** The sentence vector of {@code len} token rows of {@code hidden} from {@code offset}. */
-    private float[] pool(float[] hidden, int offset, int len) {
-        int e = dimension;
+    /**
+     * The sentence vector of {@code len} token rows of {@code hidden} from {@code offset}, the first {@code skip} (a
+     * prompt's) left out, as sentence-transformers' Pooling computes it over the tokens its mask keeps.
+     */
+    private float[] pool(float[] hidden, int offset, int len, int skip) {
+        int e = dimension, from = Math.min(skip, len), n = len - from;
         float[] v = new float[e];
         switch (pooling) {
-            case CLS -> System.arraycopy(hidden, offset, v, 0, e);
-            case MEAN -> {
+            case CLS -> System.arraycopy(hidden, offset + (n > 0 ? from : 0) * e, v, 0, e);
+            case LAST_TOKEN -> {
+                if (n > 0) System.arraycopy(hidden, offset + (len - 1) * e, v, 0, e);
+            }
+            case MEAN, MEAN_SQRT_LEN -> {
                 double[] sum = new double[e];
-                for (int t = 0; t < len; t++) for (int k = 0; k < e; k++) sum[k] += hidden[offset + t * e + k];
-                for (int k = 0; k < e; k++) v[k] = (float) (sum[k] / len);
+                for (int t = from; t < len; t++) for (int k = 0; k < e; k++) sum[k] += hidden[offset + t * e + k];
+                double d = Math.max(pooling == Pooling.MEAN ? n : Math.sqrt(n), 1e-9);
+                for (int k = 0; k < e; k++) v[k] = (float) (sum[k] / d);
+            }
+            case WEIGHTED_MEAN -> {
+                double[] sum = new double[e];
+                double w = 0;
+                for (int t = from; t < len; t++) {
+                    w += t + 1;
+                    for (int k = 0; k < e; k++) sum[k] += (t + 1) * (double) hidden[offset + t * e + k];
+                }
+                double d = Math.max(w, 1e-9);
+                for (int k = 0; k < e; k++) v[k] = (float) (sum[k] / d);
             }
             case MAX -> {
-                System.arraycopy(hidden, offset, v, 0, e);
-                for (int t = 1; t < len; t++)
+                java.util.Arrays.fill(v, Float.NEGATIVE_INFINITY);
+                for (int t = from; t < len; t++)
                     for (int k = 0; k < e; k++) v[k] = Math.max(v[k], hidden[offset + t * e + k]);
             }
         }

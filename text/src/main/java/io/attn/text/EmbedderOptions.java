@@ -15,10 +15,21 @@ import java.nio.file.Path;
  * @param maxBatchTokens the most tokens in one forward pass, padding included (batch size times its longest text):
  *     with the batch size, this bounds the working memory whatever the number or length of the texts
  * @param tokenizer a {@code tokenizer.json} to use instead of the model's (null: the model's)
+ * @param promptName the model's prompt put before every text by default (null: the model's {@code
+ *     default_prompt_name}, if any); a name the model does not have is refused when the embedder loads
+ * @param prompt a text put before every text by default instead of a named prompt (null: none), as
+ *     sentence-transformers' {@code encode(prompt=...)}
  *     <p>Immutable and thread-safe.
  */
 public record EmbedderOptions(
-        Pooling pooling, Boolean normalize, int maxLength, int maxBatchSize, int maxBatchTokens, Path tokenizer) {
+        Pooling pooling,
+        Boolean normalize,
+        int maxLength,
+        int maxBatchSize,
+        int maxBatchTokens,
+        Path tokenizer,
+        String promptName,
+        String prompt) {
     /** Texts per forward pass by default. */
     public static final int DEFAULT_BATCH_SIZE = 256;
     /** Tokens (padding included) per forward pass by default. */
@@ -29,34 +40,47 @@ public record EmbedderOptions(
         if (maxBatchSize <= 0) throw AttnException.badInput("batch size must be positive, got " + maxBatchSize);
         if (maxBatchTokens <= 0)
             throw AttnException.badInput("batch token budget must be positive, got " + maxBatchTokens);
+        if (promptName != null && prompt != null)
+            throw AttnException.badInput("give a prompt name or a prompt text, not both");
     }
 
     /** The model's own settings, the default batching. */
     public static EmbedderOptions defaults() {
-        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, null);
+        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, null, null, null);
     }
 
     public EmbedderOptions withPooling(Pooling p) {
-        return new EmbedderOptions(p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer);
+        return new EmbedderOptions(
+                p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
     }
 
     public EmbedderOptions withNormalize(Boolean n) {
-        return new EmbedderOptions(pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer);
+        return new EmbedderOptions(pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
     }
 
     public EmbedderOptions withMaxLength(int m) {
-        return new EmbedderOptions(pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer);
+        return new EmbedderOptions(pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
     }
 
     public EmbedderOptions withMaxBatchSize(int b) {
-        return new EmbedderOptions(pooling, normalize, maxLength, b, maxBatchTokens, tokenizer);
+        return new EmbedderOptions(pooling, normalize, maxLength, b, maxBatchTokens, tokenizer, promptName, prompt);
     }
 
     public EmbedderOptions withMaxBatchTokens(int t) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer);
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer, promptName, prompt);
     }
 
     public EmbedderOptions withTokenizer(Path t) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t);
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t, promptName, prompt);
+    }
+
+    /** A named prompt of the model before every text by default ({@code --prompt-name}). */
+    public EmbedderOptions withPromptName(String name) {
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, name, null);
+    }
+
+    /** A text before every text by default ({@code --prompt}); "" for none, whatever the model's default. */
+    public EmbedderOptions withPrompt(String text) {
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, null, text);
     }
 }

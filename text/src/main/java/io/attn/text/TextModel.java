@@ -5,6 +5,7 @@ import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.attn.AttnException;
+import io.attn.engine.ModelConfigs;
 import io.attn.engine.Tensors;
 import io.attn.io.Json;
 import io.attn.io.JsonFields;
@@ -21,62 +22,91 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A BERT-family text model as it lies on disk, read and checked but not yet on a device: a Hugging Face folder (a
- * {@code save_pretrained} output or a hub snapshot, with or without the sentence-transformers files) or an ONNX export
- * of one with its {@code tokenizer.json}.
+ * A text encoder as it lies on disk, read and checked but not yet on a device: a Hugging Face folder (a {@code
+ * save_pretrained} output, a sentence-transformers save of any version, or a hub snapshot) or an ONNX export of a BERT
+ * with its {@code tokenizer.json}.
  *
- * <p>A folder holds {@code config.json} ({@code model_type} {@code bert}), {@code model.safetensors} (or shards named by
- * {@code model.safetensors.index.json}; F32, F16 or BF16; names with or without the {@code bert.} prefix), {@code
- * tokenizer.json}, and optionally {@code modules.json} with a {@code Pooling} module ({@code 1_Pooling/config.json}) and
- * a {@code Normalize} module, and {@code sentence_bert_config.json} ({@code max_seq_length}). Without the
- * sentence-transformers files the pooling is mean, not normalized.
+ * <p>A folder holds {@code config.json} (a {@code model_type} the engine runs: {@code bert}, {@code xlm-roberta},
+ * {@code roberta}, {@code camembert}, {@code distilbert}; the engine's family reader checks it), {@code
+ * model.safetensors} (or shards named by {@code model.safetensors.index.json}; F32, F16 or BF16; names with or without
+ * the task model's prefix such as {@code bert.}), {@code tokenizer.json}, and optionally the sentence-transformers
+ * files: {@code modules.json} with a {@code Pooling} module ({@code 1_Pooling/config.json}, classic or
+ * sentence-transformers 6's {@code pooling_mode} / {@code include_prompt}) and a {@code Normalize} module, {@code
+ * sentence_bert_config.json} ({@code max_seq_length}) and {@code config_sentence_transformers.json} ({@code prompts},
+ * {@code default_prompt_name}). Without the sentence-transformers files the pooling is mean, not normalized, with no
+ * prompt.
  *
  * <p>The maximum length in tokens is the truncation of {@code tokenizer.json} when it sets one, else {@code
- * max_seq_length}, else {@code max_position_embeddings}.
+ * max_seq_length}, else the model's positions ({@link #maxPositions()}).
  *
  * <p>Immutable after reading; the weights are not copied when handed to an engine.
  */
 public final class TextModel {
-    private static final Set<String> HEADS = Set.of("cls.", "classifier.", "qa_outputs.", "pooler.");
-
     private final String name;
     private final String source;
-    private final BertHyper hyper;
+    private final Map<String, Object> config;
+    private final int hiddenSize, maxPositions;
     private final Map<String, Tensor> weights;
     private final Path tokenizer;
     private final Pooling pooling;
     private final boolean normalize;
     private final int maxLength;
+    private final Prompts prompts;
 
-    /** The BERT hyper-parameters this engine needs, from config.json (or read off an ONNX graph). */
-    record BertHyper(
-            int vocabSize,
-            int hiddenSize,
-            int numHiddenLayers,
-            int numAttentionHeads,
-            int intermediateSize,
-            String hiddenAct,
-            double layerNormEps,
-            int maxPositionEmbeddings,
-            int typeVocabSize) {}
+    /**
+     * sentence-transformers' prompts ({@code config_sentence_transformers.json}): text put before each input, by name,
+     * the one used when none is asked for, and whether the prompt's tokens take part in the pooling ({@code
+     * include_prompt} of the Pooling module).
+     *
+     * @param byName the prompts by name (may be empty)
+     * @param defaultName the name of the prompt used by default, or null for none
+     */
+    public record Prompts(Map<String, String> byName, String defaultName, boolean includePrompt) {
+        public static final Prompts NONE = new Prompts(Map.of(), null, true);
+
+        public Prompts {
+            byName = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(byName));
+        }
+
+        /** The prompt called {@code name}; BAD_INPUT naming the known ones when there is none. */
+        public String get(String name) {
+            String p = byName.get(name);
+            if (p == null)
+                throw AttnException.badInput("prompt name \"" + name + "\" is not one of the model's prompts "
+                        + byName.keySet() + " (config_sentence_transformers.json)");
+            return p;
+        }
+
+        /** The default prompt's text, or "" when the model names none. */
+        public String defaultPrompt() {
+            return defaultName == null ? "" : byName.getOrDefault(defaultName, "");
+        }
+    }
 
     private TextModel(
             String name,
             String source,
-            BertHyper hyper,
+            Map<String, Object> config,
             Map<String, Tensor> weights,
             Path tokenizer,
             Pooling pooling,
             boolean normalize,
-            int maxLength) {
+            int maxSeqLength,
+            Prompts prompts) {
         this.name = name;
         this.source = source;
-        this.hyper = hyper;
+        this.config = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(config));
+        // the engine reads the config (family, defaults) and says what it understood
+        Map<String, Object> args = ModelConfigs.withDefaults(this.config, source);
+        this.hiddenSize = ((Number) args.get("hidden_size")).intValue();
+        int first = args.get("first_position_id") instanceof Number n ? n.intValue() : 0;
+        this.maxPositions = ((Number) args.get("max_position_embeddings")).intValue() - first;
         this.weights = weights;
         this.tokenizer = tokenizer;
         this.pooling = pooling;
         this.normalize = normalize;
-        this.maxLength = maxLength;
+        this.maxLength = maxLength(tokenizer, maxSeqLength, maxPositions);
+        this.prompts = prompts;
     }
 
     /** Reads a model folder or an {@code .onnx} file (its tokenizer found beside it). */
@@ -112,11 +142,27 @@ public final class TextModel {
     }
 
     public int hiddenSize() {
-        return hyper.hiddenSize();
+        return hiddenSize;
     }
 
+    /** The most tokens a sequence may have: the model's positions (past the first position id of RoBERTa's family). */
     public int maxPositions() {
-        return hyper.maxPositionEmbeddings();
+        return maxPositions;
+    }
+
+    /** The model's Hugging Face {@code config.json} as read (for an ONNX file: as read off its graph). */
+    public Map<String, Object> config() {
+        return config;
+    }
+
+    /** The model's {@code model_type}. */
+    public String modelType() {
+        return String.valueOf(config.get("model_type"));
+    }
+
+    /** The model's prompts (none for a folder without {@code config_sentence_transformers.json}). */
+    public Prompts prompts() {
+        return prompts;
     }
 
     /** The model's own pooling (sentence-transformers' Pooling module; mean without one). */
@@ -143,22 +189,6 @@ public final class TextModel {
         return weights;
     }
 
-    /** The engine's config for this model ({@code {"module":"BertModel", ...}}). */
-    public String engineConfig() {
-        Map<String, Object> c = new LinkedHashMap<>();
-        c.put("module", "BertModel");
-        c.put("vocab_size", hyper.vocabSize());
-        c.put("hidden_size", hyper.hiddenSize());
-        c.put("num_hidden_layers", hyper.numHiddenLayers());
-        c.put("num_attention_heads", hyper.numAttentionHeads());
-        c.put("intermediate_size", hyper.intermediateSize());
-        c.put("hidden_act", hyper.hiddenAct());
-        c.put("layer_norm_eps", hyper.layerNormEps());
-        c.put("max_position_embeddings", hyper.maxPositionEmbeddings());
-        c.put("type_vocab_size", hyper.typeVocabSize());
-        return new Gson().toJson(c);
-    }
-
     /**
      * Writes the model as a Hugging Face folder that {@link #read} and the Hugging Face libraries load: {@code
      * config.json}, {@code model.safetensors}, {@code tokenizer.json}, and the sentence-transformers files for the given
@@ -182,20 +212,6 @@ public final class TextModel {
         try {
             Files.createDirectories(tmp.resolve("1_Pooling"));
             Gson gson = new GsonBuilder().setPrettyPrinting().create();
-            Map<String, Object> config = new LinkedHashMap<>();
-            config.put("architectures", List.of("BertModel"));
-            config.put("model_type", "bert");
-            config.put("vocab_size", hyper.vocabSize());
-            config.put("hidden_size", hyper.hiddenSize());
-            config.put("num_hidden_layers", hyper.numHiddenLayers());
-            config.put("num_attention_heads", hyper.numAttentionHeads());
-            config.put("intermediate_size", hyper.intermediateSize());
-            config.put("hidden_act", hyper.hiddenAct());
-            config.put("layer_norm_eps", hyper.layerNormEps());
-            config.put("max_position_embeddings", hyper.maxPositionEmbeddings());
-            config.put("type_vocab_size", hyper.typeVocabSize());
-            config.put("position_embedding_type", "absolute");
-            config.put("torch_dtype", "float32");
             write(tmp.resolve("config.json"), gson.toJson(config));
             Tensors.writeSafetensors(tmp.resolve("model.safetensors"), weights, Map.of("format", "pt"));
             Files.copy(tokenizer, tmp.resolve("tokenizer.json"));
@@ -208,11 +224,8 @@ public final class TextModel {
             }
             write(tmp.resolve("modules.json"), gson.toJson(modules));
             Map<String, Object> pool = new LinkedHashMap<>();
-            pool.put("word_embedding_dimension", hyper.hiddenSize());
-            pool.put("pooling_mode_cls_token", pooling == Pooling.CLS);
-            pool.put("pooling_mode_mean_tokens", pooling == Pooling.MEAN);
-            pool.put("pooling_mode_max_tokens", pooling == Pooling.MAX);
-            pool.put("pooling_mode_mean_sqrt_len_tokens", false);
+            pool.put("word_embedding_dimension", hiddenSize);
+            for (Pooling p : Pooling.values()) pool.put(p.configKey(), p == pooling);
             write(tmp.resolve("1_Pooling/config.json"), gson.toJson(pool));
             write(
                     tmp.resolve("sentence_bert_config.json"),
@@ -228,9 +241,19 @@ public final class TextModel {
 
     // ---------------------------------------------------------------------------------------------------- folders
 
+    /**
+     * The module types sentence-transformers writes in {@code modules.json}: the classic {@code
+     * sentence_transformers.models.X} and sentence-transformers 6's {@code sentence_transformers.base.modules.
+     * transformer.Transformer}, {@code sentence_transformers.sentence_transformer.modules.pooling.Pooling}, ...: the
+     * class name after the last dot decides.
+     */
+    private static String moduleClass(String type) {
+        return type.startsWith("sentence_transformers.") ? type.substring(type.lastIndexOf('.') + 1) : type;
+    }
+
     private static TextModel readFolder(Path dir, Path tokenizerOverride) {
         Path transformer = dir;
-        Pooling pooling = Pooling.MEAN;
+        PoolingConfig pooling = new PoolingConfig(Pooling.MEAN, true);
         boolean normalize = false;
         Path modulesFile = dir.resolve("modules.json");
         if (Files.exists(modulesFile)) {
@@ -241,16 +264,18 @@ public final class TextModel {
                 String type = o.string("type", "");
                 String path = o.string("path", "");
                 Path at = inside(dir, path, modulesFile);
-                switch (type) {
-                    case "sentence_transformers.models.Transformer" -> transformer = at;
-                    case "sentence_transformers.models.Pooling" -> pooling = poolingOf(at.resolve("config.json"));
-                    case "sentence_transformers.models.Normalize" -> normalize = true;
+                switch (moduleClass(type)) {
+                    case "Transformer" -> transformer = at;
+                    case "Pooling" -> pooling = poolingOf(at.resolve("config.json"));
+                    case "Normalize" -> normalize = true;
                     default ->
                         throw AttnException.badInput(modulesFile + ": module \"" + type
                                 + "\" is not supported (attn runs Transformer, Pooling and Normalize)");
                 }
             }
         }
+        Prompts prompts =
+                promptsOf(firstExisting(dir.resolve("config_sentence_transformers.json")), pooling.includePrompt());
         Path configFile = transformer.resolve("config.json");
         if (!Files.exists(configFile)) {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
@@ -259,18 +284,20 @@ public final class TextModel {
                 return new TextModel(
                         dir.getFileName().toString(),
                         m.source,
-                        m.hyper,
+                        m.config,
                         m.weights,
                         m.tokenizer,
-                        pooling,
+                        pooling.pooling(),
                         normalize,
-                        m.maxLength);
+                        m.maxLength,
+                        prompts);
             }
             throw AttnException.badInput(dir + ": no config.json (a Hugging Face model folder holds config.json,"
                     + " model.safetensors and tokenizer.json)");
         }
-        BertHyper hyper = hyperOf(JsonFields.read(configFile), configFile);
-        Map<String, Tensor> weights = bertWeights(readWeights(transformer), transformer.toString());
+        Map<String, Object> config = Json.readObject(configFile);
+        ModelConfigs.withDefaults(config, configFile.toString()); // the family and its keys, named by config.json
+        Map<String, Tensor> weights = readWeights(transformer);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = 0;
         Path sbert = firstExisting(
@@ -283,52 +310,65 @@ public final class TextModel {
         return new TextModel(
                 name,
                 (Files.exists(single) ? single : transformer).toString(),
-                hyper,
+                config,
                 weights,
                 tokenizer,
-                pooling,
+                pooling.pooling(),
                 normalize,
-                maxLength(tokenizer, seq, hyper));
+                seq,
+                prompts);
     }
 
-    private static Pooling poolingOf(Path file) {
+    /** A Pooling module's mode and whether prompt tokens take part. */
+    private record PoolingConfig(Pooling pooling, boolean includePrompt) {}
+
+    /**
+     * A Pooling module's {@code config.json}: sentence-transformers 6's {@code {"pooling_mode": "mean",
+     * "include_prompt": true, "embedding_dimension": 384}}, or the classic one boolean per mode ({@code
+     * pooling_mode_mean_tokens}, ...). attn pools with one mode (sentence-transformers would concatenate several).
+     */
+    private static PoolingConfig poolingOf(Path file) {
         JsonFields o = JsonFields.read(file);
+        boolean include = o.bool("include_prompt", true);
+        Object mode = o.get("pooling_mode");
+        if (mode != null) {
+            if (!(mode instanceof String s))
+                throw AttnException.badInput(
+                        file + ": \"pooling_mode\" must be one mode's name (attn pools with one of " + Pooling.labels()
+                                + "), got " + mode);
+            try {
+                return new PoolingConfig(Pooling.parse(s), include);
+            } catch (AttnException e) {
+                throw AttnException.badInput(file + ": " + e.getMessage());
+            }
+        }
         List<Pooling> on = new java.util.ArrayList<>();
-        if (o.bool("pooling_mode_mean_tokens", false)) on.add(Pooling.MEAN);
-        if (o.bool("pooling_mode_cls_token", false)) on.add(Pooling.CLS);
-        if (o.bool("pooling_mode_max_tokens", false)) on.add(Pooling.MAX);
-        for (String k : List.of(
-                "pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"))
-            if (o.bool(k, false))
-                throw AttnException.badInput(file + ": " + k + " is not supported (attn pools mean, cls or max)");
+        for (Pooling p : Pooling.values()) if (o.bool(p.configKey(), false)) on.add(p);
         if (on.size() != 1)
-            throw AttnException.badInput(file + ": exactly one of pooling_mode_mean_tokens, pooling_mode_cls_token,"
-                    + " pooling_mode_max_tokens must be true, found " + on.size());
-        return on.get(0);
+            throw AttnException.badInput(file + ": exactly one pooling mode must be on (attn pools with one of "
+                    + Pooling.labels() + "), found " + on.size() + (on.isEmpty() ? "" : ": " + on));
+        return new PoolingConfig(on.get(0), include);
     }
 
-    private static BertHyper hyperOf(JsonFields c, Path file) {
-        String type = c.string("model_type", null);
-        if (type == null) throw AttnException.badInput(file + ": no \"model_type\"");
-        if (!type.equals("bert"))
-            throw AttnException.badInput(file + ": model_type \"" + type
-                    + "\" is not supported (attn runs model_type \"bert\": BERT, MiniLM, bge, e5, gte, ...)");
-        String pos = c.string("position_embedding_type", "absolute");
-        if (!pos.equals("absolute"))
+    /** {@code config_sentence_transformers.json}'s {@code prompts} and {@code default_prompt_name}; none without it. */
+    private static Prompts promptsOf(Path file, boolean includePrompt) {
+        if (file == null) return new Prompts(Map.of(), null, includePrompt);
+        JsonFields o = JsonFields.read(file);
+        Map<String, String> byName = new LinkedHashMap<>();
+        Object p = o.get("prompts");
+        if (p != null) {
+            if (!(p instanceof Map<?, ?> m)) throw AttnException.badInput(file + ": \"prompts\" must be an object");
+            for (var e : m.entrySet()) {
+                if (!(e.getValue() instanceof String text))
+                    throw AttnException.badInput(file + ": prompt \"" + e.getKey() + "\" must be a string");
+                byName.put(String.valueOf(e.getKey()), text);
+            }
+        }
+        String dflt = o.string("default_prompt_name", null);
+        if (dflt != null && !byName.containsKey(dflt))
             throw AttnException.badInput(
-                    file + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
-        if (c.bool("is_decoder", false) || c.bool("add_cross_attention", false))
-            throw AttnException.badInput(file + ": a BERT decoder (is_decoder / add_cross_attention) is not supported");
-        return new BertHyper(
-                c.integer("vocab_size", 30522),
-                c.integer("hidden_size", 768),
-                c.integer("num_hidden_layers", 12),
-                c.integer("num_attention_heads", 12),
-                c.integer("intermediate_size", 3072),
-                c.string("hidden_act", "gelu"),
-                c.number("layer_norm_eps", 1e-12),
-                c.integer("max_position_embeddings", 512),
-                c.integer("type_vocab_size", 2));
+                    file + ": default_prompt_name \"" + dflt + "\" is not one of the prompts " + byName.keySet());
+        return new Prompts(byName, dflt, includePrompt);
     }
 
     /** model.safetensors, or the shards listed by model.safetensors.index.json. */
@@ -355,36 +395,10 @@ public final class TextModel {
         throw AttnException.badInput(dir + ": no model.safetensors (nor model.safetensors.index.json)");
     }
 
-    /**
-     * The tensors a {@code BertModel} takes, under its names: the {@code bert.} prefix of task models removed, {@code
-     * gamma}/{@code beta} (old TensorFlow checkpoints) read as LayerNorm {@code weight}/{@code bias}, and what a
-     * sentence embedding does not use (the pooler, task heads, the {@code position_ids} buffer) dropped. Anything else
-     * is kept, so the engine names it if it does not fit.
-     */
-    static Map<String, Tensor> bertWeights(Map<String, Tensor> raw, String source) {
-        boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith("bert.embeddings."));
-        Map<String, Tensor> out = new LinkedHashMap<>();
-        for (var e : raw.entrySet()) {
-            String k = e.getKey();
-            if (prefixed) {
-                if (!k.startsWith("bert.")) {
-                    if (HEADS.stream().anyMatch(k::startsWith)) continue;
-                } else k = k.substring("bert.".length());
-            }
-            if (k.equals("embeddings.position_ids") || HEADS.stream().anyMatch(k::startsWith)) continue;
-            if (k.endsWith(".gamma")) k = k.substring(0, k.length() - 6) + ".weight";
-            else if (k.endsWith(".beta")) k = k.substring(0, k.length() - 5) + ".bias";
-            if (out.put(k, e.getValue()) != null)
-                throw AttnException.badInput(source + ": tensor '" + k + "' appears twice (with and without a prefix)");
-        }
-        return out;
-    }
-
     // ---------------------------------------------------------------------------------------------------- ONNX
 
     private static TextModel readOnnx(Path onnx, Path tokenizerOverride) {
         OnnxBert.Imported imp = OnnxBert.read(onnx);
-        BertHyper hyper = hyperOf(new JsonFields(imp.config(), onnx.toString()), onnx);
         Path tokenizer = tokenizerOverride;
         if (tokenizer == null) {
             String file = onnx.getFileName().toString();
@@ -399,29 +413,36 @@ public final class TextModel {
         return new TextModel(
                 file.substring(0, file.length() - ".onnx".length()),
                 onnx.toString(),
-                hyper,
-                bertWeights(imp.weights(), onnx.toString()),
+                imp.config(),
+                imp.weights(),
                 tokenizer,
                 Pooling.MEAN,
                 false,
-                maxLength(tokenizer, 0, hyper));
+                0,
+                Prompts.NONE);
     }
 
     // ---------------------------------------------------------------------------------------------------- helpers
 
-    /** tokenizer.json's truncation when set, else max_seq_length, else max_position_embeddings. */
-    private static int maxLength(Path tokenizer, int maxSeqLength, BertHyper hyper) {
+    /** tokenizer.json's truncation when set, else max_seq_length, else the model's positions; at most those. */
+    private static int maxLength(Path tokenizer, int maxSeqLength, int maxPositions) {
         if (!Files.exists(tokenizer)) throw AttnException.badInput(tokenizer + ": no such file (tokenizer.json)");
         Object t = Json.topLevelMember(tokenizer, "truncation");
         int n = 0;
         if (t instanceof Map<?, ?>) n = JsonFields.of(t, tokenizer.toString()).integer("max_length", 0);
         if (n <= 0) n = maxSeqLength;
-        if (n <= 0) n = hyper.maxPositionEmbeddings();
-        return Math.min(n, hyper.maxPositionEmbeddings());
+        if (n <= 0) n = maxPositions;
+        return Math.min(n, maxPositions);
     }
 
     private static Path tokenizerIn(Path dir) {
         Path t = dir.resolve("tokenizer.json");
+        Path sp = firstExisting(
+                dir.resolve("sentencepiece.bpe.model"), dir.resolve("spiece.model"), dir.resolve("tokenizer.model"));
+        if (!Files.exists(t) && sp != null)
+            throw AttnException.badInput(sp + ": a SentencePiece model without tokenizer.json; attn reads the Hugging"
+                    + " Face tokenizers format: convert it once in Python with AutoTokenizer.from_pretrained(DIR)"
+                    + ".save_pretrained(DIR) (a fast tokenizer writes tokenizer.json)");
         if (!Files.exists(t))
             throw AttnException.badInput(dir + ": no tokenizer.json (attn reads the Hugging Face tokenizers format;"
                     + " a folder with only vocab.txt can be converted by saving its fast tokenizer)");

@@ -52,8 +52,15 @@ final class TextTokenizer implements AutoCloseable {
     private final HuggingFaceTokenizer tokenizer;
     private final int maxLength;
 
-    /** One text's token ids, and whether the text was cut at the maximum length. */
-    record Tokens(int[] ids, boolean truncated) {}
+    /**
+     * One text's token ids, whether the text was cut at the maximum length, and how many leading tokens (a prompt's)
+     * the pooling leaves out.
+     */
+    record Tokens(int[] ids, boolean truncated, int skip) {
+        Tokens(int[] ids, boolean truncated) {
+            this(ids, truncated, 0);
+        }
+    }
 
     private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength) {
         this.tokenizer = tokenizer;
@@ -115,6 +122,17 @@ final class TextTokenizer implements AutoCloseable {
             out[i] = new Tokens(a, enc[i].exceedMaxLength());
         }
         return out;
+    }
+
+    /**
+     * The tokens of {@code prompt} as sentence-transformers counts them to leave a prompt out of the pooling: its
+     * tokens with the special tokens, less a trailing special token ({@code [SEP]}, {@code </s>}).
+     */
+    int promptLength(String prompt) {
+        Encoding e = tokenizer.encode(prompt, true, false);
+        long[] special = e.getSpecialTokenMask();
+        int n = e.getIds().length;
+        return n > 0 && special.length == n && special[n - 1] != 0 ? n - 1 : n;
     }
 
     /** The tokens' strings (for users who show token-level output). */

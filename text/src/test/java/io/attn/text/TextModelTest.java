@@ -192,7 +192,7 @@ class TextModelTest {
         TextModel back = TextModel.read(out);
         assertEquals(Pooling.MAX, back.pooling());
         assertTrue(back.normalize());
-        assertEquals(m.engineConfig(), back.engineConfig());
+        assertEquals(m.config(), back.config());
         for (var e : m.weights().entrySet())
             assertArrayEquals(
                     e.getValue().data(), back.weights().get(e.getKey()).data(), e.getKey());
@@ -233,9 +233,25 @@ class TextModelTest {
         Files.writeString(d.resolve("config.json"), "{\"model_type\": \"bert\",");
         bad(d, "config.json", "invalid JSON at line 1");
 
-        d = copyOfBase("roberta");
-        Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"bert\"", "\"xlm-roberta\""));
-        bad(d, "config.json", "model_type \"xlm-roberta\" is not supported");
+        d = copyOfBase("gpt2");
+        Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"bert\"", "\"gpt2\""));
+        bad(
+                d,
+                "config.json",
+                "model_type \"gpt2\" is not supported (attn runs bert, xlm-roberta, roberta, camembert,"
+                        + " distilbert)");
+
+        d = copyOfBase("remote-code");
+        Files.writeString(
+                d.resolve("config.json"),
+                TinyBert.config("gelu")
+                        .replace("\"bert\"", "\"my_bert\"")
+                        .replaceFirst("\\{", "{\"auto_map\": {\"AutoModel\": \"modeling.MyBert\"}, "));
+        bad(d, "config.json", "model_type \"my_bert\" comes with its own Python code (auto_map)", "no remote code");
+
+        d = copyOfBase("sentencepiece");
+        Files.move(d.resolve("tokenizer.json"), d.resolve("sentencepiece.bpe.model"));
+        bad(d, "sentencepiece.bpe.model", "tokenizer.json", "convert");
 
         d = copyOfBase("wrong-type");
         Files.writeString(
@@ -295,7 +311,17 @@ class TextModelTest {
         Files.writeString(
                 d.resolve("1_Pooling/config.json"),
                 "{\"pooling_mode_cls_token\":true,\"pooling_mode_mean_tokens\":true}");
-        bad(d, "1_Pooling", "exactly one of");
+        bad(d, "1_Pooling", "exactly one pooling mode must be on", "found 2");
+
+        d = copyOfBase("list-of-modes");
+        TinyBert.sentenceTransformers(d, "mean", false, 0);
+        Files.writeString(d.resolve("1_Pooling/config.json"), "{\"pooling_mode\":[\"mean\",\"max\"]}");
+        bad(d, "1_Pooling", "\"pooling_mode\" must be one mode's name");
+
+        d = copyOfBase("unknown-mode");
+        TinyBert.sentenceTransformers(d, "mean", false, 0);
+        Files.writeString(d.resolve("1_Pooling/config.json"), "{\"pooling_mode\":\"median\"}");
+        bad(d, "1_Pooling", "pooling \"median\" is not one of mean, cls, max");
 
         d = copyOfBase("escape");
         TinyBert.sentenceTransformers(d, "mean", false, 0);
