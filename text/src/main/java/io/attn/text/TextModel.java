@@ -37,7 +37,8 @@ import java.util.Set;
  * prompt.
  *
  * <p>The maximum length in tokens is the truncation of {@code tokenizer.json} when it sets one, else {@code
- * max_seq_length}, else the model's positions ({@link #maxPositions()}).
+ * max_seq_length} ({@code sentence_bert_config.json}; sentence-transformers 6 keeps it as {@code tokenizer_config.json}'s
+ * {@code model_max_length}), else the model's positions ({@link #maxPositions()}).
  *
  * <p>Immutable after reading; the weights are not copied when handed to an engine.
  */
@@ -303,6 +304,7 @@ public final class TextModel {
         Path sbert = firstExisting(
                 transformer.resolve("sentence_bert_config.json"), dir.resolve("sentence_bert_config.json"));
         if (sbert != null) seq = JsonFields.read(sbert).integer("max_seq_length", 0);
+        if (seq <= 0) seq = modelMaxLength(transformer.resolve("tokenizer_config.json"));
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
@@ -424,7 +426,22 @@ public final class TextModel {
 
     // ---------------------------------------------------------------------------------------------------- helpers
 
-    /** tokenizer.json's truncation when set, else max_seq_length, else the model's positions; at most those. */
+    /**
+     * {@code tokenizer_config.json}'s {@code model_max_length}: where sentence-transformers 6 keeps a model's maximum
+     * length (its {@code sentence_bert_config.json} no longer has {@code max_seq_length}); 0 when absent or the "no
+     * limit" value transformers writes (10^30).
+     */
+    private static int modelMaxLength(Path tokenizerConfig) {
+        if (!Files.exists(tokenizerConfig)) return 0;
+        Object v = Json.readObject(tokenizerConfig).get("model_max_length");
+        if (v instanceof Number n && n.doubleValue() >= 1 && n.doubleValue() <= 1 << 24) return n.intValue();
+        return 0;
+    }
+
+    /**
+     * tokenizer.json's truncation when set, else max_seq_length (sentence_bert_config.json, else tokenizer_config.json's
+     * model_max_length), else the model's positions; at most those.
+     */
     private static int maxLength(Path tokenizer, int maxSeqLength, int maxPositions) {
         if (!Files.exists(tokenizer)) throw AttnException.badInput(tokenizer + ": no such file (tokenizer.json)");
         Object t = Json.topLevelMember(tokenizer, "truncation");
