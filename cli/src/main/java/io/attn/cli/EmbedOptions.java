@@ -7,8 +7,25 @@ import picocli.CommandLine.Option;
 
 /** The text-model overrides shared by {@code embed}, {@code serve} and {@code bench embed}. */
 final class EmbedOptions {
-    @Option(names = "--pooling", paramLabel = "mean|cls|max", description = "Override the model's pooling.")
+    @Option(
+            names = "--pooling",
+            paramLabel = "MODE",
+            description =
+                    "Override the model's pooling: mean, cls, max, mean_sqrt_len_tokens, weightedmean, lasttoken.")
     String pooling;
+
+    @Option(
+            names = "--prompt-name",
+            paramLabel = "NAME",
+            description = "Put the model's prompt NAME before every text (config_sentence_transformers.json's prompts,"
+                    + " e.g. query; default: the model's default_prompt_name, if any).")
+    String promptName;
+
+    @Option(
+            names = "--prompt",
+            paramLabel = "TEXT",
+            description = "Put TEXT before every text instead of a named prompt (\"\" for none).")
+    String prompt;
 
     @Option(
             names = "--normalize",
@@ -30,6 +47,10 @@ final class EmbedOptions {
                 .withMaxLength(maxLength)
                 .withTokenizer(tokenizer)
                 .withNormalize(normalize);
+        if (promptName != null && prompt != null)
+            throw io.attn.AttnException.badInput("give --prompt-name or --prompt, not both");
+        if (promptName != null) o = o.withPromptName(promptName);
+        if (prompt != null) o = o.withPrompt(prompt);
         return pooling == null ? o : o.withPooling(Pooling.parse(pooling));
     }
 }

@@ -230,6 +230,7 @@ final class ApiHandler extends Handler.Abstract {
     private String tei(byte[] body, long deadline) {
         if (!model.isText()) throw notHere("/embed");
         List<String> inputs = null;
+        String promptName = null;
         boolean normalize = true, truncate = false;
         JsonIn.Obj o = JsonIn.object(body, TEI);
         try {
@@ -243,10 +244,7 @@ final class ApiHandler extends Handler.Abstract {
                         if (d != null && !d.equalsIgnoreCase("right"))
                             throw ApiError.badRequest("invalid_value", "truncation_direction: only Right is supported");
                     }
-                    case "prompt_name" -> {
-                        if (JsonIn.optString(o.r, k) != null)
-                            throw ApiError.badRequest("invalid_value", "prompt_name: this model has no prompts");
-                    }
+                    case "prompt_name" -> promptName = JsonIn.optString(o.r, k);
                     default -> throw new IllegalStateException(k);
                 }
             }
@@ -255,7 +253,7 @@ final class ApiHandler extends Handler.Abstract {
             throw JsonIn.malformed(e);
         }
         if (inputs == null) throw ApiError.badRequest("missing_parameter", "inputs is required");
-        TokenizedTexts t = admit(inputs, truncate);
+        TokenizedTexts t = admit(inputs, truncate, promptName);
         Embeddings e = await(batcher.submit(t, deadline), deadline);
         StringBuilder b = new StringBuilder(16 + e.vectors().length * model.dimension() * 12).append('[');
         for (int i = 0; i < e.vectors().length; i++) {
@@ -319,10 +317,15 @@ final class ApiHandler extends Handler.Abstract {
 
     /** Checks a request's texts against the limits and tokenizes them. */
     private TokenizedTexts admit(List<String> texts, boolean truncate) {
+        return admit(texts, truncate, null);
+    }
+
+    /** The texts tokenized (after the prompt {@code promptName}, null: the model's default) and checked. */
+    private TokenizedTexts admit(List<String> texts, boolean truncate, String promptName) {
         if (texts.size() > options.maxInputs())
             throw ApiError.tooLarge(
                     "too_many_inputs", texts.size() + " inputs: at most " + options.maxInputs() + " per request");
-        TokenizedTexts t = model.tokenize(texts);
+        TokenizedTexts t = model.tokenize(texts, promptName);
         if (!truncate)
             for (int i = 0; i < t.size(); i++)
                 if (t.truncated(i))

@@ -77,8 +77,18 @@ final class ModelService implements AutoCloseable {
     }
 
     TokenizedTexts tokenize(List<String> texts) {
+        return tokenize(texts, null);
+    }
+
+    /** The texts after the model's prompt {@code promptName} (null: its default prompt); a bad one is a 400. */
+    TokenizedTexts tokenize(List<String> texts, String promptName) {
+        if (promptName != null && !embedder.prompts().byName().containsKey(promptName))
+            throw ApiError.badRequest(
+                    "invalid_value",
+                    "prompt_name: \"" + promptName + "\" is not one of this model's prompts "
+                            + embedder.prompts().byName().keySet());
         try {
-            return embedder.tokenize(texts);
+            return embedder.tokenize(texts, promptName);
         } catch (AttnException e) {
             throw ApiError.badRequest("invalid_input", e.getMessage());
         }

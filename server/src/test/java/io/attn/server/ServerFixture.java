@@ -24,7 +24,12 @@ final class ServerFixture implements AutoCloseable {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     ServerFixture(Path dir, ServerOptions options) throws IOException {
-        model = TinyTextModel.folder(dir, true);
+        this(TinyTextModel.folder(dir, true), options, true);
+    }
+
+    /** A server over the model folder {@code model}. */
+    ServerFixture(Path model, ServerOptions options, boolean given) {
+        this.model = model;
         server = AttnServer.start(
                 Engine.open(EngineOptions.defaults().withDevice("cpu")),
                 model,

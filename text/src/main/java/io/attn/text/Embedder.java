@@ -13,7 +13,8 @@ import java.util.List;
 
 /**
  * A sentence-embedding model on an {@link Engine}: text in, one vector per text out, as sentence-transformers computes
- * it (tokenize, run the BERT encoder, pool over the non-padding tokens, L2-normalize when the model says so).
+ * it (put the prompt before the text, tokenize, run the encoder, pool over the non-padding tokens (without the prompt's
+ * when the model says so), L2-normalize when the model says so).
  *
  * <pre>{@code
  * try (Engine engine = Engine.open(EngineOptions.defaults());
@@ -271,7 +272,11 @@ public final class Embedder implements AutoCloseable {
     /** One line: the model, its width, pooling, normalization, maximum length and device. */
     public String description() {
         return name + ": " + dimension + " dimensions, " + pooling.label() + " pooling"
-                + (normalize ? ", normalized" : "") + ", max " + maxLength() + " tokens";
+                + (normalize ? ", normalized" : "") + ", max " + maxLength() + " tokens"
+                + (defaultPrompt.text().isEmpty()
+                        ? ""
+                        : ", prompt \"" + defaultPrompt.text() + "\""
+                                + (defaultPrompt.skip() > 0 ? " (left out of the pooling)" : ""));
     }
 
     public boolean isClosed() {
