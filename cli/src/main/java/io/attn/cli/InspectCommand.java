@@ -9,6 +9,7 @@ import io.attn.io.SafeTensors;
 import io.attn.io.WordVectors;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
+import io.attn.text.TextModel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -33,9 +34,14 @@ import picocli.CommandLine.Parameters;
  * of its tensors (name, stored dtype, shape, elements, bytes), the config as the engine understands it (every
  * constructor argument, defaults filled in) and the other metadata; for an .npy its version, dtype, shape and value
  * range; for an .npz a table of its arrays; for a config JSON the config as understood; for word vectors their count
- * and width. {@code --json} prints the same as one JSON object, for scripts.
+ * and width; for a Hugging Face model folder its family, its config as the engine understands it and its
+ * sentence-transformers settings (pooling, normalization, maximum length, prompts). {@code --json} prints the same as
+ * one JSON object, for scripts.
  */
-@Command(name = "inspect", description = "Describe a .safetensors, .npy, .npz, config .json or word-vector file.")
+@Command(
+        name = "inspect",
+        description =
+                "Describe a .safetensors, .npy, .npz, config .json or word-vector file, or a Hugging Face model folder.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(paramLabel = "FILE")
     Path file;
@@ -48,7 +54,11 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (Files.isDirectory(file)) throw AttnException.badInput(file + ": is a directory, not a file");
+        if (Files.isDirectory(file)) {
+            Map<String, Object> d = folder();
+            System.out.println(json ? Json.write(d) : text(d));
+            return 0;
+        }
         if (!Files.exists(file)) throw AttnException.badInput(file + ": no such file");
         if (!Files.isRegularFile(file))
             throw AttnException.badInput(file + ": not a regular file (a pipe, socket or device): give a file");
@@ -133,6 +143,32 @@ final class InspectCommand implements Callable<Integer> {
         Map<String, Object> m = Json.readObject(file); // UTF-8, size cap, nesting cap
         Map<String, Object> d = start("config");
         d.put("config", understand(m, file.toString()));
+        return d;
+    }
+
+    /**
+     * A Hugging Face model folder as the text models read it: its family ({@code model_type}), the encoder's config as
+     * the engine understands it (defaults filled in), and the sentence-transformers settings (pooling, normalization,
+     * maximum length, prompts).
+     */
+    private Map<String, Object> folder() {
+        TextModel m = TextModel.read(file);
+        Map<String, Object> d = start("model folder");
+        d.put("model_type", m.modelType());
+        d.put("config", ModelConfigs.withDefaults(m.config(), m.source()));
+        Map<String, Object> st = new LinkedHashMap<>();
+        st.put("pooling", m.pooling().label());
+        st.put("normalize", m.normalize());
+        st.put("max_length", (long) m.maxLength());
+        st.put("prompts", new LinkedHashMap<String, Object>(m.prompts().byName()));
+        st.put("default_prompt_name", m.prompts().defaultName());
+        st.put("include_prompt", m.prompts().includePrompt());
+        st.put("tokenizer", m.tokenizer().toString());
+        d.put("sentence_transformers", st);
+        long params = 0;
+        for (Tensor t : m.weights().values()) params += t.size();
+        d.put("tensors", (long) m.weights().size());
+        d.put("parameters", params);
         return d;
     }
 
@@ -246,6 +282,18 @@ final class InspectCommand implements Callable<Integer> {
             case "config" -> {
                 b.append(String.format("config, as understood:%n"));
                 fields(b, (Map<String, Object>) d.get("config"));
+            }
+            case "model folder" -> {
+                b.append(String.format(
+                        Locale.ROOT,
+                        "Hugging Face model folder, model_type %s, %d tensors, %,d parameters%n",
+                        d.get("model_type"),
+                        (Long) d.get("tensors"),
+                        (Long) d.get("parameters")));
+                b.append(String.format("config, as understood:%n"));
+                fields(b, (Map<String, Object>) d.get("config"));
+                b.append(String.format("sentence embedding:%n"));
+                fields(b, (Map<String, Object>) d.get("sentence_transformers"));
             }
             default ->
                 b.append(String.format(

@@ -474,4 +474,29 @@ class RunCommandTest {
         assertEquals("bool", bj.get("dtype"));
         assertEquals(List.of(4L, 5L), bj.get("shape"));
     }
+
+    @Test
+    void inspectNamesAModelFoldersFamilyAndSettings() {
+        Path xlmr = Path.of("../tests/families/xlm-roberta");
+        Result r = ok("inspect", xlmr.toString());
+        List<String> lines = r.out().lines().toList();
+        assertTrue(lines.get(0).startsWith(xlmr + ": Hugging Face model folder, model_type xlm-roberta, "), r.out());
+        assertTrue(r.out().contains("  first_position_id "), r.out()); // RoBERTa's positions, past pad_token_id
+        assertTrue(r.out().contains("  pooling "), r.out());
+        Map<?, ?> json = (Map<?, ?>)
+                io.attn.io.Json.parse(ok("inspect", "--json", xlmr.toString()).out());
+        assertEquals("model folder", json.get("format"));
+        assertEquals("xlm-roberta", json.get("model_type"));
+        Map<?, ?> st = (Map<?, ?>) json.get("sentence_transformers");
+        assertEquals("mean", st.get("pooling"));
+        assertEquals(true, st.get("normalize"));
+        assertEquals(32L, st.get("max_length"));
+        assertEquals("query", st.get("default_prompt_name"));
+        assertEquals("query: ", ((Map<?, ?>) st.get("prompts")).get("query"));
+        assertEquals(2L, ((Map<?, ?>) json.get("config")).get("first_position_id"));
+
+        Result bad = cli("inspect", "../tests/families/mpnet");
+        assertEquals(3, bad.code(), bad.err());
+        assertTrue(bad.err().contains("model_type \"mpnet\" is not supported"), bad.err());
+    }
 }
