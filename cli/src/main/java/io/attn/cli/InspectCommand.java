@@ -347,7 +347,10 @@ final class InspectCommand implements Callable<Integer> {
             b.append("  ")
                     .append(e.getKey())
                     .append(" ".repeat(w - e.getKey().length() + 2))
-                    .append(e.getValue())
+                    .append(
+                            e.getValue() instanceof Map<?, ?> || e.getValue() instanceof List<?>
+                                    ? Json.write(e.getValue())
+                                    : e.getValue())
                     .append(String.format("%n"));
     }
 
