@@ -91,7 +91,12 @@ public final class CpuBackend implements Backend {
 
     @Override
     public boolean supports(Node node) {
-        return node.dtype() == DType.F32;
+        return unsupported(node) == null;
+    }
+
+    /** What this backend computes ({@link CpuBackendProvider#support}): every op, on F32 tensors. */
+    static String unsupported(Node node) {
+        return node.dtype() == DType.F32 ? null : node.dtype() + " tensors (the cpu backend computes F32 only)";
     }
 
     @Override

@@ -179,12 +179,22 @@ public final class CudaBackend implements Backend {
 
     @Override
     public boolean supports(Node node) {
-        if (node.dtype() != DType.F32) return false;
+        return unsupported(node) == null;
+    }
+
+    /**
+     * What this backend computes, known without a device ({@link CudaBackendProvider#support}): every op on F32
+     * tensors, but the attention of a ragged batch.
+     */
+    static String unsupported(Node node) {
+        if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
         // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
         if (node.op() == io.attn.graph.Op.ATTENTION
-                && node.params(OpParams.Attention.class).mask().segmented()) return false;
-        for (Node in : node.inputs()) if (in.dtype() != DType.F32) return false;
-        return true;
+                && node.params(OpParams.Attention.class).mask().segmented())
+            return "ragged batches (a segmented mask): no kernel yet, callers pad the batch";
+        for (Node in : node.inputs())
+            if (in.dtype() != DType.F32) return in.dtype() + " inputs (the cuda backend computes F32 only)";
+        return null;
     }
 
     @Override
