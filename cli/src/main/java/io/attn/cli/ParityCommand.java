@@ -6,6 +6,7 @@ import io.attn.parity.ParityCase;
 import io.attn.parity.ParityCases;
 import io.attn.parity.ParityReport;
 import io.attn.parity.ParityResult;
+import io.attn.parity.SupportTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -14,13 +15,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
  * {@code attn parity}: the parity suite from the bundle. Every op case (one node through {@code backend.execute},
  * guard values after the output, inputs checked untouched) and every layer case (a whole module through {@code
  * Model}) on every available backend, against the double-precision reference. Prints a table; exit 0 only when every
- * case passed on every backend that ran.
+ * case passed on every backend that ran. {@code --support}: the op x backend support table instead ({@link
+ * SupportTable}; {@code --markdown} writes {@code docs/ops.md}).
  */
 @Command(
         name = "parity",
@@ -54,8 +57,23 @@ final class ParityCommand implements Callable<Integer> {
                     + "GEMMs on our kernel and on JCublas), each as its own backend configuration.")
     boolean variants;
 
+    @Option(
+            names = "--support",
+            description = "Print the op x backend support table instead of running the suite: every op against each"
+                    + " backend's declaration of what it computes, asked about every parity case of the op (needs no"
+                    + " device).")
+    boolean support;
+
+    @Option(names = "--markdown", description = "With --support: the table as markdown, as docs/ops.md holds it.")
+    boolean markdown;
+
     @Override
     public Integer call() {
+        if (markdown && !support) throw new ParameterException(spec.commandLine(), "--markdown goes with --support");
+        if (support) {
+            System.out.print(SupportTable.format(suite.device, markdown));
+            return 0;
+        }
         List<ParityCase> ops = new ArrayList<>();
         for (ParityCase c : ParityCases.all()) if (matches(c.name())) ops.add(c);
         List<LayerCases.Case> layers = new ArrayList<>();

@@ -32,6 +32,15 @@ public interface BackendProvider {
         return java.util.List.of();
     }
 
+    /**
+     * (optional) What the backends this provider creates compute, declared without a device ({@link OpSupport}: the
+     * rule their {@link Backend#supports} follows), for the op x backend table of {@code attn parity --support}.
+     * Default: null, no declaration (the table leaves the provider out).
+     */
+    default OpSupport support() {
+        return null;
+    }
+
     /** Creates a backend; throws {@link io.attn.AttnException} (DEVICE_UNAVAILABLE) when it cannot. */
     Backend create(BackendOptions options);
 }

@@ -7,12 +7,12 @@ import io.attn.backend.Buffer;
 import io.attn.backend.Program;
 import io.attn.cpu.ops.Attention;
 import io.attn.cpu.ops.CacheWrite;
+import io.attn.cpu.ops.Concat;
 import io.attn.cpu.ops.Elementwise;
 import io.attn.cpu.ops.Embedding;
 import io.attn.cpu.ops.Fusions;
-import io.attn.cpu.ops.Gelu;
+import io.attn.cpu.ops.Heads;
 import io.attn.cpu.ops.LayerNorm;
-import io.attn.cpu.ops.Layout;
 import io.attn.cpu.ops.MatMul;
 import io.attn.cpu.ops.Mean;
 import io.attn.cpu.ops.PositionalEncoding;
@@ -91,7 +91,12 @@ public final class CpuBackend implements Backend {
 
     @Override
     public boolean supports(Node node) {
-        return node.dtype() == DType.F32;
+        return unsupported(node) == null;
+    }
+
+    /** What this backend computes ({@link CpuBackendProvider#support}): every op, on F32 tensors. */
+    static String unsupported(Node node) {
+        return node.dtype() == DType.F32 ? null : node.dtype() + " tensors (the cpu backend computes F32 only)";
     }
 
     @Override
@@ -165,12 +170,13 @@ public final class CpuBackend implements Backend {
             case RELU -> Elementwise.relu(par, o, in[0], n);
             case SILU -> Elementwise.silu(par, o, in[0], n);
             case GELU ->
-                Gelu.run(par, o, in[0], n, node.params(OpParams.Gelu.class).tanh());
+                Elementwise.gelu(
+                        par, o, in[0], n, node.params(OpParams.Gelu.class).tanh());
             case EMBEDDING -> Embedding.run(node, o, in[0], in[1]);
             case POSITIONAL_ENCODING -> PositionalEncoding.run(par, node, o, in[0]);
-            case SPLIT_HEADS -> Layout.splitHeads(par, node, o, in[0]);
-            case MERGE_HEADS -> Layout.mergeHeads(par, node, o, in[0]);
-            case CONCAT -> Layout.concat(node, o, in);
+            case SPLIT_HEADS -> Heads.splitHeads(par, node, o, in[0]);
+            case MERGE_HEADS -> Heads.mergeHeads(par, node, o, in[0]);
+            case CONCAT -> Concat.run(node, o, in);
             case MEAN -> Mean.run(node, o, in[0]);
             case ATTENTION -> Attention.run(par, node, o, in);
             case CACHE_WRITE -> CacheWrite.run(node, o, in[0], in[1], in[2]);

@@ -47,6 +47,12 @@ public final class CpuBackendProvider implements BackendProvider {
         }
     }
 
+    /** Every op on F32 tensors ({@link CpuBackend#supports}). */
+    @Override
+    public io.attn.backend.OpSupport support() {
+        return CpuBackend::unsupported;
+    }
+
     @Override
     public Backend create(BackendOptions options) {
         return new CpuBackend(options);

@@ -7,11 +7,12 @@ import io.attn.backend.Buffer;
 import io.attn.backend.Program;
 import io.attn.cuda.ops.Attention;
 import io.attn.cuda.ops.CacheWrite;
+import io.attn.cuda.ops.Concat;
 import io.attn.cuda.ops.Elementwise;
 import io.attn.cuda.ops.Embedding;
 import io.attn.cuda.ops.Fusions;
+import io.attn.cuda.ops.Heads;
 import io.attn.cuda.ops.LayerNorm;
-import io.attn.cuda.ops.Layout;
 import io.attn.cuda.ops.MatMul;
 import io.attn.cuda.ops.Mean;
 import io.attn.cuda.ops.PositionalEncoding;
@@ -178,12 +179,22 @@ public final class CudaBackend implements Backend {
 
     @Override
     public boolean supports(Node node) {
-        if (node.dtype() != DType.F32) return false;
+        return unsupported(node) == null;
+    }
+
+    /**
+     * What this backend computes, known without a device ({@link CudaBackendProvider#support}): every op on F32
+     * tensors, but the attention of a ragged batch.
+     */
+    static String unsupported(Node node) {
+        if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
         // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
         if (node.op() == io.attn.graph.Op.ATTENTION
-                && node.params(OpParams.Attention.class).mask().segmented()) return false;
-        for (Node in : node.inputs()) if (in.dtype() != DType.F32) return false;
-        return true;
+                && node.params(OpParams.Attention.class).mask().segmented())
+            return "ragged batches (a segmented mask): no kernel yet, callers pad the batch";
+        for (Node in : node.inputs())
+            if (in.dtype() != DType.F32) return in.dtype() + " inputs (the cuda backend computes F32 only)";
+        return null;
     }
 
     @Override
@@ -300,9 +311,9 @@ public final class CudaBackend implements Backend {
             case SILU -> Elementwise.silu(st, node, y, x[0]);
             case EMBEDDING -> Embedding.run(st, node, y, x[0], x[1]);
             case POSITIONAL_ENCODING -> PositionalEncoding.run(st, node, y, x[0]);
-            case SPLIT_HEADS -> Layout.splitHeads(st, node, y, x[0]);
-            case MERGE_HEADS -> Layout.mergeHeads(st, node, y, x[0]);
-            case CONCAT -> Layout.concat(st, node, y, x);
+            case SPLIT_HEADS -> Heads.splitHeads(st, node, y, x[0]);
+            case MERGE_HEADS -> Heads.mergeHeads(st, node, y, x[0]);
+            case CONCAT -> Concat.run(st, node, y, x);
             case MEAN -> Mean.run(st, node, y, x[0]);
             case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);

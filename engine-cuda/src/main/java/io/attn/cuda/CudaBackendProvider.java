@@ -78,6 +78,12 @@ public final class CudaBackendProvider implements BackendProvider {
                 Map.of(GemmPaths.OPTION, "jcublas"));
     }
 
+    /** Declared without a device ({@link CudaBackend#supports}): every op on F32 tensors, but ragged attention. */
+    @Override
+    public io.attn.backend.OpSupport support() {
+        return CudaBackend::unsupported;
+    }
+
     @Override
     public Backend create(BackendOptions options) {
         try {

@@ -110,8 +110,9 @@ class DriverPathEmulatedTest {
         String out = child(null, "jit");
         assertTrue(out.contains("PASS every committed PTX file loaded"), out);
         assertTrue(
-                out.contains("PASS loading kernel file add.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX);"
-                        + " JIT error log: ptxas application ptx input, line "),
+                out.contains(
+                        "PASS loading kernel file elementwise.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX);"
+                                + " JIT error log: ptxas application ptx input, line "),
                 out);
     }
 

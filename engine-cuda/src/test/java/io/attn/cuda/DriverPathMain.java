@@ -117,25 +117,25 @@ public final class DriverPathMain {
     static int jit() {
         try (Backend b = Backends.open("cuda", BackendOptions.defaults()).backend()) {
             System.out.println("PASS every committed PTX file loaded: " + b.description());
-            byte[] ptx = io.attn.kernels.Kernels.ptx("add");
+            byte[] ptx = io.attn.kernels.Kernels.ptx("elementwise");
             String text = new String(ptx, 0, ptx.length - 1, java.nio.charset.StandardCharsets.US_ASCII);
             if (!text.contains("\n.version 9.0\n")) {
-                System.out.println("FAIL add.ptx does not declare .version 9.0");
+                System.out.println("FAIL elementwise.ptx does not declare .version 9.0");
                 return 1;
             }
             byte[] bad = (text.replace("\n.version 9.0\n", "\n.version 9.1\n") + "\0")
                     .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
             try {
-                KernelModule.load("add", bad);
+                KernelModule.load("elementwise", bad);
                 System.out.println("FAIL a PTX file of ISA 9.1 loaded");
                 return 1;
             } catch (AttnException e) {
                 String m = e.getMessage();
-                boolean ok =
-                        m.startsWith("loading kernel file add.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX)")
-                                && m.contains("JIT error log: ptxas application ptx input, line ")
-                                && m.contains("Unsupported .version 9.1; current version is '9.0'")
-                                && m.lines().count() == 1;
+                boolean ok = m.startsWith(
+                                "loading kernel file elementwise.ptx failed (cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX)")
+                        && m.contains("JIT error log: ptxas application ptx input, line ")
+                        && m.contains("Unsupported .version 9.1; current version is '9.0'")
+                        && m.lines().count() == 1;
                 System.out.println((ok ? "PASS " : "FAIL ") + m);
                 return ok ? 0 : 1;
             }

@@ -9,12 +9,12 @@ import java.util.List;
  * PTX.
  */
 public enum Kernel {
-    ADD_F32("add", "add_f32"),
-    SCALE_F32("add", "scale_f32"),
     ATTENTION_F32("attention", "attention_f32"),
-    BIAS_ACT_F32("bias_act", "bias_act_f32"),
-    CACHE_WRITE_F32("cache", "cache_write_f32"),
+    CACHE_WRITE_F32("cache_write", "cache_write_f32"),
     CONCAT_F32("concat", "concat_f32"),
+    ADD_F32("elementwise", "add_f32"),
+    SCALE_F32("elementwise", "scale_f32"),
+    BIAS_ACT_F32("elementwise", "bias_act_f32"),
     EMBEDDING_F32("embedding", "embedding_f32"),
     FLASH_F32_D32("flash_attention", "flash_f32_d32"),
     FLASH_F32_D64("flash_attention", "flash_f32_d64"),

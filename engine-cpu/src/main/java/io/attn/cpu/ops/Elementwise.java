@@ -4,7 +4,10 @@ import io.attn.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
-/** ADD, ADD_BIAS, SCALE and RELU: vectorised element-wise loops, split across threads when large. */
+/**
+ * ADD, ADD_BIAS, SCALE, RELU, GELU and SILU: vectorised element-wise loops, split across threads when large (GELU's
+ * arithmetic is {@link Gelu}'s, shared with the GEMM epilogue).
+ */
 public final class Elementwise {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     /** Elements per parallel chunk: smaller arrays run on the calling thread. */
@@ -53,6 +56,11 @@ public final class Elementwise {
         par.forRange(n, GRAIN, (from, to) -> {
             for (int i = from; i < to; i++) out[i] = (float) (x[i] / (1 + Math.exp(-x[i])));
         });
+    }
+
+    /** {@code out = gelu(x)}, exact (erf) or tanh form ({@link Gelu#range}). */
+    public static void gelu(Parallel par, float[] out, float[] x, int n, boolean tanh) {
+        par.forRange(n, GRAIN / 4, (from, to) -> Gelu.range(out, x, from, to, tanh));
     }
 
     /** {@code out = max(x, 0)} (NaN stays NaN, as in PyTorch). */

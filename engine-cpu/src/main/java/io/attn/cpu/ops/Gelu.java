@@ -1,12 +1,11 @@
 package io.attn.cpu.ops;
 
-import io.attn.cpu.Parallel;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * GELU, both forms, vectorised.
+ * GELU, both forms, vectorised: the arithmetic of the GELU op ({@link Elementwise#gelu}) and of the GEMM epilogue.
  *
  * <ul>
  *   <li>Exact: {@code 0.5 x (1 + erf(x/sqrt2))}, written as {@code 0.5 x (2 - erfc(z))} for {@code z = x/sqrt2 >= 0}
@@ -29,10 +28,6 @@ public final class Gelu {
     private static final float P1 = 1.00002368f, P0 = -1.26551223f;
 
     private Gelu() {}
-
-    public static void run(Parallel par, float[] out, float[] x, int n, boolean tanh) {
-        par.forRange(n, Elementwise.GRAIN / 4, (from, to) -> range(out, x, from, to, tanh));
-    }
 
     /**
      * {@code out[i] = gelu(x[i])} for {@code from <= i < to} ({@code out} may be {@code x}). Every element goes through

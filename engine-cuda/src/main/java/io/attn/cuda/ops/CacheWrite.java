@@ -9,7 +9,7 @@ import io.attn.kernels.Kernel;
 import io.attn.tensor.Shape;
 
 /**
- * CACHE_WRITE ({@code cache.cu}): rows pos .. pos+L-1 of every (b, h) of the cache take x's rows. When the output is
+ * CACHE_WRITE ({@code cache_write.cu}): rows pos .. pos+L-1 of every (b, h) of the cache take x's rows. When the output is
  * the cache itself (the executor's in-place case) only those rows are written; otherwise every element of the output.
  */
 public final class CacheWrite {

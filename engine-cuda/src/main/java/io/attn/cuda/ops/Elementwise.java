@@ -9,9 +9,9 @@ import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
 
 /**
- * ADD, SCALE, ADD_BIAS, RELU and GELU: one grid-stride launch each of {@code add.cu} ({@code add_f32}, {@code
- * scale_f32}) or {@code bias_act.cu} ({@code bias_act_f32} with act 0 none, 1 ReLU, 2 GELU exact, 3 GELU tanh). In
- * place is allowed (each element is read, then written, by one thread): {@link MatMul}'s epilogue uses that.
+ * ADD, SCALE, ADD_BIAS, RELU, GELU and SILU: one grid-stride launch each of {@code elementwise.cu} ({@code add_f32},
+ * {@code scale_f32}, or {@code bias_act_f32} with act 0 none, 1 ReLU, 2 GELU exact, 3 GELU tanh, 4 SiLU). In place is
+ * allowed (each element is read, then written, by one thread): {@link MatMul}'s epilogue uses that.
  */
 public final class Elementwise {
     private Elementwise() {}

@@ -1,4 +1,4 @@
-// cache.cu -- key/value cache write for incremental decoding (CACHE_WRITE).
+// cache_write.cu -- key/value cache write for incremental decoding (CACHE_WRITE).
 //
 // cache (B*H, C, D), x (B*H, L, D), pos[0] = p (integral, as float): rows p .. p+L-1 of every (b, h) take x's rows.
 // cache_write_f32 with copy_all == 0 writes only those rows of y (y is the cache itself: the executor's in-place case,

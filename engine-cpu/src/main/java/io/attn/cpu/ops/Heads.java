@@ -2,12 +2,14 @@ package io.attn.cpu.ops;
 
 import io.attn.cpu.Parallel;
 import io.attn.graph.Node;
-import io.attn.graph.OpParams;
 import io.attn.tensor.Shape;
 
-/** SPLIT_HEADS, MERGE_HEADS and CONCAT: pure data movement with {@link System#arraycopy} of contiguous runs. */
-public final class Layout {
-    private Layout() {}
+/**
+ * SPLIT_HEADS and MERGE_HEADS ({@code (B, L, H*D) <-> (B, H, L, D)}): pure data movement with {@link
+ * System#arraycopy} of contiguous head rows.
+ */
+public final class Heads {
+    private Heads() {}
 
     /** Elements per task at least (small copies stay on the calling thread). */
     private static final int GRAIN = 1 << 16;
@@ -36,21 +38,5 @@ public final class Layout {
                     System.arraycopy(x, (bh * l + ll) * d, out, (bb * l + ll) * h * d + hh * d, d);
             }
         });
-    }
-
-    /** Concatenation of every input along the node's axis. */
-    public static void concat(Node node, float[] out, float[][] in) {
-        int axis = node.params(OpParams.Concat.class).axis();
-        Shape s = node.shape();
-        int outer = 1, inner = 1;
-        for (int i = 0; i < axis; i++) outer *= s.dim(i);
-        for (int i = axis + 1; i < s.rank(); i++) inner *= s.dim(i);
-        int rowOut = s.dim(axis) * inner;
-        int at = 0;
-        for (int p = 0; p < in.length; p++) {
-            int run = node.input(p).shape().dim(axis) * inner;
-            for (int o = 0; o < outer; o++) System.arraycopy(in[p], o * run, out, o * rowOut + at, run);
-            at += run;
-        }
     }
 }
