@@ -5,8 +5,9 @@
  * safetensors, word vectors).
  *
  * <p>Everything else is internal: the compute graph ({@code io.attn.graph}), its executor ({@code io.attn.exec}), the
- * modules that build graphs ({@code io.attn.nn}, {@code io.attn.generate}) and the backend interface ({@code
- * io.attn.backend}) are exported only to the engine's own modules: the backends ({@code io.attn.cpu}, {@code
+ * modules that build graphs ({@code io.attn.nn}, {@code io.attn.generate}), the backend interface ({@code
+ * io.attn.backend}) and the API layer's door for running a checked request on a given backend ({@code
+ * io.attn.engine.internal}) are exported only to the engine's own modules: the backends ({@code io.attn.cpu}, {@code
  * io.attn.cuda}), the judge ({@code io.attn.reference}, which builds single-op graphs) and the benchmarks. They may
  * change in any release. The text models, the server and the Spark jobs use the public API only.
  */
@@ -29,6 +30,11 @@ module io.attn.engine {
             io.attn.reference,
             io.attn.benchmarks;
     exports io.attn.exec to
+            io.attn.cpu,
+            io.attn.cuda,
+            io.attn.reference,
+            io.attn.benchmarks;
+    exports io.attn.engine.internal to
             io.attn.cpu,
             io.attn.cuda,
             io.attn.reference,

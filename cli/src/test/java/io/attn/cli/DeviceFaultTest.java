@@ -142,7 +142,7 @@ class DeviceFaultTest {
         float[] want;
         try (Backend cpu = new io.attn.cpu.CpuBackend(BackendOptions.defaults());
                 io.attn.nn.Model fresh = io.attn.nn.Model.load(m, null)) {
-            want = io.attn.engine.ModuleCalls.run(fresh, cpu, io.attn.engine.Request.of(small))
+            want = io.attn.engine.internal.ModuleCalls.run(fresh, cpu, io.attn.engine.Request.of(small))
                     .output()
                     .data();
         }
@@ -151,32 +151,32 @@ class DeviceFaultTest {
                 io.attn.nn.Model model = io.attn.nn.Model.load(m, null)) {
             var oom = org.junit.jupiter.api.Assertions.assertThrows(
                     io.attn.AttnException.class,
-                    () -> io.attn.engine.ModuleCalls.run(model, dev, io.attn.engine.Request.of(big)));
+                    () -> io.attn.engine.internal.ModuleCalls.run(model, dev, io.attn.engine.Request.of(big)));
             assertEquals(io.attn.AttnException.Code.DEVICE_OUT_OF_MEMORY, oom.code(), oom.getMessage());
             // the query uploads, then the memory does not fit: the query's buffer must be given back
             var oom2 = org.junit.jupiter.api.Assertions.assertThrows(
                     io.attn.AttnException.class,
-                    () -> io.attn.engine.ModuleCalls.run(
+                    () -> io.attn.engine.internal.ModuleCalls.run(
                             model, dev, io.attn.engine.Request.of(small).withMemory(big)));
             assertEquals(io.attn.AttnException.Code.DEVICE_OUT_OF_MEMORY, oom2.code(), oom2.getMessage());
             var shape = org.junit.jupiter.api.Assertions.assertThrows(
                     io.attn.AttnException.class,
-                    () -> io.attn.engine.ModuleCalls.run(model, dev, io.attn.engine.Request.of(narrow)));
+                    () -> io.attn.engine.internal.ModuleCalls.run(model, dev, io.attn.engine.Request.of(narrow)));
             assertEquals(io.attn.AttnException.Code.SHAPE_MISMATCH, shape.code(), shape.getMessage());
             // the same model and device, right after both failures, give exactly the CPU's answer (same kernels)
             assertArrayEquals(
                     want,
-                    io.attn.engine.ModuleCalls.run(model, dev, io.attn.engine.Request.of(small))
+                    io.attn.engine.internal.ModuleCalls.run(model, dev, io.attn.engine.Request.of(small))
                             .output()
                             .data());
             assertArrayEquals(
                     want,
-                    io.attn.engine.ModuleCalls.run(model, dev, io.attn.engine.Request.of(small))
+                    io.attn.engine.internal.ModuleCalls.run(model, dev, io.attn.engine.Request.of(small))
                             .output()
                             .data());
             var again = org.junit.jupiter.api.Assertions.assertThrows(
                     io.attn.AttnException.class,
-                    () -> io.attn.engine.ModuleCalls.run(model, dev, io.attn.engine.Request.of(big)));
+                    () -> io.attn.engine.internal.ModuleCalls.run(model, dev, io.attn.engine.Request.of(big)));
             assertEquals(io.attn.AttnException.Code.DEVICE_OUT_OF_MEMORY, again.code());
             model.close(); // releases every cached executor's buffers
             assertEquals(0, dev.live.get(), "device buffers leaked by the failed runs");

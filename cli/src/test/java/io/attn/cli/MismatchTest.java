@@ -115,45 +115,52 @@ class MismatchTest {
         try (Backend b = new CpuBackend(BackendOptions.defaults());
                 Model m = mha()) {
             Tensor x = HostileFilesTest.random(21, 2, 3, E);
-            Tensor want = io.attn.engine.ModuleCalls.run(m, b, Request.of(x)).output();
+            Tensor want =
+                    io.attn.engine.internal.ModuleCalls.run(m, b, Request.of(x)).output();
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(m, b, Request.of(HostileFilesTest.random(22, 2, 3, E + 1))),
+                    () -> io.attn.engine.internal.ModuleCalls.run(
+                            m, b, Request.of(HostileFilesTest.random(22, 2, 3, E + 1))),
                     "(2, 3, 9)",
                     "width is 8");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(m, b, Request.of(Tensor.zeros(3))),
+                    () -> io.attn.engine.internal.ModuleCalls.run(m, b, Request.of(Tensor.zeros(3))),
                     "(3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(m, b, Request.of(x).withAttnMask(Tensor.zeros(3, 4), true)),
+                    () -> io.attn.engine.internal.ModuleCalls.run(
+                            m, b, Request.of(x).withAttnMask(Tensor.zeros(3, 4), true)),
                     "(3, 4)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(m, b, Request.of(x).withAttnMask(Tensor.zeros(5, 3, 3), true)),
+                    () -> io.attn.engine.internal.ModuleCalls.run(
+                            m, b, Request.of(x).withAttnMask(Tensor.zeros(5, 3, 3), true)),
                     "(5, 3, 3)",
                     "(B*num_heads, L, S) = (4, 3, 3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(m, b, Request.of(x).withKeyPaddingMask(Tensor.zeros(2, 4))),
+                    () -> io.attn.engine.internal.ModuleCalls.run(
+                            m, b, Request.of(x).withKeyPaddingMask(Tensor.zeros(2, 4))),
                     "(2, 4)",
                     "(2, 3)");
             oneLine(
                     AttnException.Code.SHAPE_MISMATCH,
-                    () -> io.attn.engine.ModuleCalls.run(
+                    () -> io.attn.engine.internal.ModuleCalls.run(
                             m, b, Request.of(x).withMemory(HostileFilesTest.random(23, 3, 4, E))),
                     "(3, 4, 8)");
             // after all that, the same model gives the same answer
             assertEquals(
                     List.of(want.data().length),
-                    List.of(io.attn.engine.ModuleCalls.run(m, b, Request.of(x))
+                    List.of(io.attn.engine.internal.ModuleCalls.run(m, b, Request.of(x))
                             .output()
                             .data()
                             .length));
             assertTrue(java.util.Arrays.equals(
                     want.data(),
-                    io.attn.engine.ModuleCalls.run(m, b, Request.of(x)).output().data()));
+                    io.attn.engine.internal.ModuleCalls.run(m, b, Request.of(x))
+                            .output()
+                            .data()));
         }
     }
 
@@ -165,7 +172,7 @@ class MismatchTest {
             for (int i = 0; i < x.size(); i++) x.data()[i] *= 1e17f; // q.k ~ 1e33: exp overflows unless max-shifted
             Tensor pad = Tensor.zeros(2, 5);
             for (int j = 0; j < 5; j++) pad.set(1f, 1, j); // batch item 1: every key is padding
-            Result r = io.attn.engine.ModuleCalls.run(
+            Result r = io.attn.engine.internal.ModuleCalls.run(
                     m, b, Request.of(x).withKeyPaddingMask(pad).withAttentionWeights(AttentionWeights.AVERAGED));
             assertTrue(r.output().allFinite(), "output has NaN/Inf");
             assertEquals(1, r.attentionWeights().size(), "one attention block");

@@ -495,8 +495,8 @@ class RunCommandTest {
         assertEquals("query: ", ((Map<?, ?>) st.get("prompts")).get("query"));
         assertEquals(2L, ((Map<?, ?>) json.get("config")).get("first_position_id"));
 
-        Result bad = cli("inspect", "../tests/families/mpnet");
+        Result bad = cli("inspect", "../tests/families/modernbert");
         assertEquals(3, bad.code(), bad.err());
-        assertTrue(bad.err().contains("model_type \"mpnet\" is not supported"), bad.err());
+        assertTrue(bad.err().contains("model_type \"modernbert\" is not supported"), bad.err());
     }
 }

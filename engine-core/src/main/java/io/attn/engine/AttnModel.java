@@ -2,6 +2,7 @@ package io.attn.engine;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
+import io.attn.engine.internal.ModuleCalls;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.tensor.Tensor;
@@ -55,7 +56,7 @@ public final class AttnModel implements AutoCloseable {
      * batches with a key-padding mask instead.
      */
     public boolean supportsRaggedBatches() {
-        return model.config().takesTokenIds() && Model.supportsRaggedBatches(backend);
+        return model.runsRaggedBatches(backend);
     }
 
     /** Runs the model on a general request (every module kind, masks, attention weights). */

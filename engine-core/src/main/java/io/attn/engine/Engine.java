@@ -128,7 +128,7 @@ public final class Engine implements AutoCloseable {
     /**
      * Like {@link #loadOwned(String, Map, String)} with the config already parsed: a module config ({@code "module"}) or
      * a Hugging Face {@code config.json} as read ({@code "model_type"} {@code bert}, {@code xlm-roberta}, {@code
-     * roberta}, {@code camembert}, {@code distilbert}; the keys the engine does not use are ignored, as transformers
+     * roberta}, {@code camembert}, {@code distilbert}, {@code mpnet}; the keys the engine does not use are ignored, as transformers
      * ignores them for inference), whose checkpoint names are taken as transformers takes them (a task model's prefix
      * such as {@code bert.} removed, its heads and pooler left out). For loaders of model folders: the config travels
      * as read, once.

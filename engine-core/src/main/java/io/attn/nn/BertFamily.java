@@ -42,9 +42,26 @@ final class BertFamily implements EncoderFamily {
     @Override
     public EncoderConfig read(JsonFields r, String modelType) {
         checkAbsoluteEncoder(r);
+        return bertKeys(r, modelType, 30522, r.integer("type_vocab_size", 2), 0, 0, NAMES);
+    }
+
+    /**
+     * A config of BERT's keys ({@code vocab_size}, {@code hidden_size}, {@code num_hidden_layers}, {@code
+     * num_attention_heads}, {@code intermediate_size}, {@code hidden_act}, {@code layer_norm_eps}, {@code
+     * max_position_embeddings}) with transformers' BERT defaults (the vocabulary's the family's), and what the family
+     * sets otherwise: the families that keep BERT's keys (RoBERTa's, MPNet) read through it.
+     */
+    static EncoderConfig bertKeys(
+            JsonFields r,
+            String modelType,
+            int vocabSize,
+            int typeVocabSize,
+            int positionOffset,
+            int buckets,
+            Names names) {
         return new EncoderConfig(
                 modelType,
-                r.integer("vocab_size", 30522),
+                r.integer("vocab_size", vocabSize),
                 r.integer("hidden_size", 768),
                 r.integer("num_hidden_layers", 12),
                 r.integer("num_attention_heads", 12),
@@ -52,9 +69,10 @@ final class BertFamily implements EncoderFamily {
                 r.string("hidden_act", "gelu"),
                 (float) r.number("layer_norm_eps", 1e-12),
                 r.integer("max_position_embeddings", 512),
-                r.integer("type_vocab_size", 2),
-                0,
-                NAMES);
+                typeVocabSize,
+                positionOffset,
+                buckets,
+                names);
     }
 
     /** Absolute positions, an encoder (transformers' BERT-shaped configs can also describe decoders). */

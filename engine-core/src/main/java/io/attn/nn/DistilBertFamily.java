@@ -54,6 +54,7 @@ final class DistilBertFamily implements EncoderFamily {
                 r.integer("max_position_embeddings", 512),
                 0,
                 0,
+                0,
                 NAMES);
     }
 }

@@ -14,7 +14,9 @@ import io.attn.AttnException;
  *     or {@code relu}
  * @param typeVocabSize token types (segments); 0 for a family without token-type embeddings
  * @param positionOffset the position id of a sequence's first token: 0, or {@code pad_token_id + 1} for RoBERTa's
- *     family (whose positions count from past the padding index)
+ *     family and MPNet (whose positions count from past the padding index)
+ * @param relativeAttentionBuckets MPNet's relative position buckets ({@code relative_attention_num_buckets}): a bias
+ *     per head and bucket added to every layer's attention scores; 0 for none
  */
 public record EncoderConfig(
         String modelType,
@@ -28,6 +30,7 @@ public record EncoderConfig(
         int maxPositionEmbeddings,
         int typeVocabSize,
         int positionOffset,
+        int relativeAttentionBuckets,
         EncoderFamily.Names names) {
     public EncoderConfig {
         positive("vocab_size", vocabSize);
@@ -40,6 +43,9 @@ public record EncoderConfig(
         if (positionOffset < 0 || positionOffset >= maxPositionEmbeddings)
             throw AttnException.badInput("the first position id " + positionOffset
                     + " (pad_token_id + 1) is outside max_position_embeddings " + maxPositionEmbeddings);
+        if (relativeAttentionBuckets < 0 || relativeAttentionBuckets == 1)
+            throw AttnException.badInput(
+                    "relative_attention_num_buckets must be 0 or at least 2, got " + relativeAttentionBuckets);
         if (hiddenSize % numAttentionHeads != 0)
             throw AttnException.badInput(
                     "hidden_size " + hiddenSize + " is not divisible by num_attention_heads " + numAttentionHeads);
@@ -69,6 +75,7 @@ public record EncoderConfig(
                 layerNormEps,
                 maxPositionEmbeddings,
                 typeVocabSize,
+                0,
                 0,
                 EncoderFamily.BERT.names());
     }

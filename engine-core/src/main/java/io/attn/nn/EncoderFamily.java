@@ -54,9 +54,10 @@ public interface EncoderFamily {
     EncoderFamily BERT = new BertFamily();
     EncoderFamily ROBERTA = new RobertaFamily();
     EncoderFamily DISTILBERT = new DistilBertFamily();
+    EncoderFamily MPNET = new MpnetFamily();
 
     /** Every family the engine runs. */
-    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT);
+    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {

@@ -9,8 +9,10 @@ import java.util.List;
 
 /**
  * A Hugging Face text encoder of BERT's shape in eval mode, without its pooler: transformers' {@code BertModel},
- * {@code XLMRobertaModel} / {@code RobertaModel} / {@code CamembertModel} and {@code DistilBertModel}, the encoders of
- * most sentence-embedding models. The family ({@link EncoderFamily}) names the weights and the first position id.
+ * {@code XLMRobertaModel} / {@code RobertaModel} / {@code CamembertModel}, {@code DistilBertModel} and {@code
+ * MPNetModel}, the encoders of most sentence-embedding models. The family ({@link EncoderFamily}) names the weights and
+ * the first position id; MPNet adds a relative position bias to every layer's scores (fed as an additive attention
+ * mask {@link #POSITION_BIAS}, {@code (1, H, L, L)}, with the key-padding mask).
  *
  * <pre>
  * x = LayerNorm(word_embeddings[ids] (+ token_type_embeddings[types]) + position_embeddings[offset + positions])
@@ -39,6 +41,7 @@ public final class EncoderModel {
 
     private final EncoderConfig config;
     private final Tensor word, position, tokenType;
+    private final float[] relativeBias; // (buckets, H), MPNet's; null for the other families
     private final LayerNorm embeddingNorm;
     private final List<TransformerEncoderLayer> layers = new ArrayList<>();
 
@@ -50,6 +53,10 @@ public final class EncoderModel {
         position = sd.take(n.position(), c.maxPositionEmbeddings(), e);
         tokenType = n.tokenType() == null ? null : sd.take(n.tokenType(), c.typeVocabSize(), e);
         embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), true);
+        relativeBias = c.relativeAttentionBuckets() == 0
+                ? null
+                : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
+                        .data();
         FeedForward.Activation act = EncoderConfig.activation(c.hiddenAct());
         LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), false, true);
         for (int i = 0; i < c.numHiddenLayers(); i++) {
@@ -75,6 +82,31 @@ public final class EncoderModel {
 
     public EncoderConfig config() {
         return config;
+    }
+
+    /** Name of the graph input that carries MPNet's relative position bias {@code (1, H, L, L)}. */
+    public static final String POSITION_BIAS = "position_bias";
+
+    /** Whether the graph takes {@link #POSITION_BIAS} (then it runs padded batches, not ragged ones). */
+    public boolean takesPositionBias() {
+        return relativeBias != null;
+    }
+
+    /**
+     * MPNet's relative position bias for sequences of {@code len} tokens, {@code (1, H, L, L)}: for query i and key j
+     * the table's row for the bucket of {@code j - i} ({@link MpnetFamily#bucket}), one value per head. transformers
+     * computes it once per forward from the positions {@code 0..L-1} and adds it to every layer's scores.
+     */
+    public Tensor positionBias(int len) {
+        int h = config.numAttentionHeads(), buckets = config.relativeAttentionBuckets();
+        int[] bucketOf = new int[2 * len - 1]; // by j - i + len - 1
+        for (int d = -(len - 1); d < len; d++) bucketOf[d + len - 1] = MpnetFamily.bucket(d, buckets);
+        float[] out = new float[h * len * len];
+        for (int k = 0; k < h; k++)
+            for (int i = 0; i < len; i++)
+                for (int j = 0; j < len; j++)
+                    out[(k * len + i) * len + j] = relativeBias[bucketOf[j - i + len - 1] * h + k];
+        return Tensor.of(out, 1, h, len, len);
     }
 
     /** Whether the graph takes {@link #TOKEN_TYPES}. */

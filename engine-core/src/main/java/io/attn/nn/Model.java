@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.engine.AttentionWeights;
 import io.attn.graph.GraphBuilder;
@@ -107,6 +108,14 @@ public final class Model implements AutoCloseable {
     }
 
     /**
+     * Whether this model runs ragged batches on {@code backend}: a token model without a position bias (MPNet's needs
+     * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
+     */
+    public boolean runsRaggedBatches(Backend backend) {
+        return root instanceof Root.Encoder(EncoderModel m) && !m.takesPositionBias() && supportsRaggedBatches(backend);
+    }
+
+    /**
      * Whether {@code backend} runs the ragged batches of token models (its fused attention over sequences laid one
      * after another).
      */
@@ -138,6 +147,10 @@ public final class Model implements AutoCloseable {
             AttentionWeights weights,
             DoubleConsumer progress) {
         if (!config.takesTokenIds()) throw new IllegalStateException(config.kind() + " takes embeddings: run");
+        EncoderModel encoder = ((Root.Encoder) root).m();
+        if (segments != null && encoder.takesPositionBias())
+            throw AttnException.badInput(config.encoder().modelType()
+                    + " adds a relative position bias to its attention: it takes padded batches, not ragged ones");
         int b = ids.dim(0), len = ids.dim(1);
         float[] positions = new float[b * len];
         int first = config.encoder().positionOffset();
@@ -150,6 +163,11 @@ public final class Model implements AutoCloseable {
         if (keyPadding != null) {
             masks.put(KEY_PADDING, new Signature.MaskSig(keyPadding.shape(), true));
             feeds.put(KEY_PADDING, keyPadding);
+        }
+        if (encoder.takesPositionBias()) {
+            Tensor bias = encoder.positionBias(len);
+            masks.put(EncoderModel.POSITION_BIAS, new Signature.MaskSig(bias.shape(), false));
+            feeds.put(EncoderModel.POSITION_BIAS, bias);
         }
         feeds.put("input", ids);
         feeds.put(EncoderModel.POSITIONS, Tensor.of(positions, b, len));
@@ -198,7 +216,14 @@ public final class Model implements AutoCloseable {
                                                 .mapToInt(Integer::intValue)
                                                 .toArray(),
                                         false)
-                                : Masks.keyPadding(nodes.get(KEY_PADDING), false);
+                                : m.takesPositionBias()
+                                        ? new Masks(
+                                                nodes.get(EncoderModel.POSITION_BIAS),
+                                                MaskKind.ADDITIVE,
+                                                nodes.get(KEY_PADDING),
+                                                kind(k, KEY_PADDING),
+                                                false)
+                                        : Masks.keyPadding(nodes.get(KEY_PADDING), false);
                         yield m.forward(
                                 f,
                                 x,

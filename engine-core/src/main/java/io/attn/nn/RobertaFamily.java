@@ -28,18 +28,13 @@ final class RobertaFamily implements EncoderFamily {
     @Override
     public EncoderConfig read(JsonFields r, String modelType) {
         BertFamily.checkAbsoluteEncoder(r);
-        return new EncoderConfig(
+        return BertFamily.bertKeys(
+                r,
                 modelType,
-                r.integer("vocab_size", 30522),
-                r.integer("hidden_size", 768),
-                r.integer("num_hidden_layers", 12),
-                r.integer("num_attention_heads", 12),
-                r.integer("intermediate_size", 3072),
-                r.string("hidden_act", "gelu"),
-                (float) r.number("layer_norm_eps", 1e-12),
-                r.integer("max_position_embeddings", 512),
+                30522,
                 r.integer("type_vocab_size", 2),
                 r.integer("pad_token_id", 1) + 1,
+                0,
                 BertFamily.NAMES);
     }
 }

@@ -2,8 +2,8 @@ package io.attn.parity;
 
 import io.attn.backend.Backend;
 import io.attn.engine.AttentionWeights;
-import io.attn.engine.ModuleCalls;
 import io.attn.engine.Request;
+import io.attn.engine.internal.ModuleCalls;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.StateDict;

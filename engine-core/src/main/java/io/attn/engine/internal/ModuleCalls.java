@@ -1,8 +1,12 @@
-package io.attn.engine;
+package io.attn.engine.internal;
 
 import io.attn.AttnException;
 import io.attn.backend.Backend;
+import io.attn.engine.AttentionWeights;
+import io.attn.engine.AttnModel;
+import io.attn.engine.Request;
 import io.attn.engine.Request.MaskArg;
+import io.attn.engine.Result;
 import io.attn.nn.Model;
 import io.attn.nn.ModelConfig;
 import io.attn.nn.Signature;
@@ -20,8 +24,9 @@ import java.util.Map;
  * to the graph's {@code (B, L, E)} and back, and the token path (ids, padding or a ragged batch). The internal
  * {@link Model} then runs a {@link Signature} and feeds.
  *
- * <p>For the engine's own modules ({@link AttnModel}, the parity harness, tests): {@link Model} and {@link Backend} are
- * not part of the public API. Stateless and thread-safe.
+ * <p>The API layer's door for the engine's own modules ({@link AttnModel}, the parity harness, tests): it takes a
+ * {@link Model} and a {@link Backend}, which are not part of the public API, so its package is exported only to them.
+ * Stateless and thread-safe.
  */
 public final class ModuleCalls {
     private ModuleCalls() {}
