@@ -13,7 +13,7 @@
 # Steps: env (nvidia-smi, driver, GPU, where libcuda and cuBLAS are), probe (attn probe), gemm-path (cuBLAS must be
 # used where one exists), locator (a planted fake libcublas.so.13 in a fake venv is found: needs cc), parity (fp32 on
 # every configuration, --variants: flash, fused and unfused attention, cuBLAS, our GEMM kernel and JCublas;
-# then tf32 / bf16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
+# then tf32 / bf16 / fp16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
 # under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
 # batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table).
@@ -149,7 +149,7 @@ parity_fig() { tail -n 1 "$LOGS/$1.log" | grep -E 'passed' || grep -m1 -E 'FAIL|
 if $DRY; then skip parity "dry run"
 else run_step parity 180 "$A" parity --device cuda --variants; record parity "$(status_of)" "$SECS" "fp32 (TF32 off), every attention and GEMM path: $(parity_fig parity)"; fi
 PREC_OK=false; "$A" parity --help 2>/dev/null | grep -q -- '--precision' && PREC_OK=true
-for p in tf32 bf16; do
+for p in tf32 bf16 fp16; do
   if $DRY; then skip "parity-$p" "dry run"
   elif ! $PREC_OK; then skip "parity-$p" "attn parity has no --precision option yet"
   else run_step "parity-$p" 120 "$A" parity --device cuda --precision "$p"; record "parity-$p" "$(status_of)" "$SECS" "$(parity_fig "parity-$p")"; fi
@@ -302,7 +302,7 @@ fi
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 junit golden bench embed serve cpu"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden bench embed serve cpu"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"

@@ -5,12 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.attn.backend.BackendOptions;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
+import io.attn.reference.Reference;
 import io.attn.tensor.Tensor;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
-/** Shared helpers for the kernel tests: random data, running a graph, the error measure. */
+/**
+ * Shared helpers for the kernel tests: random data, running a graph, its expected values from the judge ({@link
+ * Reference}, engine-reference's double-precision evaluator, the one the parity suite uses), the error measure.
+ */
 final class Support {
     /**
      * Relative Frobenius error bound {@code ||got - want|| / ||want||} against the double-precision references. Each
@@ -41,6 +45,11 @@ final class Support {
                 Executor ex = new Executor(be, g)) {
             return ex.run(inputs);
         }
+    }
+
+    /** The reference's values of {@code g}'s first output on {@code inputs}. */
+    static double[] reference(Graph g, Map<String, Tensor> inputs) {
+        return Reference.run(g, inputs).get(0);
     }
 
     static double relErr(float[] got, double[] want) {

@@ -9,6 +9,7 @@ import io.attn.backend.Backend;
 import io.attn.exec.Executor;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
+import io.attn.reference.Reference;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What the CUDA backend must do besides computing each op right (the op and layer parity is the one parity suite's,
- * the tests module's ParityTest, which judges every attention and GEMM path): downloads into the caller's arrays,
+ * the tests module's ParityTest, which judges every attention and GEMM path, the flash kernels' tiles, head sizes and
+ * 16-bit precisions included): downloads into the caller's arrays,
  * CACHE_WRITE on a bound device buffer, cached decoding steps equal to recomputation (and to the reference), a bad
  * embedding id as BAD_INPUT, no device allocation in steady state under concurrent runs. Run twice: on a real GPU
  * ({@link CudaOpsGpuTest}, skipped without one) and with the kernels compiled for the host ({@link
@@ -32,8 +34,11 @@ import org.junit.jupiter.api.Test;
  * indexing error is O(0.1)). Softmax weights are in [0, 1] with expf accurate to ~2 ulp: 2e-6. Element-wise ops: 1e-5
  * absolute plus 1e-5 relative.
  */
-abstract class CudaOpsChecks extends FlashChecks {
+abstract class CudaOpsChecks {
     final Random rnd = new Random(42);
+
+    /** A backend with options {@code key, value, ...}; the pseudo-option {@code precision} picks the precision. */
+    abstract Backend open(String... kv);
 
     /** The {@code gemm} option values to test. */
     abstract List<String> gemmPaths();
@@ -45,6 +50,29 @@ abstract class CudaOpsChecks extends FlashChecks {
         float[] a = new float[n];
         for (int i = 0; i < n; i++) a[i] = rnd.nextFloat() * 2 - 1;
         return a;
+    }
+
+    /**
+     * The judge's (engine-reference's {@link Reference}) {@code alpha op(A) op(B)} of row-major arrays: {@code batch}
+     * products of A (m, k) (stored (k, m) when {@code ta}) and B (k, n) (stored (n, k) when {@code tb}), one B for
+     * all when {@code sharedB}.
+     */
+    static double[] reference(
+            float[] a,
+            float[] b,
+            int batch,
+            int m,
+            int n,
+            int k,
+            boolean ta,
+            boolean tb,
+            float alpha,
+            boolean sharedB) {
+        GraphBuilder g = new GraphBuilder();
+        Tensor ta3 = Tensor.of(a, batch, ta ? k : m, ta ? m : k);
+        Tensor tb3 = sharedB ? Tensor.of(b, tb ? n : k, tb ? k : n) : Tensor.of(b, batch, tb ? n : k, tb ? k : n);
+        Node y = g.matmul(g.input("a", ta3.shape()), g.input("b", tb3.shape()), ta, tb, alpha);
+        return Reference.run(g.build(y), Map.of("a", ta3, "b", tb3)).getFirst();
     }
 
     static List<Tensor> run(Backend be, GraphBuilder g, Map<String, Tensor> in, Node... outs) {
@@ -78,7 +106,7 @@ abstract class CudaOpsChecks extends FlashChecks {
             List<Tensor> got =
                     ex.runInto(Map.of("a", Tensor.of(na.shape(), a), "b", Tensor.of(nb.shape(), b)), c, leaf);
             org.junit.jupiter.api.Assertions.assertSame(c, got.get(0).data());
-            close("runInto product", Ref.matmul(a, b, batch, m, n, k, false, true, 1f, false), c, 1e-4, 0);
+            close("runInto product", reference(a, b, batch, m, n, k, false, true, 1f, false), c, 1e-4, 0);
             org.junit.jupiter.api.Assertions.assertArrayEquals(a, leaf, "runInto leaf output");
         }
     }

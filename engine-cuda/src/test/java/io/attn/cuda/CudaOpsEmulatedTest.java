@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Tag;
  * {@link CudaOpsChecks} with no GPU: {@link CudaBackend}'s real op logic, launching the real {@code .cu} kernels
  * compiled for the host ({@link KernelEmulator}); GEMMs use gemm.cu through {@link KernelGemm}. Catches indexing,
  * mask and reduction bugs in the kernels and in the launch code; says nothing about PTX/JIT, cuBLAS or timing.
- * Skipped without g++. Tagged {@code long} (about a minute: the host build of the kernels, then emulated tensor-core
- * and tile loops): CI runs it ({@code ./attn test -Plong-tests}), README's {@code ./attn test} does not; on a GPU the
+ * Skipped without g++. Tagged {@code long} (the host build of the kernels, then emulated launches; the flash
+ * kernels' tiles are the parity suite's cases): CI runs it ({@code ./attn test -Plong-tests}), README's {@code ./attn test} does not; on a GPU the
  * same checks run quickly in {@link CudaOpsGpuTest}, which is not tagged.
  */
 @Tag("long")
@@ -38,11 +38,6 @@ class CudaOpsEmulatedTest extends CudaOpsChecks {
         EmuSink sink = new EmuSink(KernelEmulator.get());
         // capability 80: precision bf16 / fp16 runs the tensor-core flash kernels on the emulator's mma stand-in
         return new CudaBackend(sink, new KernelGemm(sink), attention, precision, 80);
-    }
-
-    @Override
-    String no16BitReason() {
-        return null;
     }
 
     @Override

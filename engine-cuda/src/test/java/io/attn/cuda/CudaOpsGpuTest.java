@@ -30,26 +30,12 @@ class CudaOpsGpuTest extends CudaOpsChecks {
         io.attn.graph.GraphBuilder g = new io.attn.graph.GraphBuilder();
         io.attn.graph.Node na = g.input("a", m, k), nb = g.input("b", k, n);
         io.attn.graph.Node y = g.matmul(na, nb);
-        double[] want = Ref.matmul(a, b, 1, m, n, k, false, false, 1f, false);
+        double[] want = reference(a, b, 1, m, n, k, false, false, 1f, false);
         try (Backend tf32 = PROVIDER.create(new BackendOptions(0, Precision.TF32, Map.of()))) {
             System.out.println("[cuda backend] " + tf32.description());
             var in = Map.of("a", io.attn.tensor.Tensor.of(na.shape(), a), "b", io.attn.tensor.Tensor.of(nb.shape(), b));
             close("tf32 matmul", want, run(tf32, g, in, y).getFirst().data(), 5e-2, 0);
         }
-    }
-
-    @Override
-    String no16BitReason() {
-        try (Backend probe = open()) {
-            String d = probe.description();
-            return CudaBackend.precisionUnsupported(Precision.BF16, capability(d)) == null ? null : "needs sm_80: " + d;
-        }
-    }
-
-    /** The compute capability in a backend description ("..., sm_90, ..."), major * 10 + minor. */
-    static int capability(String description) {
-        var m = java.util.regex.Pattern.compile("sm_(\\d+)").matcher(description);
-        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     @Override

@@ -15,8 +15,9 @@ import java.util.List;
 /**
  * Run by {@link DriverPathEmulatedTest} in a child JVM whose {@code libcuda.so.1} is the {@link FakeDriver}: the
  * whole production path (provider, JCuda JNI, context, pool, module loading, launches) on emulated kernels. Mode
- * {@code parity [filter]} runs the parity suite (the op and layer cases whose name contains the filter) on every
- * configuration of the provider ({@link io.attn.parity.ParityTarget}: the default and each parity variant); mode
+ * {@code parity [filter [precision [default]]]} runs the parity suite (the op and layer cases whose name contains the
+ * filter) on every configuration of the provider ({@link io.attn.parity.ParityTarget}: the default and each parity
+ * variant; with {@code default}, the default one only) at that precision (default fp32); mode
  * {@code ops [name,name]} runs the named (default: every) {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
  * trim-and-retry and the out-of-memory error under a small memory limit. Exit 0 when everything passed.
  */
@@ -31,7 +32,13 @@ public final class DriverPathMain {
                 switch (args[0]) {
                     case "oom" -> oom();
                     case "jit" -> jit();
-                    case "parity" -> parity(args.length > 1 ? args[1] : "");
+                    case "parity" ->
+                        parity(
+                                args.length > 1 ? args[1] : "",
+                                args.length > 2
+                                        ? io.attn.engine.Precision.valueOf(args[2].toUpperCase(java.util.Locale.ROOT))
+                                        : io.attn.engine.Precision.FP32,
+                                args.length > 3 && args[3].equals("default"));
                     default -> ops(args.length > 1 ? List.of(args[1].split(",")) : List.of());
                 };
         System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
@@ -39,10 +46,10 @@ public final class DriverPathMain {
     }
 
     /** The parity suite through the provider: one PASS or FAIL line per configuration; returns the failed cases. */
-    static int parity(String filter) {
+    static int parity(String filter, io.attn.engine.Precision precision, boolean defaultOnly) {
         int failures = 0;
-        for (io.attn.parity.ParityTarget t :
-                io.attn.parity.ParityTarget.of(new CudaBackendProvider(), 0, io.attn.engine.Precision.FP32)) {
+        for (io.attn.parity.ParityTarget t : io.attn.parity.ParityTarget.of(new CudaBackendProvider(), 0, precision)) {
+            if (defaultOnly && t.variant()) continue;
             Backend b;
             try {
                 b = t.open();

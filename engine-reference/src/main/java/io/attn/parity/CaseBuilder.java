@@ -1,5 +1,6 @@
 package io.attn.parity;
 
+import io.attn.engine.Precision;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
 import io.attn.tensor.Shape;
@@ -76,6 +77,11 @@ final class CaseBuilder {
     }
 
     ParityCase done(Node out, double bound, String reason) {
-        return new ParityCase(name, out.op(), g.build(out), inputs, seed, bound, reason);
+        return done(out, bound, reason, Map.of());
+    }
+
+    /** A case with bounds of its own at reduced precisions ({@link ParityCase#reduced()}). */
+    ParityCase done(Node out, double bound, String reason, Map<Precision, Double> reduced) {
+        return new ParityCase(name, out.op(), g.build(out), inputs, seed, bound, reason, reduced);
     }
 }

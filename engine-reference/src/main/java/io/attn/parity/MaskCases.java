@@ -50,6 +50,38 @@ final class MaskCases {
         return t;
     }
 
+    /**
+     * Causal, an additive (1, H, L, S) mask of 0.5 with -inf, bool key padding with sequence 1 wholly padded (every
+     * row of it all-masked): engine-cpu's OpsTest had it.
+     */
+    static final Masking CAUSAL_ADDITIVE_SEQUENCE_PADDED = new Masking(
+            "all-masked rows: causal+additive(1,H,L,S)+bool padding, sequence 1 padded",
+            spec(true, MaskKind.ADDITIVE, MaskKind.BOOL),
+            (c, b, h, l, s) -> {
+                Tensor t = c.boolT(0.3, 1, h, l, s);
+                for (int i = 0; i < t.size(); i++) t.data()[i] = t.data()[i] != 0 ? Float.NEGATIVE_INFINITY : 0.5f;
+                return t;
+            },
+            (c, b, h, l, s) -> {
+                Tensor t = c.boolT(0.2, b, s);
+                for (int j = 0; j < s; j++) t.set(1f, Math.min(1, b - 1), j);
+                return t;
+            });
+
+    /**
+     * A bool (L, S) mask with row 2 all masked, and a finite additive key padding on top: the keys the bool mask
+     * removed must stay removed whatever is added to them (a past CPU bug; engine-cpu's OpsTest had it).
+     */
+    static final Masking BOOL_DEAD_ROW_FINITE_PADDING = new Masking(
+            "all-masked rows: bool(L,S) row 2 + finite additive padding",
+            spec(false, MaskKind.BOOL, MaskKind.ADDITIVE),
+            (c, b, h, l, s) -> {
+                Tensor t = c.boolT(0.4, l, s);
+                for (int j = 0; j < s; j++) t.set(1f, Math.min(2, l - 1), j);
+                return t;
+            },
+            (c, b, h, l, s) -> c.normalT(1.0, b, s));
+
     static final List<Masking> ALL = List.of(
             new Masking("none", MaskSpec.NONE, null, null),
             new Masking("causal", MaskSpec.CAUSAL, null, null),

@@ -1,5 +1,7 @@
 package io.attn.parity;
 
+import io.attn.engine.Precision;
+import io.attn.graph.MaskKind;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.graph.Op;
@@ -7,6 +9,7 @@ import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The parity suite: several small single-op cases for every non-leaf {@link Op} (INPUT and CONSTANT are the leaves of
@@ -72,7 +75,12 @@ public final class ParityCases {
                 new M("shared 2-D B nn", new int[] {3, 5, 63}, new int[] {63, 65}, false, false, 1f),
                 new M("shared 2-D B tn alpha=0.5", new int[] {2, 2, 7, 5}, new int[] {7, 3}, true, false, 0.5f),
                 new M("shared 2-D B tt", new int[] {2, 7, 5}, new int[] {3, 7}, true, true, 1f),
-                new M("nn long K=1000", new int[] {1, 3, 1000}, new int[] {1, 1000, 5}, false, false, 1f));
+                new M("nn long K=1000", new int[] {1, 3, 1000}, new int[] {1, 1000, 5}, false, false, 1f),
+                // larger products (from engine-cpu's GemmTest): rows past a 96-row block, K over two 2048-deep K steps
+                // and a partial one, N past a 512-column block; every GEMM kernel's tile edges show on them too
+                new M("tiles nn 257x70.70x129", new int[] {257, 70}, new int[] {70, 129}, false, false, 1f),
+                new M("tiles tt alpha=0.5 K=4500", new int[] {4500, 57}, new int[] {33, 4500}, true, true, 0.5f),
+                new M("tiles nt alpha=2 N=600", new int[] {100, 70}, new int[] {600, 70}, false, true, 2f));
         for (M m : ms) {
             CaseBuilder c = new CaseBuilder("matmul " + m.name());
             Node a = c.normal("a", m.a());
@@ -152,7 +160,7 @@ public final class ParityCases {
             Node x = c.normal("x", dims);
             all.add(c.done(c.g.addBias(x, c.constNormal("bias", dims[dims.length - 1])), FP32, FP32_WHY));
         }
-        for (int[] dims : new int[][] {{1}, {1003}, {2, 3, 17}}) {
+        for (int[] dims : new int[][] {{1}, {1003}, {2, 3, 17}, {3, 65}}) {
             CaseBuilder c = new CaseBuilder("add " + Arrays.toString(dims));
             all.add(c.done(c.g.add(c.normal("a", dims), c.normal("b", dims)), FP32, FP32_WHY));
         }
@@ -163,8 +171,8 @@ public final class ParityCases {
             Node b = c.in("b", Tensor.of(new float[] {1f, -inf, 1f, -2f, inf, 0.5f, 3f}, 7));
             all.add(c.done(c.g.add(a, b), FP32, "IEEE: NaN/Inf must propagate exactly like the reference"));
         }
-        float[] factors = {0.37f, -2f, 1f / 3f};
-        int[][] scaleDims = {{1000}, {3, 17}, {1}};
+        float[] factors = {0.37f, -2f, 1f / 3f, -1.5f};
+        int[][] scaleDims = {{1000}, {3, 17}, {1}, {3, 63}};
         for (int i = 0; i < factors.length; i++) {
             CaseBuilder c = new CaseBuilder("scale x" + factors[i] + " " + Arrays.toString(scaleDims[i]));
             all.add(c.done(c.g.scale(c.normal("x", scaleDims[i]), factors[i]), FP32, FP32_WHY));
@@ -192,7 +200,7 @@ public final class ParityCases {
 
     private static void softmax(List<ParityCase> all) {
         // plain rows of any rank, softmax over the last dim
-        for (int[] dims : new int[][] {{1, 1}, {3, 17}, {2, 1000}, {65, 63}, {2, 3, 5, 1}}) {
+        for (int[] dims : new int[][] {{1, 1}, {5, 3}, {3, 17}, {2, 1000}, {65, 63}, {2, 3, 5, 1}}) {
             CaseBuilder c = new CaseBuilder("softmax rows " + Arrays.toString(dims));
             all.add(c.done(c.g.softmax(c.normal("x", dims)), FP32, FP32_WHY));
         }
@@ -200,6 +208,10 @@ public final class ParityCases {
             CaseBuilder c = new CaseBuilder("softmax scale=0.125 (3,1000)");
             Node x = c.in("x", c.normalT(4.0, 3, 1000));
             all.add(c.done(c.g.softmax(x, 0.125f, MaskSpec.NONE, null, null), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("softmax scale=0.7 (1,1,5,65)");
+            all.add(c.done(c.g.softmax(c.normal("x", 1, 1, 5, 65), 0.7f, MaskSpec.NONE, null, null), FP32, FP32_WHY));
         }
         // large magnitudes: without subtracting the row max, exp overflows (inf/inf = NaN) or underflows (0/0)
         double[][] big = {{2e4, 3}, {-2e4, 3}, {0, 1e4}};
@@ -219,6 +231,10 @@ public final class ParityCases {
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 1, 2, 7, 4)); // causal, L > S
         all.add(maskedSoftmax(MaskCases.ALL.get(1), 2, 1, 6, 6)); // causal, L == S
         all.add(maskedSoftmax(MaskCases.ALL.get(10), 1, 1, 1, 65)); // combined masks, one query
+        // the mask combinations engine-cpu's OpsTest had: a whole sequence padded under causal and additive masks, a
+        // finite additive padding on top of keys a bool mask removed (they must stay removed)
+        all.add(maskedSoftmax(MaskCases.CAUSAL_ADDITIVE_SEQUENCE_PADDED, 2, 3, 9, 65));
+        all.add(maskedSoftmax(MaskCases.BOOL_DEAD_ROW_FINITE_PADDING, 2, 2, 6, 40));
         // the attention weights softmax(scale q k^T + masks), MATMUL then SOFTMAX (both backends fuse the pair): every
         // mask set-up, L != S; more query
         // rows than one CPU block (128) with a ragged last block; rank 3 without masks
@@ -271,10 +287,24 @@ public final class ParityCases {
             all.add(c.done(
                     c.g.layerNorm(c.in("x", t), c.constNormal("weight", 65), c.constNormal("bias", 65), 1e-5f),
                     2e-4,
-                    "fp32 mean of values ~100 errs by ~eps*sqrt(E)*100 ~ 5e-5, shifting every output; the"
-                            + " one-pass E[x^2]-E[x]^2 variance errs ~100x more and fails"));
+                    MEAN_100_WHY));
+        }
+        // the same at the other widths of the vector tails (from engine-cpu's OpsTest), with and without the affine
+        String[] affine = {"w+b", "w only", "no affine", "w+b"};
+        int[] widths = {3, 17, 63, 1000};
+        for (int i = 0; i < widths.length; i++) {
+            int e = widths[i];
+            CaseBuilder c = new CaseBuilder("layer_norm rows with mean 100 " + affine[i] + " (4," + e + ")");
+            Tensor t = c.normalT(1.0, 4, e);
+            for (int j = 0; j < t.size(); j++) t.data()[j] += 100f;
+            Node w = i != 2 ? c.constNormal("weight", e) : null, bias = i % 3 == 0 ? c.constNormal("bias", e) : null;
+            all.add(c.done(c.g.layerNorm(c.in("x", t), w, bias, 1e-5f), 2e-4, MEAN_100_WHY));
         }
     }
+
+    private static final String MEAN_100_WHY =
+            "fp32 mean of values ~100 errs by ~eps*sqrt(E)*100 ~ 5e-5, shifting every output; the"
+                    + " one-pass E[x^2]-E[x]^2 variance errs ~100x more and fails";
 
     private static void gelu(List<ParityCase> all) {
         for (boolean tanh : new boolean[] {false, true}) {
@@ -287,6 +317,14 @@ public final class ParityCases {
             CaseBuilder c = new CaseBuilder("gelu " + kind + " large |x|");
             float[] v = {1e4f, -1e4f, 1e3f, -1e3f, 50f, -50f, 20f, -20f, 10f, -10f, 6f, -6f, 5.5f, -5.5f, 0f, 1f, -1f};
             all.add(c.done(c.g.gelu(c.in("x", Tensor.of(v, v.length)), tanh), FP32, FP32_WHY));
+            // both tails evenly (from engine-cpu's OpsTest): 1000 steps over [-12, 12], and -60, +-1e30 (x^3 overflows)
+            CaseBuilder r = new CaseBuilder("gelu " + kind + " ramp [-12, 12], -60, +-1e30");
+            float[] ramp = new float[1003];
+            for (int i = 0; i < ramp.length; i++) ramp[i] = (float) (-12 + 24.0 * i / (ramp.length - 1));
+            ramp[0] = -1e30f;
+            ramp[1] = 1e30f;
+            ramp[2] = -60f;
+            all.add(r.done(r.g.gelu(r.in("x", Tensor.of(ramp, ramp.length)), tanh), FP32, FP32_WHY));
         }
     }
 
@@ -313,7 +351,17 @@ public final class ParityCases {
             if (ids.size() > 2) ids.data()[0] = 0;
             all.add(c.done(c.g.embedding(c.in("ids", ids), c.constNormal("table", em.v(), em.e())), EXACT, EXACT_WHY));
         }
-        int[][] pe = {{1, 1, 4, 0}, {2, 17, 64, 0}, {1, 5, 7, 3}, {2, 3, 64, 100}, {1, 7, 65, 1000}};
+        // B, L, E, offset; the last three from engine-cpu's OpsTest (an offset near 2^14, odd and tiny E)
+        int[][] pe = {
+            {1, 1, 4, 0},
+            {2, 17, 64, 0},
+            {1, 5, 7, 3},
+            {2, 3, 64, 100},
+            {1, 7, 65, 1000},
+            {2, 7, 1, 16380},
+            {2, 7, 6, 16380},
+            {2, 7, 65, 16380}
+        };
         for (int[] p : pe) {
             CaseBuilder c =
                     new CaseBuilder("positional_encoding (" + p[0] + "," + p[1] + "," + p[2] + ") offset " + p[3]);
@@ -343,7 +391,8 @@ public final class ParityCases {
                 new Cat(1, new int[][] {{2, 3, 4}, {2, 1, 4}, {2, 5, 4}}),
                 new Cat(-1, new int[][] {{2, 3, 17}, {2, 3, 1}}),
                 new Cat(2, new int[][] {{1, 2, 3, 5}, {1, 2, 4, 5}}),
-                new Cat(0, new int[][] {{1}, {1000}}))) {
+                new Cat(0, new int[][] {{1}, {1000}}),
+                new Cat(0, new int[][] {{3, 67}, {3, 67}, {3, 67}}))) {
             StringBuilder name = new StringBuilder("concat axis " + cat.axis());
             for (int[] p : cat.parts()) name.append(' ').append(Arrays.toString(p));
             CaseBuilder c = new CaseBuilder(name.toString());
@@ -368,7 +417,8 @@ public final class ParityCases {
                 new Mean(1, new int[] {1, 1, 5}),
                 new Mean(0, new int[] {3, 65}),
                 new Mean(-1, new int[] {2, 1000}),
-                new Mean(1, new int[] {2, 12, 3, 3}))) {
+                new Mean(1, new int[] {2, 12, 3, 3}),
+                new Mean(-1, new int[] {3, 67}))) {
             CaseBuilder c = new CaseBuilder("mean axis " + m.axis() + " " + Arrays.toString(m.dims()));
             all.add(c.done(c.g.mean(c.normal("x", m.dims()), m.axis()), FP32, FP32_WHY));
         }
@@ -387,6 +437,9 @@ public final class ParityCases {
         all.add(attentionCase(MaskCases.ALL.get(1), new int[] {1, 2, 9, 4, 8, 8}, Float.NaN)); // L > S
         all.add(attentionCase(MaskCases.ALL.get(1), new int[] {2, 2, 17, 17, 64, 64}, Float.NaN)); // L == S
         all.add(attentionCase(MaskCases.ALL.get(10), new int[] {1, 1, 1, 65, 64, 64}, Float.NaN)); // decode step
+        for (MaskCases.Masking m :
+                List.of(MaskCases.CAUSAL_ADDITIVE_SEQUENCE_PADDED, MaskCases.BOOL_DEAD_ROW_FINITE_PADDING))
+            all.add(attentionCase(m, new int[] {2, 2, 20, 70, 64, 64}, Float.NaN));
         for (MaskCases.Masking m : List.of(MaskCases.ALL.get(0), MaskCases.ALL.get(1))) {
             // scores up to ~1e4: exp without subtracting the running max overflows. Integer q, k (|v| <= 50, D = 16)
             // make every dot product exact in fp32 and the scale 1/sqrt(16) = 0.25 is a power of two, so the scores
@@ -398,7 +451,103 @@ public final class ParityCases {
             Node q = c.in("q", qt), k = c.in("k", kt), v = c.normal("v", 2, 2, 33, 16);
             all.add(c.done(c.g.attention(q, k, v, Float.NaN, m.spec(), null, null), FP32, "exact scores; " + FP32_WHY));
         }
+        {
+            // scores ~1e30 (engine-cpu's AttentionTest): the softmax is one-hot; nothing may overflow to NaN
+            CaseBuilder c = new CaseBuilder("attention huge scores (q x 1e30) causal B1 H2 L20 S150 D8");
+            Tensor qt = c.normalT(1.0, 1, 2, 20, 8);
+            for (int i = 0; i < qt.size(); i++) qt.data()[i] *= 1e30f;
+            Node q = c.in("q", qt), k = c.normal("k", 1, 2, 150, 8), v = c.normal("v", 1, 2, 150, 8);
+            all.add(c.done(c.g.attention(q, k, v, 1f, MaskSpec.CAUSAL, null, null), FP32, FP32_WHY));
+        }
+        attentionTiles(all);
         raggedAttention(all);
+    }
+
+    /**
+     * Bounds of the {@link #attentionTiles} cases at 16-bit precision. Each of q, k, v and the probabilities p is rounded
+     * once to 16 bits (unit round-off u = 2^-9 for bf16, 2^-12 for fp16), products accumulate in fp32. A scaled score
+     * q.k / sqrt(D) then errs by about 2u sqrt(D) |q||k| / (sqrt(D) * D) ~ 2u/3 with inputs uniform in [-1, 1] (the
+     * D rounding errors add like a random walk), which changes each weight relatively by as much; rounding v and p adds
+     * 2u. So the output's relative error is at most about 3u ~ 6e-3 (bf16) / 7e-4 (fp16) in the typical case (the
+     * emulated tensor-core kernels measured 2.4e-3 and 3.1e-4: the errors partly cancel); 2e-2 and 4e-3 leave a 3-10x
+     * margin while an indexing, masking or rescaling bug (O(1) relative) still fails.
+     */
+    static final Map<Precision, Double> TILES_16_BIT = Map.of(Precision.BF16, 2e-2, Precision.FP16, 4e-3);
+
+    /**
+     * The flash kernels' tiles (moved from engine-cuda's FlashChecks, whose cases only the CUDA backend saw): head dims
+     * 32, 64 and 128 (the sizes the flash kernels take), L and S not multiples of 32, causal masking with L > S and S >
+     * L (skipped tiles), several key tiles (150 keys: the running max and the rescaling across tiles), and a row of the
+     * first mask slice with every key masked. Inputs uniform in [-1, 1], as {@link #TILES_16_BIT} assumes.
+     */
+    private static void attentionTiles(List<ParityCase> all) {
+        // label, B, H, L, S, causal, attention mask kind and dims (mB == 0: (L, S)), key padding kind
+        record T(
+                String label,
+                int b,
+                int h,
+                int l,
+                int s,
+                boolean causal,
+                MaskKind mask,
+                int mB,
+                int mH,
+                MaskKind pad) {}
+        List<T> ts = List.of(
+                new T("none", 2, 2, 37, 45, false, MaskKind.NONE, 0, 0, MaskKind.NONE),
+                new T("causal L>S", 1, 2, 70, 45, true, MaskKind.NONE, 0, 0, MaskKind.NONE),
+                new T("causal S>L", 2, 1, 33, 80, true, MaskKind.NONE, 0, 0, MaskKind.NONE),
+                new T(
+                        "all-masked row: bool(L,S)+bool padding",
+                        2,
+                        2,
+                        20,
+                        40,
+                        false,
+                        MaskKind.BOOL,
+                        0,
+                        0,
+                        MaskKind.BOOL),
+                new T(
+                        "all-masked row: causal+additive(B,1,L,S)+additive padding",
+                        2,
+                        3,
+                        35,
+                        35,
+                        true,
+                        MaskKind.ADDITIVE,
+                        2,
+                        1,
+                        MaskKind.ADDITIVE),
+                new T("all-masked row: bool(1,H,L,S)", 1, 3, 9, 66, false, MaskKind.BOOL, 1, 3, MaskKind.NONE),
+                new T("3 key tiles, additive padding", 1, 2, 70, 150, false, MaskKind.NONE, 0, 0, MaskKind.ADDITIVE));
+        for (int d : new int[] {32, 64, 128})
+            for (T t : ts) {
+                CaseBuilder c = new CaseBuilder("attention tiles " + t.label() + " B" + t.b() + " H" + t.h() + " L"
+                        + t.l() + " S" + t.s() + " D" + d);
+                Node q = c.in("q", c.uniformT(-1, 1, t.b(), t.h(), t.l(), d));
+                Node k = c.in("k", c.uniformT(-1, 1, t.b(), t.h(), t.s(), d));
+                Node v = c.in("v", c.uniformT(-1, 1, t.b(), t.h(), t.s(), d));
+                Node am = null, kp = null;
+                if (t.mask() != MaskKind.NONE) {
+                    int[] dims = t.mB() == 0 ? new int[] {t.l(), t.s()} : new int[] {t.mB(), t.mH(), t.l(), t.s()};
+                    Tensor m = t.mask() == MaskKind.BOOL ? c.boolT(0.25, dims) : c.additiveT(0.15, dims);
+                    for (int j = 0; j < t.s(); j++) // row 2 of the first mask slice: every key masked
+                    m.data()[2 * t.s() + j] = t.mask() == MaskKind.BOOL ? 1f : Float.NEGATIVE_INFINITY;
+                    am = c.in("attn_mask", m);
+                }
+                if (t.pad() != MaskKind.NONE)
+                    kp = c.in(
+                            "key_padding",
+                            t.pad() == MaskKind.BOOL ? c.boolT(0.25, t.b(), t.s()) : c.additiveT(0.15, t.b(), t.s()));
+                MaskSpec spec = new MaskSpec(t.causal(), t.mask(), t.pad());
+                all.add(c.done(
+                        c.g.attention(q, k, v, Float.NaN, spec, am, kp),
+                        FP32,
+                        "fp32: scores of D <= 128 terms in [-1, 1], outputs convex combinations of S <= 150 rows of v"
+                                + " (measured ~1e-7); 16 bits: see TILES_16_BIT",
+                        TILES_16_BIT));
+            }
     }
 
     /**

@@ -99,22 +99,22 @@ public record ParityTarget(String name, Precision precision, boolean variant, Su
         };
     }
 
-    /** {@code cases} as this target judges them: each case's own bound, or the precision's where that is larger. */
+    /**
+     * {@code cases} as this target judges them: at fp32 each case's own bound; at a reduced precision the case's own
+     * bound for it ({@link ParityCase#reduced()}) where it has one, else the precision's where that is larger.
+     */
     public List<ParityCase> opCases(List<ParityCase> cases) {
-        double loose = precisionBound(precision);
         List<ParityCase> out = new ArrayList<>(cases.size());
-        for (ParityCase c : cases)
+        for (ParityCase c : cases) {
+            Double own = c.reduced().get(precision);
+            double loose = own != null ? own : precisionBound(precision);
+            String why = precision.name().toLowerCase(Locale.ROOT) + " arithmetic"
+                    + (own != null ? ": this case's bound" : "");
             out.add(
                     loose <= c.bound()
                             ? c
-                            : new ParityCase(
-                                    c.name(),
-                                    c.op(),
-                                    c.graph(),
-                                    c.inputs(),
-                                    c.seed(),
-                                    loose,
-                                    precision.name().toLowerCase(Locale.ROOT) + " arithmetic"));
+                            : new ParityCase(c.name(), c.op(), c.graph(), c.inputs(), c.seed(), loose, why));
+        }
         return out;
     }
 

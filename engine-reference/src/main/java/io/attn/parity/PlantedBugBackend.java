@@ -34,7 +34,9 @@ public final class PlantedBugBackend implements Backend {
         PE_IGNORES_OFFSET,
         SPLIT_HEADS_AS_RESHAPE, // reshape without the transpose
         MATMUL_IGNORES_ALPHA,
-        RAGGED_SEES_OTHER_SEQUENCES // a ragged batch attended as one long sequence
+        RAGGED_SEES_OTHER_SEQUENCES, // a ragged batch attended as one long sequence
+        ATTENTION_TILES_NOT_RESCALED, // flash-style 32-key tiles that never rescale earlier ones when the max grows
+        ATTENTION_READS_64_DIMS // q.k over the first 64 components only (a kernel holding 64 floats of a query)
     }
 
     record Buf(float[] a) implements Buffer {
@@ -362,6 +364,28 @@ public final class PlantedBugBackend implements Backend {
             }
     }
 
+    /**
+     * One query row of attention the flash way, over tiles of 32 keys with a running max, sum and accumulator, but with
+     * the bug: when a tile raises the running max, what earlier tiles accumulated is not scaled down by exp(old - new).
+     * Right for a single tile, and whenever the first tile holds the row's max.
+     */
+    private static void unrescaledTiles(float[] row, float[] v, int vOff, int dv, float[] o, int oOff) {
+        float max = Float.NEGATIVE_INFINITY, sum = 0f;
+        float[] acc = new float[dv];
+        for (int t0 = 0; t0 < row.length; t0 += 32) {
+            int t1 = Math.min(row.length, t0 + 32);
+            for (int j = t0; j < t1; j++) max = Math.max(max, row[j]);
+            if (max == Float.NEGATIVE_INFINITY) continue; // every key so far masked
+            // (the right kernel multiplies sum and acc by exp(previous max - max) here)
+            for (int j = t0; j < t1; j++) {
+                float p = (float) Math.exp(row[j] - max);
+                sum += p;
+                for (int c = 0; c < dv; c++) acc[c] += p * v[vOff + j * dv + c];
+            }
+        }
+        for (int c = 0; c < dv; c++) o[oOff + c] = sum == 0f ? 0f : acc[c] / sum;
+    }
+
     private void attention(Node n, float[][] in, float[] o) {
         OpParams.Attention p = n.params(OpParams.Attention.class);
         Shape sq = n.input(0).shape(), sv = n.input(2).shape();
@@ -371,13 +395,18 @@ public final class PlantedBugBackend implements Backend {
             for (int h = 0; h < hN; h++) {
                 int bh = b * hN + h;
                 for (int i = 0; i < lN; i++) {
+                    int dots = bug == Breakage.ATTENTION_READS_64_DIMS ? Math.min(dN, 64) : dN;
                     for (int j = 0; j < sN; j++) {
                         float dot = 0f;
-                        for (int d = 0; d < dN; d++)
+                        for (int d = 0; d < dots; d++)
                             dot += in[0][(bh * lN + i) * dN + d] * in[1][(bh * sN + j) * dN + d];
                         row[j] = p.scale() * dot;
                     }
                     if (p.mask().any()) mask(n, p.mask(), in, 3, row, b, h, i);
+                    if (bug == Breakage.ATTENTION_TILES_NOT_RESCALED) {
+                        unrescaledTiles(row, in[2], bh * sN * dv, dv, o, (bh * lN + i) * dv);
+                        continue;
+                    }
                     softmaxRow(row);
                     for (int c = 0; c < dv; c++) {
                         float acc = 0f;

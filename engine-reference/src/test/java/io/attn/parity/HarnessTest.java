@@ -4,12 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.attn.engine.Precision;
 import io.attn.graph.GraphBuilder;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The comparison rules of {@link ParityHarness#compare}, on hand-made values. */
+/** The comparison rules of {@link ParityHarness#compare} and the bounds {@link ParityTarget#opCases} sets, on hand-made values. */
 class HarnessTest {
     private static final float NAN = Float.NaN, INF = Float.POSITIVE_INFINITY;
 
@@ -58,6 +59,28 @@ class HarnessTest {
                 .pass());
         assertFalse(ParityHarness.compare(exact, "s", "b", new float[] {1.5f, Math.nextUp(2f)}, new double[] {1.5, 2})
                 .pass());
+    }
+
+    @Test
+    void reducedPrecisionTakesTheCasesOwnBoundElseThePrecisions() {
+        ParityCase plain = addCase(2, 1e-5);
+        ParityCase own = new ParityCase(
+                "own", plain.op(), plain.graph(), Map.of(), 0, 1e-5, "test", Map.of(Precision.BF16, 2e-2));
+        ParityTarget bf16 = new ParityTarget("t", Precision.BF16, false, () -> null);
+        List<ParityCase> judged = bf16.opCases(List.of(plain, own));
+        assertEquals(5e-2, judged.get(0).bound());
+        assertEquals(2e-2, judged.get(1).bound());
+        assertTrue(
+                judged.get(1).boundReason().contains("this case's bound"),
+                judged.get(1).boundReason());
+        ParityTarget tf32 = new ParityTarget("t", Precision.TF32, false, () -> null);
+        assertEquals(1e-2, tf32.opCases(List.of(own)).get(0).bound(), "no tf32 bound of its own");
+        ParityTarget fp32 = new ParityTarget("t", Precision.FP32, false, () -> null);
+        assertEquals(1e-5, fp32.opCases(List.of(own)).get(0).bound());
+        org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class,
+                () -> new ParityCase(
+                        "tighter", plain.op(), plain.graph(), Map.of(), 0, 1e-5, "t", Map.of(Precision.BF16, 1e-6)));
     }
 
     @Test

@@ -21,6 +21,21 @@ class OpCoverageTest {
     }
 
     @Test
+    void attentionHasTheFlashKernelsShapes() {
+        // the head sizes the flash kernels take, each with rows whose keys are all masked and with keys over more than
+        // two 64-key tiles (so every backend, not only the one with those kernels, is judged on them)
+        for (int d : new int[] {32, 64, 128}) {
+            var cases = ParityCases.of(Op.ATTENTION).stream()
+                    .filter(c -> c.node().input(0).shape().dim(-1) == d)
+                    .toList();
+            assertTrue(cases.stream().anyMatch(c -> c.name().contains("all-masked")), "D=" + d + ": no all-masked row");
+            assertTrue(
+                    cases.stream().anyMatch(c -> c.node().input(1).shape().dim(2) > 128),
+                    "D=" + d + ": no case with more than 128 keys");
+        }
+    }
+
+    @Test
     void caseNamesAreUnique() {
         var names = ParityCases.all().stream().map(ParityCase::name).toList();
         assertTrue(names.size() == Set.copyOf(names).size(), "duplicate case names");
