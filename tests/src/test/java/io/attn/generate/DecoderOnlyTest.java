@@ -85,15 +85,26 @@ class DecoderOnlyTest {
     }
 
     static Stream<DynamicTest> everywhere(String name, Body body) {
+        return perBackend(name, (p, v) -> {
+            try (Backend b = p.create(BackendOptions.defaults())) {
+                body.run(b, v);
+            }
+        });
+    }
+
+    interface ProviderBody {
+        void run(BackendProvider p, Variant v) throws Exception;
+    }
+
+    /** One test per available backend and variant (an unavailable backend's tests are skipped, with its reason). */
+    static Stream<DynamicTest> perBackend(String name, ProviderBody body) {
         List<DynamicTest> out = new ArrayList<>();
         for (BackendProvider p : Backends.providers())
             for (Variant v : VARIANTS)
                 out.add(DynamicTest.dynamicTest(p.name() + " " + v.name() + ": " + name, () -> {
                     var probe = p.probe();
                     Assumptions.assumeTrue(probe.available(), () -> p.name() + " unavailable: " + probe.reason());
-                    try (Backend b = p.create(BackendOptions.defaults())) {
-                        body.run(b, v);
-                    }
+                    body.run(p, v);
                 }));
         return out.stream();
     }
@@ -156,20 +167,14 @@ class DecoderOnlyTest {
     }
 
     static Stream<DynamicTest> generating(String name, long seed, LmBody body) {
-        List<DynamicTest> out = new ArrayList<>();
-        for (BackendProvider p : Backends.providers())
-            for (Variant v : VARIANTS)
-                out.add(DynamicTest.dynamicTest(p.name() + " " + v.name() + ": " + name, () -> {
-                    var probe = p.probe();
-                    Assumptions.assumeTrue(probe.available(), () -> p.name() + " unavailable: " + probe.reason());
-                    Map<String, Tensor> sd = v.weights(seed);
-                    String config = Json.write(v.engine(sd).config().arguments());
-                    try (Engine engine = Engine.open(EngineOptions.defaults().withDevice(p.name()));
-                            LanguageModel lm = engine.loadLanguageModel(config, sd)) {
-                        body.run(lm, v, sd);
-                    }
-                }));
-        return out.stream();
+        return perBackend(name, (p, v) -> {
+            Map<String, Tensor> sd = v.weights(seed);
+            String config = Json.write(v.engine(sd).config().arguments());
+            try (Engine engine = Engine.open(EngineOptions.defaults().withDevice(p.name()));
+                    LanguageModel lm = engine.loadLanguageModel(config, sd)) {
+                body.run(lm, v, sd);
+            }
+        });
     }
 
     static GenerationOptions greedy(int n, boolean cache) {
