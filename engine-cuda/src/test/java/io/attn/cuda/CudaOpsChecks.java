@@ -111,14 +111,15 @@ abstract class CudaOpsChecks {
         }
     }
 
-    /** cache (B,H,C,D) with rows pos.. of every (b, h) replaced by x (B,H,L,D), in double. */
-    static double[] cacheWritten(float[] cache, float[] x, int bh, int c, int l, int d, int pos) {
-        double[] want = new double[cache.length];
-        for (int i = 0; i < want.length; i++) want[i] = cache[i];
-        for (int i = 0; i < bh; i++)
-            for (int r = 0; r < l; r++)
-                for (int j = 0; j < d; j++) want[(i * c + pos + r) * d + j] = x[(i * l + r) * d + j];
-        return want;
+    /** The judge's CACHE_WRITE: cache (B,H,C,D) with rows pos.. of every (b, h) replaced by x (B,H,L,D). */
+    static double[] cacheWritten(float[] cache, float[] x, int b, int h, int c, int l, int d, int pos) {
+        GraphBuilder g = new GraphBuilder();
+        Node w = g.cacheWrite(g.input("cache", b, h, c, d), g.input("x", b, h, l, d), g.input("pos", 1));
+        Map<String, Tensor> in = Map.of(
+                "cache", Tensor.of(cache, b, h, c, d),
+                "x", Tensor.of(x, b, h, l, d),
+                "pos", Tensor.of(new float[] {pos}, 1));
+        return Reference.run(g.build(w), in).getFirst();
     }
 
     @Test
@@ -141,10 +142,10 @@ abstract class CudaOpsChecks {
                 List<Tensor> got = ex.run(
                         Map.of("x", Tensor.of(x2, b, h, l, d), "pos", Tensor.of(new float[] {4}, 1)),
                         Map.of("cache", buf));
-                double[] want = cacheWritten(c0, x1, b * h, c, l, d, 0);
+                double[] want = cacheWritten(c0, x1, b, h, c, l, d, 0);
                 float[] mid = new float[want.length];
                 for (int i = 0; i < mid.length; i++) mid[i] = (float) want[i];
-                want = cacheWritten(mid, x2, b * h, c, l, d, 4);
+                want = cacheWritten(mid, x2, b, h, c, l, d, 4);
                 close("cache_write in place", want, got.get(0).data(), 0, 0);
                 float[] back = new float[c0.length];
                 be.download(buf, back, back.length);
@@ -157,11 +158,11 @@ abstract class CudaOpsChecks {
                         "pos", Tensor.of(new float[] {5}, 1)));
                 close(
                         "cache_write from a host tensor",
-                        cacheWritten(c0, x1, b * h, c, l, d, 5),
+                        cacheWritten(c0, x1, b, h, c, l, d, 5),
                         got.get(0).data(),
                         0,
                         0);
-                close("caller's tensor untouched", cacheWritten(c0, x1, b * h, c, 0, d, 0), host, 0, 0);
+                close("caller's tensor untouched", toDouble(c0), host, 0, 0);
             }
             // a distinct output buffer: every element written, the cache input left as it was
             var in = be.allocate(io.attn.tensor.DType.F32, c0.length);
@@ -176,8 +177,8 @@ abstract class CudaOpsChecks {
             float[] got = new float[c0.length], kept = new float[c0.length];
             be.download(out, got, got.length);
             be.download(in, kept, kept.length);
-            close("cache_write into a distinct output", cacheWritten(c0, x1, b * h, c, l, d, 3), got, 0, 0);
-            close("cache input unchanged", cacheWritten(c0, x1, b * h, c, 0, d, 0), kept, 0, 0);
+            close("cache_write into a distinct output", cacheWritten(c0, x1, b, h, c, l, d, 3), got, 0, 0);
+            close("cache input unchanged", toDouble(c0), kept, 0, 0);
             for (var bb : List.of(buf, in, xb, pb, out)) be.release(bb);
         }
     }
