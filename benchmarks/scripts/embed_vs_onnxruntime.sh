@@ -10,7 +10,8 @@
 # at /work/venv-hf when there, else python3; it needs torch, transformers, sentence-transformers, onnx, onnxscript,
 # onnxruntime: see the script's header). Builds the text module and its test classes in one reactor run (nothing is
 # installed into ~/.m2); the class path is Maven's (test scope: ONNX Runtime Java; ORT_VERSION=1.29.0 picks another
-# onnxruntime than the parent pom's). Extra JVM flags: ATTN_JAVA_OPTS (e.g. -Dort.spin=false).
+# onnxruntime than the parent pom's). Extra JVM flags: ATTN_JAVA_OPTS (e.g. -Dort.spin=true:
+# ONNX Runtime's pool spinning, off by default).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 source <(sed -n '/^java_major()/,/^}/p;/^find_jdk()/,/^}/p' "$ROOT/attn")

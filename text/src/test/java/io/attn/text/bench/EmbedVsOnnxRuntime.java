@@ -52,8 +52,10 @@ import java.util.Map;
  * </ul>
  *
  * ONNX Runtime: CPU execution provider, {@code ALL_OPT}, intra-op threads = the thread count, inter-op 1, its pool's
- * spinning as it comes ({@code -Dort.spin=false} turns it off). Prints each round's figures and the 1-minute load,
- * then the medians and one JSON line.
+ * spinning off ({@code session.intra_op.allow_spinning=0}, as {@code io.attn.benchmarks.Workload} runs it for more
+ * than one thread; {@code -Dort.spin=true} turns it on). With spinning on, its worker kept spinning seconds into
+ * attn's round and both sides ran 2.5x slower on a 2-core machine (docs/performance.md). Prints each round's figures
+ * and the 1-minute load, then the medians and one JSON line.
  */
 public final class EmbedVsOnnxRuntime {
     private EmbedVsOnnxRuntime() {}
@@ -206,7 +208,7 @@ public final class EmbedVsOnnxRuntime {
         final int width, batch;
 
         static boolean spin() {
-            return !"false".equals(System.getProperty("ort.spin"));
+            return Boolean.getBoolean("ort.spin");
         }
 
         Ort(Path folder, Path onnx, Embedder like, int threads, int batch) throws IOException, OrtException {
