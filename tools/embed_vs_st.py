@@ -10,6 +10,10 @@ max_seq_length), times the encode (median of 3 after one warm-up) and compares: 
 vectors, the same after subtracting sentence-transformers' mean vector from both (>= 0.999: a difference cannot hide
 in what every text shares), and the max abs difference. Writes one JSON object; exit 1 when any cosine is below 0.9999 or the shapes
 differ. Runs on any sentence-transformers that loads the folder; an error is reported in the JSON and exit 2.
+
+fp16 (gpu-run.sh's embed step): --half also times `model.half()` (st_half_sentences_per_s); --attn-npy-fp16 F compares
+`attn embed --precision fp16`'s vectors with the fp32 reference (bound --min-cos-fp16, default 0.999); --attn-sps and
+--attn-fp16-sps carry attn's own sentences/s (from `attn bench embed`) into the JSON, beside the ratios.
 """
 import argparse
 import json
@@ -25,6 +29,11 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", default="embed.json")
     ap.add_argument("--min-cos", type=float, default=0.9999)
+    ap.add_argument("--half", action="store_true", help="also time sentence-transformers with model.half()")
+    ap.add_argument("--attn-npy-fp16", help="attn embed --precision fp16's vectors, compared with the fp32 reference")
+    ap.add_argument("--min-cos-fp16", type=float, default=0.999)
+    ap.add_argument("--attn-sps", type=float, default=0, help="attn's sentences/s (fp32), recorded")
+    ap.add_argument("--attn-fp16-sps", type=float, default=0, help="attn's sentences/s with --precision fp16")
     a = ap.parse_args()
     res = {"model": a.model, "device": a.device}
     try:
@@ -59,6 +68,37 @@ def main():
                        centered_min_cos=float(ccos.min()),
                        ref_mean_pair_cos=float(pair[np.triu_indices(len(n), 1)].mean()) if len(n) > 1 else None,
                        worst_text=int(cos.argmin()), pass_=bool(cos.min() >= a.min_cos and ccos.min() >= 0.999))
+        if a.attn_sps:
+            res.update(attn_sentences_per_s=a.attn_sps, ratio=a.attn_sps / res["st_sentences_per_s"])
+        if a.attn_npy_fp16:
+            o16 = np.load(a.attn_npy_fp16).astype(np.float64)
+            if o16.shape != ref.shape:
+                res["fp16_error"] = "shapes differ: attn fp16 %s, sentence-transformers %s" % (o16.shape, ref.shape)
+                res["pass_"] = False
+            else:
+                c16 = (o16 * ref).sum(1) / (np.linalg.norm(o16, axis=1) * np.linalg.norm(ref, axis=1))
+                res.update(fp16_min_cos=float(c16.min()), fp16_mean_cos=float(c16.mean()),
+                           fp16_pass=bool(c16.min() >= a.min_cos_fp16))
+                res["pass_"] = res["pass_"] and res["fp16_pass"]
+            if a.attn_fp16_sps:
+                res["attn_fp16_sentences_per_s"] = a.attn_fp16_sps
+        if a.half:
+            try:
+                m.half()
+                m.encode(texts[:8], batch_size=64)
+                th = []
+                for _ in range(3):
+                    t = time.perf_counter()
+                    h = m.encode(texts, batch_size=64, convert_to_numpy=True)
+                    th.append(time.perf_counter() - t)
+                th.sort()
+                h = h.astype(np.float64)
+                ch = (h * ref).sum(1) / (np.linalg.norm(h, axis=1) * np.linalg.norm(ref, axis=1))
+                res.update(st_half_sentences_per_s=len(texts) / th[1], st_half_min_cos=float(ch.min()))
+                if a.attn_fp16_sps:
+                    res["ratio_fp16"] = a.attn_fp16_sps / res["st_half_sentences_per_s"]
+            except Exception as e:  # noqa: BLE001 - recorded; the fp32 comparison stands
+                res["half_error"] = "%s: %s" % (type(e).__name__, str(e).strip()[-300:])
     except Exception as e:  # noqa: BLE001 - one line into the JSON, exit 2
         res["error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[-1:] or "")
     with open(a.out, "w") as f:

@@ -1,36 +1,46 @@
 #!/usr/bin/env bash
 # The GPU check in one call, run from the unpacked bundle (or the repository) on a machine with an NVIDIA GPU:
 #
-#   tools/gpu-run.sh [--out DIR] [--budget-s 540] [--dry-run]
+#   tools/gpu-run.sh [--out DIR] [--budget-s 540] [--dry-run] [--steps env,sweep,winners,bench,embed]
 #
 # Needs no JDK, Maven or network (the bundle has its Java runtime); python3 with torch (and sentence-transformers)
 # first on PATH for the PyTorch comparisons. Every step runs under its own `timeout`, clipped to what is left of the
 # budget (default 540 s = 9 minutes, the packing included), and the run goes on past a failed step. It writes three
 # files to DIR (default $OUT, else ./gpu-run-out), never more than 7:
 #   summary.md     one line per step: status (ok / failed / skipped), seconds, the key figure; then the totals
-#   results.json   every figure, machine-readable (steps; the probe's lines; the benchmark's and embedding's JSON)
+#   results.json   every figure, machine-readable (steps; the probe's lines; bench, sweep, winners, embed JSON)
 #   logs.tar.gz    each step's full output
+#   benchmarks/gpu/<date>-<gpu-slug>.json   {"gpu", "date", "driver", "torch", "cases": [{"name", "attn_ms",
+#                  "torch_ms", "ratio"}]}: the sweep's, winners', bench's and embed's cases (not in a dry run)
 # Steps: env (nvidia-smi, driver, GPU, where libcuda and cuBLAS are), probe (attn probe), gemm-path (cuBLAS must be
 # used where one exists), locator (a planted fake libcublas.so.13 in a fake venv is found: needs cc), parity (fp32 on
 # every configuration, --variants: flash, fused and unfused attention, cuBLAS, our GEMM kernel and JCublas;
 # then tf32 / bf16 / fp16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
 # under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
-# batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table).
+# batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table),
+# sweep (tools/gpu_sweep.py: every attention_variants.json variant's correctness and time, PyTorch's SDPA backends
+# beside them), winners (the sweep's fastest variants through `attn bench attention --resident --backend-opt ...`).
+# --steps a,b,c runs only those steps (env always runs; "parity" includes parity-tf32/bf16/fp16); the others are
+# "skipped (not in --steps)". A focused 5-minute call: --steps env,sweep,winners,bench,embed (bench then times the
+# encoder layer only: the attention cases are the sweep's and the winners').
 # docs/gpu.md says what each proves and how to read the summary.
 # --dry-run (CI, no GPU): runs every step that needs no device (env, probe: no driver, locator, junit's non-GPU
 # tests, the Python tools' syntax) and marks the others "skipped (dry run)"; then checks that every step has a status
-# line, the file count and the time budget. Exit 0 when no step failed.
+# line, the file count and the time budget. Exit 0 when no step failed. The dry run's sweep step is
+# `gpu_sweep.py --dry-run`: every variant and converter of attention_variants.json must exist in its PTX with the
+# argument list the JSON gives (a missing entry fails the step, the run and CI).
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-DRY=false; BUDGET=540; DEST="${OUT:-$PWD/gpu-run-out}"
+DRY=false; BUDGET=540; DEST="${OUT:-$PWD/gpu-run-out}"; SEL=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) DRY=true ;;
     --out) DEST="$2"; shift ;;
     --budget-s) BUDGET="$2"; shift ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
-    *) echo "gpu-run: unknown option $1 (--out DIR, --budget-s N, --dry-run)" >&2; exit 2 ;;
+    --steps) SEL=",$2,"; shift ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    *) echo "gpu-run: unknown option $1 (--out DIR, --budget-s N, --dry-run, --steps a,b,c)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -60,6 +70,8 @@ status_of() { # RC -> ok | failed (...)
   case "$RC" in 0) echo ok ;; 124|137) echo "failed (timed out)" ;; 125) echo "skipped (time budget)" ;; *) echo "failed (exit $RC)" ;; esac
 }
 skip() { record "$1" "skipped ($2)" 0 "${3:-}"; }
+# sel NAME: whether --steps selected step NAME (no --steps: every step; env always; parity-* with parity)
+sel() { [ -z "$SEL" ] || [ "$1" = env ] || [[ "$SEL" == *",$1,"* ]] || { [[ "$1" == parity-* ]] && [[ "$SEL" == *",parity,"* ]]; }; }
 
 # ---- env: the machine, the driver, where libcuda and cuBLAS are -------------------------------------------------
 env_report() {
@@ -107,6 +119,9 @@ HAS_TORCH=false; grep -q '^torch [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_TO
 HAS_ST=false; grep -q '^sentence_transformers [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_ST=true
 
 # ---- probe -------------------------------------------------------------------------------------------------------
+PROBE_CUDA=""; PROBE_CUBLAS=""
+if ! sel probe; then skip probe "not in --steps"; : >"$WORK/probe.txt"
+else
 run_step probe 90 "$A" probe
 PROBE_CUDA="$(grep '^cuda: ' "$LOGS/probe.log" | head -n1)"; PROBE_CUBLAS="$(grep '^cuda cublas: ' "$LOGS/probe.log" | head -n1)"
 cp "$LOGS/probe.log" "$WORK/probe.txt"
@@ -116,9 +131,11 @@ if $DRY; then
   else record probe "failed (exit $RC, or no cuda / cuda driver / cuda cublas line)" "$SECS" "$PROBE_CUDA"; fi
 elif [[ "$PROBE_CUDA" == "cuda: available"* ]]; then record probe "$(status_of)" "$SECS" "$PROBE_CUDA"
 else record probe "failed (cuda not available)" "$SECS" "${PROBE_CUDA:-no cuda line; see logs/probe.log}"; fi
+fi
 
 # ---- gemm-path: a host with cuBLAS must not run the built-in GEMM ---------------------------------------------------
-if $DRY; then skip gemm-path "dry run" "${PROBE_CUBLAS}"
+if ! sel gemm-path; then skip gemm-path "not in --steps"
+elif $DRY; then skip gemm-path "dry run" "${PROBE_CUBLAS}"
 elif [[ "$PROBE_CUDA" != "cuda: available"* ]]; then skip gemm-path "cuda not available"
 elif [[ "$PROBE_CUDA" == *"gemm: cuBLAS"* ]]; then record gemm-path ok 0 "${PROBE_CUDA##*gemm: }"
 elif [ -s "$WORK/cublas.txt" ]; then
@@ -135,7 +152,8 @@ plant() {
   cc -shared -fPIC -Wl,-soname,libcublasLt.so.13 -o "$lib/libcublasLt.so.13" "$WORK/lt.c" &&
     cc -shared -fPIC -o "$lib/libcublas.so.13" "$WORK/cublas.c" -L"$lib" -l:libcublasLt.so.13
 }
-if ! command -v cc >/dev/null; then skip locator "no C compiler (cc) to build the fake libcublas.so.13"
+if ! sel locator; then skip locator "not in --steps"
+elif ! command -v cc >/dev/null; then skip locator "no C compiler (cc) to build the fake libcublas.so.13"
 elif ! plant >"$LOGS/locator.log" 2>&1; then record locator "failed (building the fake cuBLAS)" 0 "see logs/locator.log"
 else
   run_step locator 60 env PATH="$WORK/fakevenv/bin:$PATH" ATTN_CUBLAS= "$A" probe
@@ -146,11 +164,13 @@ fi
 
 # ---- parity: every op and layer case on the GPU ----------------------------------------------------------------------
 parity_fig() { tail -n 1 "$LOGS/$1.log" | grep -E 'passed' || grep -m1 -E 'FAIL|skipped' "$LOGS/$1.log" || echo "see logs/$1.log"; }
-if $DRY; then skip parity "dry run"
+if ! sel parity; then skip parity "not in --steps"
+elif $DRY; then skip parity "dry run"
 else run_step parity 180 "$A" parity --device cuda --variants; record parity "$(status_of)" "$SECS" "fp32 (TF32 off), every attention and GEMM path: $(parity_fig parity)"; fi
-PREC_OK=false; "$A" parity --help 2>/dev/null | grep -q -- '--precision' && PREC_OK=true
+PREC_OK=false; sel parity && "$A" parity --help 2>/dev/null | grep -q -- '--precision' && PREC_OK=true
 for p in tf32 bf16 fp16; do
-  if $DRY; then skip "parity-$p" "dry run"
+  if ! sel "parity-$p"; then skip "parity-$p" "not in --steps"
+  elif $DRY; then skip "parity-$p" "dry run"
   elif ! $PREC_OK; then skip "parity-$p" "attn parity has no --precision option yet"
   else run_step "parity-$p" 120 "$A" parity --device cuda --precision "$p"; record "parity-$p" "$(status_of)" "$SECS" "$(parity_fig "parity-$p")"; fi
 done
@@ -165,7 +185,8 @@ else # the repository: the JDK >= 25 the ./attn launcher finds (the java on PATH
   CP="$(jars "$HERE/cli/target/lib")$HERE/engine-cuda/target/test-classes"
   [ -n "$JAR" ] || JAR="$(ls ~/.m2/repository/org/junit/platform/junit-platform-console-standalone/*/junit-platform-console-standalone-*.jar 2>/dev/null | sort -V | tail -n1)"
 fi
-if [ -z "$JAR" ] || [ -z "$JAVA" ]; then skip junit "no test bundle: build it with ./attn dist --tests and unpack it beside the bundle"
+if ! sel junit; then skip junit "not in --steps"
+elif [ -z "$JAR" ] || [ -z "$JAVA" ]; then skip junit "no test bundle: build it with ./attn dist --tests and unpack it beside the bundle"
 else
   # dry run: the launcher, runtime and class path, the no-driver tests and the GPU suite's skip (seconds, not minutes)
   SELECT=(--select-package io.attn.cuda); $DRY && SELECT=(--select-class io.attn.cuda.CudaProviderTest --select-class io.attn.cuda.CudaOpsGpuTest)
@@ -196,8 +217,9 @@ fi
 
 # ---- golden: PyTorch's outputs (committed from 1.13, then fresh from this host's torch) through the GPU -----------------
 GOLDEN="$HERE/golden"; [ -d "$GOLDEN" ] || GOLDEN="$HERE/tests/golden"
-if $DRY; then
-  if [ -n "$PY" ]; then run_step golden 60 "$PY" -m py_compile "$HERE/tools/golden_torch.py" "$HERE/tools/bench_gpu_torch.py" "$HERE/tools/embed_vs_st.py"
+if ! sel golden; then skip golden "not in --steps"
+elif $DRY; then
+  if [ -n "$PY" ]; then run_step golden 60 "$PY" -m py_compile "$HERE/tools/golden_torch.py" "$HERE/tools/bench_gpu_torch.py" "$HERE/tools/embed_vs_st.py" "$HERE/tools/gpu_sweep.py" "$HERE/tools/gpu_cases.py"
     record golden "skipped (dry run)" "$SECS" "the Python tools compile: $( [ "$RC" = 0 ] && echo yes || echo "NO (exit $RC)")"
     [ "$RC" = 0 ] || record python-tools "failed (py_compile)" "$SECS" "see logs/golden.log"
   else skip golden "dry run"; fi
@@ -214,14 +236,63 @@ else
   RC=$grc; record golden "$(status_of)" "$gs" "$gfig"
 fi
 
+# ---- sweep: every attention kernel variant (attention_variants.json) beside PyTorch's SDPA backends, one process -----
+# the dry run checks the JSON against the PTX (every variant's and converter's entry, its 16 parameters): CI's check
+if ! sel sweep; then skip sweep "not in --steps"
+elif [ -z "$PY" ]; then record sweep "failed (no python3)" 0 ""
+elif $DRY; then
+  run_step sweep 30 "$PY" "$HERE/tools/gpu_sweep.py" --dry-run
+  record sweep "$( [ "$RC" = 0 ] && echo ok || echo "failed (attention_variants.json against the PTX: exit $RC)")" "$SECS" \
+    "dry run: $(grep -E '^(dry run ok|DRY RUN FAILED)' "$LOGS/sweep.log" | tail -n1); $(grep -m3 '^PROBLEM' "$LOGS/sweep.log" | tr '\n' ' ')"
+elif ! $HAS_TORCH || ! grep -q 'available True' "$WORK/python.txt"; then skip sweep "no torch with CUDA"
+else
+  t=$(left); t=$(( t > 200 ? 200 : t ))
+  run_step sweep 200 "$PY" "$HERE/tools/gpu_sweep.py" --out "$WORK/sweep.json" --budget-s $(( t > 50 ? t - 40 : 10 ))
+  sfig="$("$PY" - "$WORK/sweep.json" <<'PYEOF' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = d.get("variants", [])
+ok = sum(1 for x in v if x.get("status") == "ok")
+best = {}
+for c in d.get("cases", []):
+    if c.get("ratio") and "B=64" not in c["name"] and "with converters" not in c["name"]:
+        k = c["name"].split(" [")[0]
+        best[k] = max(best.get(k, 0), c["ratio"])
+print("%d of %d variants ok, %d errors; winners %s; best ratio %s" % (ok, len(v), len(d.get("errors", [])),
+      json.dumps(d.get("winners", {})), "; ".join("%s %.2fx" % (k.replace("attention ", ""), r) for k, r in best.items())))
+PYEOF
+)"
+  record sweep "$(status_of)" "$SECS" "${sfig:-no results (logs/sweep.log)}"
+fi
+
+# ---- winners: the sweep's fastest variants through the engine (attn bench attention --resident --backend-opt) --------
+if ! sel winners; then skip winners "not in --steps"
+elif $DRY; then skip winners "dry run"
+elif [ -z "$PY" ]; then record winners "failed (no python3)" 0 ""
+else
+  t=$(left); t=$(( t > 150 ? 150 : t ))
+  run_step winners 150 "$PY" "$HERE/tools/gpu_cases.py" winners --sweep "$WORK/sweep.json" --attn "$A" --out "$WORK/winners.json" --budget-s $(( t > 30 ? t - 25 : 5 ))
+  wfig="$("$PY" - "$WORK/winners.json" <<'PYEOF' 2>/dev/null
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"]
+t = [x for x in r if "attn_ms" in x]
+print("%d of %d timed; %s; %d option errors" % (len(t), len(r), "; ".join("%s %.2fx" % (x["name"].replace("attention ", ""), x["ratio"]) for x in t if x.get("ratio"))[:200], sum(1 for x in r if x.get("error"))))
+PYEOF
+)"
+  record winners "$(status_of)" "$SECS" "${wfig:-no results (logs/winners.log)}"
+fi
+
 # ---- bench: attn vs PyTorch on the same GPU ----------------------------------------------------------------------------
-if $DRY; then skip bench "dry run"
+if ! sel bench; then skip bench "not in --steps"
+elif $DRY; then skip bench "dry run"
 elif ! $HAS_TORCH || ! grep -q 'available True' "$WORK/python.txt"; then
   run_step bench 90 "$A" bench attention --batch 8 --heads 16 --seq 4096 --head-dim 64 --device cuda --resident
   record bench "$(status_of)" "$SECS" "no torch with CUDA: attn alone, $(grep '^{' "$LOGS/bench.log" | tail -n1 | cut -c1-200)"
 else
   t=$(left); t=$(( t > 240 ? 240 : t ))
-  run_step bench 240 "$PY" "$HERE/tools/bench_gpu_torch.py" --attn "$A" --out "$WORK/bench-gpu.json" --budget-s $(( t > 60 ? t - 50 : 10 ))
+  # with the sweep selected by --steps, the attention cases are its and the winners': the encoder layer alone here
+  BCASES=(); [ -n "$SEL" ] && sel sweep && BCASES=(--cases encoder)
+  run_step bench 240 "$PY" "$HERE/tools/bench_gpu_torch.py" --attn "$A" --out "$WORK/bench-gpu.json" --budget-s $(( t > 60 ? t - 50 : 10 )) "${BCASES[@]}"
   bfig="$("$PY" - "$WORK/bench-gpu.json" <<'EOF' 2>/dev/null
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -236,22 +307,31 @@ fi
 
 # ---- embed: a real encoder on the GPU against sentence-transformers --------------------------------------------------
 MODEL="${ATTN_GPU_MODEL:-$(ls -d "$HERE"/models/*/ 2>/dev/null | while read -r d; do [ -f "$d/config.json" ] && echo "${d%/}" && break; done)}"
-if $DRY; then skip embed "dry run" "${MODEL:-no model folder under models/}"
+if ! sel embed; then skip embed "not in --steps"
+elif $DRY; then skip embed "dry run" "${MODEL:-no model folder under models/}"
 elif [ -z "$MODEL" ]; then skip embed "no model folder: carry one as models/<name>/ in the bundle (docs/gpu.md)"
 else
   { for i in $(seq 1 256); do echo "sentence $i: the quick brown fox jumps over the lazy dog number $((i * 7 % 13)) $([ $((i % 5)) = 0 ] && printf 'and keeps running across the long green field for a while %.0s' 1 2 3)"; done; } >"$WORK/texts.txt"
   run_step embed 90 "$A" embed --model "$MODEL" --input "$WORK/texts.txt" --output "$WORK/attn.npy" --device cuda; erc=$RC; es=$SECS
   run_step embed 90 "$A" bench embed --model "$MODEL" --input "$WORK/texts.txt" --device cuda; erc=$(( erc | RC )); es=$(( es + SECS ))
-  efig="attn $(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[^,}]*')"
+  sps32="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[0-9.]+' | cut -d: -f2)"
+  # fp16: attn --precision fp16 against sentence-transformers fp32 (vectors) and model.half() (speed)
+  run_step embed 90 "$A" embed --model "$MODEL" --input "$WORK/texts.txt" --output "$WORK/attn16.npy" --device cuda --precision fp16; erc=$(( erc | RC )); es=$(( es + SECS ))
+  run_step embed 90 "$A" bench embed --model "$MODEL" --input "$WORK/texts.txt" --device cuda --precision fp16; erc=$(( erc | RC )); es=$(( es + SECS ))
+  sps16=""; [ "$RC" = 0 ] && sps16="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[0-9.]+' | cut -d: -f2)"
+  efig="attn fp32 ${sps32:-?} sentences/s, fp16 ${sps16:-?}"
   if $HAS_ST && [ -f "$WORK/attn.npy" ]; then
-    run_step embed 120 "$PY" "$HERE/tools/embed_vs_st.py" --model "$MODEL" --texts "$WORK/texts.txt" --attn-npy "$WORK/attn.npy" --out "$WORK/embed.json"
+    E16=(); [ -f "$WORK/attn16.npy" ] && E16=(--attn-npy-fp16 "$WORK/attn16.npy" --attn-fp16-sps "${sps16:-0}")
+    run_step embed 150 "$PY" "$HERE/tools/embed_vs_st.py" --model "$MODEL" --texts "$WORK/texts.txt" --attn-npy "$WORK/attn.npy" --out "$WORK/embed.json" \
+      --attn-sps "${sps32:-0}" --half "${E16[@]}"
     erc=$(( erc | RC )); es=$(( es + SECS )); efig="$efig; vs sentence-transformers: $(tail -n1 "$LOGS/embed.log" | cut -c1-220)"
   else efig="$efig; no sentence-transformers comparison"; fi
   RC=$erc; record embed "$(status_of)" "$es" "$(basename "$MODEL"): $efig"
 fi
 
 # ---- serve: the embedding server on the GPU, dynamic batching against batching off (issue 20's goal: >= 2.5x) ----------
-if $DRY; then skip serve "dry run"
+if ! sel serve; then skip serve "not in --steps"
+elif $DRY; then skip serve "dry run"
 elif [ -z "$MODEL" ]; then skip serve "no model folder (see embed)"
 else
   sv() { "$A" bench serve --model "$MODEL" --input "$WORK/texts.txt" --clients 64 --seconds 5 --device cuda "$@" 2>&1 | tail -n1; }
@@ -273,7 +353,8 @@ fi
 # 1 thread, three lanes pinned to cores 1-3 at once, one round of tools/gemm_blocking.sh's settings against NumPy; last,
 # so that the GPU steps have the budget first
 GB="$HERE/tools/gemm_blocking.sh"; [ -f "$GB" ] || GB="$HERE/benchmarks/scripts/gemm_blocking.sh"   # bundle, or repository
-if $DRY; then
+if ! sel cpu; then skip cpu "not in --steps"
+elif $DRY; then
   run_step cpu 10 bash -n "$GB"
   record cpu "skipped (dry run)" "$SECS" "gemm_blocking.sh parses: $( [ "$RC" = 0 ] && echo yes || echo "NO (exit $RC)")"
 elif ! command -v taskset >/dev/null || [ "$(nproc)" -lt 4 ]; then skip cpu "needs taskset and 4 cores"
@@ -302,7 +383,7 @@ fi
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden bench embed serve cpu"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden sweep winners bench embed serve cpu"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"
@@ -323,14 +404,21 @@ missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit
   echo " \"steps\": ["
   while IFS=$'\t' read -r n s t f; do echo "  {\"name\": $(json_str "$n"), \"status\": $(json_str "$s"), \"seconds\": $t, \"figure\": $(json_str "$f")},"; done <"$STEPS"
   echo "  null],"
-  for k in bench-gpu embed; do
+  for k in bench-gpu sweep winners embed; do
     if [ -f "$WORK/$k.json" ] && { [ -z "$PY" ] || "$PY" -m json.tool "$WORK/$k.json" >/dev/null 2>&1; }; then echo " \"${k%-gpu}\": $(cat "$WORK/$k.json"),"
     else echo " \"${k%-gpu}\": null,"; fi
   done
   echo " \"version\": 1"
   echo "}"
 } >"$DEST/results.json"
-cp "$STEPS" "$LOGS/steps.tsv"; [ -f "$WORK/bench-gpu.json" ] && cp "$WORK/bench-gpu.json" "$LOGS/"
+cp "$STEPS" "$LOGS/steps.tsv"; for k in bench-gpu sweep winners embed; do [ -f "$WORK/$k.json" ] && cp "$WORK/$k.json" "$LOGS/"; done
+# the run's cases in one file (issue 38): benchmarks/gpu/<date>-<gpu-slug>.json
+if ! $DRY && [ -n "$PY" ]; then
+  BJ="$DEST/benchmarks/gpu/$(date -u +%F)-$("$PY" "$HERE/tools/gpu_cases.py" slug --gpu "$GPU").json"
+  "$PY" "$HERE/tools/gpu_cases.py" collect --gpu "$GPU" --sweep "$WORK/sweep.json" --winners "$WORK/winners.json" \
+    --bench "$WORK/bench-gpu.json" --embed "$WORK/embed.json" --out "$BJ" >>"$LOGS/pack.log" 2>&1 \
+    || echo "gpu-run: writing $BJ failed" >>"$DEST/summary.md"
+fi
 [ -f "$WORK/golden-host/index.json" ] && cp "$WORK/golden-host/index.json" "$LOGS/golden-host-index.json"
 tar -C "$WORK" -czf "$DEST/logs.tar.gz" logs
 nfiles=$(find "$DEST" -type f | wc -l)

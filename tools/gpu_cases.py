@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""tools/gpu-run.sh's helpers around the sweep (tools/gpu_sweep.py); Python 3 standard library only.
+
+    python3 tools/gpu_cases.py winners --sweep sweep.json --attn ./attn --out winners.json [--budget-s 90]
+        the sweep's winners through the engine: `attn bench attention --resident` at B=8 H=16 L=S=4096 (causal and
+        not) with --backend-opt flash.variant=ENTRY (bf16 / fp16: --precision bf16|fp16) or
+        flash.fp32.variant=ENTRY (fp32), and fp32 once more with flash.fp32=tf32x3. An option the engine does not
+        know yet is recorded (the row's "error") and the case is run again without it (the default dispatch), so
+        the engine's figure is there either way. Ratio = the sweep's PyTorch baseline ms / attn ms (attn: the
+        bench's "device_ms" (CUDA events) where it reports one, else its wall-clock "median_ms").
+    python3 tools/gpu_cases.py collect --gpu "NAME, DRIVER, ..." --sweep sweep.json --winners winners.json
+                                      --bench bench-gpu.json --embed embed.json --out FILE
+        the run's cases in one file: {"gpu", "date", "driver", "torch", "cases": [{"name", "attn_ms", "torch_ms",
+        "ratio"}]}; a missing or broken input file is skipped.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+TIMING = ["--warmup-ms", "300", "--min-runs", "5", "--min-ms", "600"]
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def bench(attn, args):
+    cmd = [attn, "bench", "attention"] + args
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        msg = (p.stderr.strip() or p.stdout.strip()).splitlines()
+        raise RuntimeError("exit %d: %s" % (p.returncode, msg[-1][:300] if msg else "no output"))
+    r = json.loads(lines[-1])
+    r["cmd"] = " ".join(cmd)
+    return r
+
+
+def winners(a):
+    sw = load(a.sweep) or {}
+    base = {(b.get("name"), b.get("shape")): b.get("ms") for b in sw.get("baselines", [])}
+    plan = []
+    for key, entry in sorted((sw.get("winners") or {}).items()):
+        prec, d = key.split(" D=")
+        opt = "flash.fp32.variant=" if prec == "fp32" else "flash.variant="
+        plan.append((prec, int(d), opt + entry, entry))
+    if not plan:  # no sweep: the engine's default dispatch at least
+        plan = [(p, d, None, None) for p in ("fp32", "bf16") for d in (64, 128)]
+    for d in sorted({d for p, d, _, _ in plan if p == "fp32"}):
+        plan.append(("fp32", d, "flash.fp32=tf32x3", "tf32x3"))
+    rows, t0 = [], time.time()
+    for prec, d, opt, entry in plan:
+        for causal in (False, True):
+            shape = "B=8 H=16 L=S=4096 D=%d%s" % (d, " causal" if causal else "")
+            name = "attention D=%d%s %s%s" % (d, " causal" if causal else "", prec,
+                                             " tf32x3" if entry == "tf32x3" else "")
+            row = {"name": name, "option": opt, "entry": entry}
+            if a.budget_s and time.time() - t0 > a.budget_s:
+                row["error"] = "skipped: the time budget was spent"
+                rows.append(row)
+                continue
+            args = ["--batch", "8", "--heads", "16", "--seq", "4096", "--head-dim", str(d), "--device", "cuda",
+                    "--precision", prec, "--resident"] + TIMING + (["--causal"] if causal else [])
+            r = None
+            if opt:
+                try:
+                    r = bench(a.attn, args + ["--backend-opt", opt])
+                except Exception as e:  # an option the engine does not know yet: recorded, then the default
+                    row["error"] = "%s: %s" % (opt, e)
+                    if entry == "tf32x3":
+                        rows.append(row)
+                        print("%-40s %s" % (name, row["error"]), flush=True)
+                        continue
+                    row["name"] += " (default dispatch)"
+            try:
+                if r is None:
+                    r = bench(a.attn, args)
+                attn_ms = r.get("device_ms") or r["median_ms"]
+                tm = base.get(("SDPA fp32 default" if prec == "fp32" else "SDPA %s FLASH" % prec, shape))
+                row.update(attn_ms=attn_ms, median_ms=r["median_ms"], device_ms=r.get("device_ms"), torch_ms=tm,
+                           ratio=tm / attn_ms if tm else None, bench=r)
+                print("%-40s attn %9.3f ms  torch %s  ratio %s" % (
+                    name, attn_ms, "%.3f ms" % tm if tm else "-", "%.2f" % row["ratio"] if tm else "-"), flush=True)
+            except Exception as e:
+                row["error"] = (row.get("error", "") + "; " if row.get("error") else "") + str(e)
+                print("%-40s ERROR %s" % (name, row["error"]), flush=True)
+            rows.append(row)
+    with open(a.out, "w") as f:
+        json.dump({"rows": rows, "winners": sw.get("winners")}, f, indent=1)
+    ok = sum(1 for r in rows if "attn_ms" in r)
+    print("wrote %s: %d of %d cases timed" % (a.out, ok, len(rows)))
+    return 0 if ok else 1
+
+
+def collect(a):
+    cases = []
+    sw = load(a.sweep) or {}
+    for c in sw.get("cases", []):
+        cases.append(c)
+    for r in (load(a.winners) or {}).get("rows", []):
+        if "attn_ms" in r:
+            cases.append({"name": r["name"], "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
+                          "ratio": r.get("ratio")})
+    for r in (load(a.bench) or {}).get("rows", []):
+        if "attn_ms" not in r:
+            continue
+        c = r["case"]
+        m = re.match(r"attention B=\d+ H=\d+ L=S=\d+ D=(\d+)( causal)? (\w+)", c)
+        if m:
+            name = "attention D=%s%s %s (bench_gpu_torch)" % (m.group(1), m.group(2) or "", m.group(3))
+        elif c.startswith("encoder-layer"):
+            name = "encoder layer%s fp32%s" % (" resident" if "resident" in c else "",
+                                               " (torch host -> device -> host)" if "host ->" in c else "")
+        else:
+            name = c
+        cases.append({"name": name, "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"), "ratio": r.get("ratio")})
+    em = load(a.embed) or {}
+    model = os.path.basename(str(em.get("model", "model")).rstrip("/"))
+    for prec, ours, theirs in (("fp32", "attn_sentences_per_s", "st_sentences_per_s"),
+                               ("fp16", "attn_fp16_sentences_per_s", "st_half_sentences_per_s")):
+        if em.get(ours) and em.get("texts"):
+            n = em["texts"]
+            am = 1e3 * n / em[ours]
+            tm = 1e3 * n / em[theirs] if em.get(theirs) else None
+            cases.append({"name": "embed %s %s (%d texts; torch: sentence-transformers%s)" % (
+                model, prec, n, " model.half()" if prec == "fp16" else " fp32"), "attn_ms": am, "torch_ms": tm,
+                "ratio": tm / am if tm else None})
+    gpu = [x.strip() for x in (a.gpu or "").split(",")]
+    env = sw.get("env") or (load(a.bench) or {}).get("env") or {}
+    out = {"gpu": env.get("gpu") or (gpu[0] if gpu and gpu[0] else None),
+           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+           "driver": env.get("driver") or (gpu[1] if len(gpu) > 1 else None),
+           "torch": env.get("torch"), "cases": cases}
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+    print("wrote %s: %d cases" % (a.out, len(cases)))
+    return 0
+
+
+def slug(s):
+    return re.sub(r"[^a-z0-9]+", "-", (s or "none").lower()).strip("-") or "none"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=("winners", "collect", "slug"))
+    ap.add_argument("--sweep")
+    ap.add_argument("--winners")
+    ap.add_argument("--bench")
+    ap.add_argument("--embed")
+    ap.add_argument("--attn", default="./attn")
+    ap.add_argument("--gpu", default="")
+    ap.add_argument("--out")
+    ap.add_argument("--budget-s", type=float, default=0)
+    a = ap.parse_args()
+    if a.what == "slug":
+        print(slug(a.gpu.split(",")[0]))
+        return 0
+    if a.what == "winners":
+        a.out = a.out or "winners.json"
+        return winners(a)
+    return collect(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
