@@ -7,7 +7,6 @@ import io.attn.engine.KernelBench;
 import io.attn.engine.Request;
 import io.attn.tensor.Tensor;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -20,7 +19,10 @@ import picocli.CommandLine.Option;
  * {@code attn bench}: warm up, repeat, print a summary and, as the last line, one JSON object {@code {"bench", "device",
  * "threads", "median_ms", "gflops", ...}}. Each timed call is one executor run (inputs in, outputs out), so on a GPU it
  * includes the host transfers; {@code attention --resident} keeps the inputs on the backend and downloads only a
- * (B, H, L) mean, to time the attention kernel itself (as PyTorch timings of tensors already on the GPU do).
+ * (B, H, L) mean, to time the attention kernel itself (as PyTorch timings of tensors already on the GPU do); {@code
+ * encoder-layer --resident} likewise keeps x on the device and downloads a (B, L) mean. Where the backend times device
+ * work (CUDA events: {@link io.attn.backend.Backend#deviceTimer}), the JSON also has {@code "device_ms"}: the median
+ * device time of the same runs, beside the wall-clock {@code "median_ms"}.
  */
 @Command(
         name = "bench",
@@ -49,13 +51,30 @@ final class BenchCommand {
 
     /** Runs {@code call} per the timing options and prints the summary; returns the exit code. */
     static int measure(String bench, Engine engine, int threads, Timing t, double flops, String shape, Runnable call) {
+        return measure(bench, engine, threads, t, flops, shape, call, null);
+    }
+
+    /**
+     * As {@link #measure(String, Engine, int, Timing, double, String, Runnable)}; with a {@code timer}, each measured
+     * run is also timed on the device (the timer started before the call, stopped after it) and the JSON gets {@code
+     * "device_ms"}, the median of those times.
+     */
+    static int measure(
+            String bench,
+            Engine engine,
+            int threads,
+            Timing t,
+            double flops,
+            String shape,
+            Runnable call,
+            io.attn.backend.DeviceTimer timer) {
         long end = System.nanoTime() + t.warmupMs * 1_000_000;
         int warm = 0;
         do {
             call.run();
             warm++;
         } while (System.nanoTime() < end || warm < 2);
-        double[] ms = new double[Math.max(t.minRuns, 1) * 64], cpu = new double[ms.length];
+        double[] ms = new double[Math.max(t.minRuns, 1) * 64], cpu = new double[ms.length], dev = new double[ms.length];
         // the calling thread's CPU time per call: at 1 thread all the work, and much less sensitive than wall time to
         // other processes on a shared machine (they take the core, not this thread's CPU time)
         java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -63,7 +82,9 @@ final class BenchCommand {
         long start = System.nanoTime();
         while (n < ms.length && (n < t.minRuns || System.nanoTime() - start < t.minMs * 1_000_000)) {
             long c = mx.getCurrentThreadCpuTime(), s = System.nanoTime();
+            if (timer != null) timer.start();
             call.run();
+            if (timer != null) dev[n] = timer.stop();
             ms[n] = (System.nanoTime() - s) / 1e6;
             cpu[n++] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
         }
@@ -73,6 +94,10 @@ final class BenchCommand {
         double[] rc = Arrays.copyOf(cpu, n);
         Arrays.sort(rc);
         double cpuMedian = n % 2 == 1 ? rc[n / 2] : (rc[n / 2 - 1] + rc[n / 2]) / 2;
+        double[] rd = Arrays.copyOf(dev, n);
+        Arrays.sort(rd);
+        double devMedian = n % 2 == 1 ? rd[n / 2] : (rd[n / 2 - 1] + rd[n / 2]) / 2;
+        String devJson = timer == null ? "" : String.format(Locale.ROOT, ",\"device_ms\":%.4f", devMedian);
         double gflops = flops / (median * 1e6);
         System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, engine.description());
         System.out.printf(Locale.ROOT, "  cpu: %s; kernels: %s%n", Devices.hostCpu(), Devices.cpuKernels());
@@ -85,9 +110,16 @@ final class BenchCommand {
                 r[0],
                 r[n - 1],
                 gflops);
+        if (timer != null)
+            System.out.printf(
+                    Locale.ROOT,
+                    "  device time (CUDA events) median %.3f ms, min %.3f ms, %.1f GFLOP/s%n",
+                    devMedian,
+                    rd[0],
+                    flops / (devMedian * 1e6));
         System.out.printf(
                 Locale.ROOT,
-                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"thread_cpu_ms\":%.4f,\"cpu\":%s}%n",
+                "{\"bench\":\"%s\",\"device\":\"%s\",\"threads\":%d,\"median_ms\":%.4f,\"gflops\":%.2f,\"min_ms\":%.4f,\"runs\":%d,\"shape\":\"%s\",\"thread_cpu_ms\":%.4f%s,\"cpu\":%s}%n",
                 bench,
                 engine.device(),
                 threads,
@@ -97,6 +129,7 @@ final class BenchCommand {
                 n,
                 shape,
                 cpuMedian,
+                devJson,
                 Devices.hostCpuJson());
         return 0;
     }
@@ -117,7 +150,7 @@ final class BenchCommand {
             String bench, DeviceOptions device, Timing t, java.util.function.Function<Engine, KernelBench> make) {
         try (Engine engine = device.open();
                 KernelBench k = make.apply(engine)) {
-            return measure(bench, engine, threadsOf(device), t, k.flops(), k.shape(), k::run);
+            return measure(bench, engine, threadsOf(device), t, k.flops(), k.shape(), k::run, k.deviceTimer());
         }
     }
 
@@ -240,6 +273,12 @@ final class BenchCommand {
         @Option(names = "--activation", description = "relu or gelu (default: ${DEFAULT-VALUE}).")
         String activation = "relu";
 
+        @Option(
+                names = "--resident",
+                description = "Upload x once and keep it on the backend; each run downloads only the mean over the"
+                        + " model dimension (times the layer's device work, not the transfers).")
+        boolean resident;
+
         @Mixin
         Timing timing;
 
@@ -248,30 +287,15 @@ final class BenchCommand {
 
         @Override
         public Integer call() {
+            if (resident)
+                return runKernel(
+                        "encoder-layer",
+                        device,
+                        timing,
+                        e -> KernelBench.encoderLayer(e, batch, seq, dModel, heads, ffn, normFirst, activation, true));
             SplittableRandom r = new SplittableRandom(3);
-            String config = String.format(
-                    Locale.ROOT,
-                    "{\"module\":\"TransformerEncoderLayer\",\"d_model\":%d,\"nhead\":%d,\"dim_feedforward\":%d,"
-                            + "\"activation\":\"%s\",\"layer_norm_eps\":1e-5,\"norm_first\":%b,\"batch_first\":true}",
-                    dModel,
-                    heads,
-                    ffn,
-                    activation,
-                    normFirst);
-            Map<String, Tensor> sd = new LinkedHashMap<>();
-            float a = (float) (1 / Math.sqrt(dModel));
-            sd.put("self_attn.in_proj_weight", scaled(random(r, 3 * dModel, dModel), a));
-            sd.put("self_attn.in_proj_bias", scaled(random(r, 3 * dModel), 0.1f));
-            sd.put("self_attn.out_proj.weight", scaled(random(r, dModel, dModel), a));
-            sd.put("self_attn.out_proj.bias", scaled(random(r, dModel), 0.1f));
-            sd.put("linear1.weight", scaled(random(r, ffn, dModel), a));
-            sd.put("linear1.bias", scaled(random(r, ffn), 0.1f));
-            sd.put("linear2.weight", scaled(random(r, dModel, ffn), (float) (1 / Math.sqrt(ffn))));
-            sd.put("linear2.bias", scaled(random(r, dModel), 0.1f));
-            for (String n : new String[] {"norm1", "norm2"}) {
-                sd.put(n + ".weight", Tensor.of(filled(dModel, 1f), dModel));
-                sd.put(n + ".bias", Tensor.zeros(dModel));
-            }
+            String config = KernelBench.encoderLayerConfig(dModel, heads, ffn, normFirst, activation);
+            Map<String, Tensor> sd = KernelBench.encoderLayerWeights(r, dModel, ffn);
             Tensor x = random(r, batch, seq, dModel);
             double flops =
                     2.0 * batch * seq * (4.0 * dModel * dModel + 2.0 * dModel * ffn) + 4.0 * batch * seq * seq * dModel;
@@ -283,17 +307,6 @@ final class BenchCommand {
                 Request in = Request.of(x);
                 return measure("encoder-layer", engine, threadsOf(device), timing, flops, shape, () -> model.run(in));
             }
-        }
-
-        private static Tensor scaled(Tensor t, float s) {
-            for (int i = 0; i < t.size(); i++) t.data()[i] *= s;
-            return t;
-        }
-
-        private static float[] filled(int n, float v) {
-            float[] f = new float[n];
-            Arrays.fill(f, v);
-            return f;
         }
     }
 }

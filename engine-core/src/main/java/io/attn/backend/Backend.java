@@ -71,6 +71,14 @@ public interface Backend extends AutoCloseable {
     /** Waits until every queued operation of the calling thread's work is done. Optional. */
     default void synchronize() {}
 
+    /**
+     * A timer of the device work this backend queues (CUDA events on its stream), or null where the backend has none
+     * (the CPU: its work is done when a call returns, and the wall clock times it). The caller closes it.
+     */
+    default DeviceTimer deviceTimer() {
+        return null;
+    }
+
     @Override
     void close();
 }

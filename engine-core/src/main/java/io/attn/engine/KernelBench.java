@@ -3,14 +3,23 @@ package io.attn.engine;
 import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.Buffer;
+import io.attn.backend.DeviceTimer;
 import io.attn.exec.Executor;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
+import io.attn.io.Json;
+import io.attn.nn.Forward;
+import io.attn.nn.Masks;
+import io.attn.nn.ModelConfig;
+import io.attn.nn.StateDict;
+import io.attn.nn.TransformerEncoderLayer;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -19,15 +28,18 @@ import java.util.SplittableRandom;
  * bench attention}): a GEMM or a scaled dot-product attention as the engine's layers call them, its floating-point
  * operation count and a shape label. {@link #run()} is one call: inputs in, outputs out (so on a GPU it includes the
  * host transfers), unless made {@code resident} (inputs uploaded once; each call downloads only a mean per row) or
- * {@code into} (outputs into arrays allocated once, as NumPy's {@code out=}). Not thread-safe; close it when done.
+ * {@code into} (outputs into arrays allocated once, as NumPy's {@code out=}). {@link #deviceTimer} times the device
+ * work of a call where the backend can (CUDA events). Not thread-safe; close it when done.
  */
 public final class KernelBench implements AutoCloseable {
     private final Backend backend;
     private final Executor executor;
-    private final Runnable call;
+    private final java.util.function.Supplier<java.util.List<Tensor>> call;
     private final Map<String, Buffer> bound;
     private final double flops;
     private final String shape;
+    private DeviceTimer timer;
+    private boolean timerAsked;
 
     private KernelBench(
             Engine engine,
@@ -141,9 +153,108 @@ public final class KernelBench implements AutoCloseable {
         return new KernelBench(engine, graph, feeds, resident, into, flops, shape);
     }
 
+    /**
+     * {@code nn.TransformerEncoderLayer} (batch_first, dropout 0, {@code activation} relu or gelu, post-norm unless
+     * {@code normFirst}) with random weights (SplittableRandom(3), as {@code attn bench encoder-layer} has always made
+     * them) on x (batch, seq, dModel); {@code resident}: x uploaded once and kept on the backend, each call downloads
+     * only the (batch, seq) mean over the model dimension.
+     */
+    public static KernelBench encoderLayer(
+            Engine engine,
+            int batch,
+            int seq,
+            int dModel,
+            int heads,
+            int ffn,
+            boolean normFirst,
+            String activation,
+            boolean resident) {
+        positive("batch", batch, "seq", seq, "d_model", dModel, "heads", heads, "ffn", ffn);
+        SplittableRandom r = new SplittableRandom(3);
+        Map<String, Tensor> sd = encoderLayerWeights(r, dModel, ffn);
+        Tensor x = random(r, batch, seq, dModel); // after the weights, as attn bench encoder-layer has always drawn it
+        ModelConfig c = ModelConfig.parse(
+                Json.parseObject(encoderLayerConfig(dModel, heads, ffn, normFirst, activation), "bench"), "bench");
+        TransformerEncoderLayer layer = new TransformerEncoderLayer(new StateDict(sd, "bench"), "", c.layer());
+        GraphBuilder g = new GraphBuilder();
+        Node in = g.input("x", batch, seq, dModel);
+        Node out = layer.forward(new Forward(g, AttentionWeights.NONE), in, Masks.NONE);
+        Graph graph = resident ? g.build(g.mean(out, 2)) : g.build(out);
+        double flops =
+                2.0 * batch * seq * (4.0 * dModel * dModel + 2.0 * dModel * ffn) + 4.0 * batch * seq * seq * dModel;
+        String shape = String.format(
+                Locale.ROOT,
+                "B=%d L=%d E=%d H=%d F=%d %s %s",
+                batch,
+                seq,
+                dModel,
+                heads,
+                ffn,
+                normFirst ? "pre-norm" : "post-norm",
+                activation);
+        return new KernelBench(engine, graph, Map.of("x", x), resident, false, flops, shape);
+    }
+
+    /** The module config of {@link #encoderLayer} ({@code attn bench encoder-layer} loads the same). */
+    public static String encoderLayerConfig(int dModel, int heads, int ffn, boolean normFirst, String activation) {
+        return String.format(
+                Locale.ROOT,
+                "{\"module\":\"TransformerEncoderLayer\",\"d_model\":%d,\"nhead\":%d,\"dim_feedforward\":%d,"
+                        + "\"activation\":\"%s\",\"layer_norm_eps\":1e-5,\"norm_first\":%b,\"batch_first\":true}",
+                dModel,
+                heads,
+                ffn,
+                activation,
+                normFirst);
+    }
+
+    /** The random weights of {@link #encoderLayer}, drawn from {@code r} (then x is drawn from it). */
+    public static Map<String, Tensor> encoderLayerWeights(SplittableRandom r, int dModel, int ffn) {
+        Map<String, Tensor> sd = new LinkedHashMap<>();
+        float a = (float) (1 / Math.sqrt(dModel));
+        sd.put("self_attn.in_proj_weight", scaled(random(r, 3 * dModel, dModel), a));
+        sd.put("self_attn.in_proj_bias", scaled(random(r, 3 * dModel), 0.1f));
+        sd.put("self_attn.out_proj.weight", scaled(random(r, dModel, dModel), a));
+        sd.put("self_attn.out_proj.bias", scaled(random(r, dModel), 0.1f));
+        sd.put("linear1.weight", scaled(random(r, ffn, dModel), a));
+        sd.put("linear1.bias", scaled(random(r, ffn), 0.1f));
+        sd.put("linear2.weight", scaled(random(r, dModel, ffn), (float) (1 / Math.sqrt(ffn))));
+        sd.put("linear2.bias", scaled(random(r, dModel), 0.1f));
+        for (String n : new String[] {"norm1", "norm2"}) {
+            float[] one = new float[dModel];
+            Arrays.fill(one, 1f);
+            sd.put(n + ".weight", Tensor.of(one, dModel));
+            sd.put(n + ".bias", Tensor.zeros(dModel));
+        }
+        return sd;
+    }
+
+    private static Tensor scaled(Tensor t, float s) {
+        float[] d = t.data();
+        for (int i = 0; i < d.length; i++) d[i] *= s;
+        return t;
+    }
+
+    /**
+     * The backend's timer of device work ({@link Backend#deviceTimer}; CUDA events), made on first use and closed with
+     * this bench; null where the backend has none.
+     */
+    public DeviceTimer deviceTimer() {
+        if (!timerAsked) {
+            timerAsked = true;
+            timer = backend.deviceTimer();
+        }
+        return timer;
+    }
+
     /** One call of the kernel (see the class comment for what it includes). */
     public void run() {
-        call.run();
+        call.get();
+    }
+
+    /** One call, returning its outputs (resident: the means it downloads), for tests. */
+    public java.util.List<Tensor> runOutputs() {
+        return call.get();
     }
 
     /** Floating-point operations of one call. */
@@ -158,12 +269,17 @@ public final class KernelBench implements AutoCloseable {
 
     @Override
     public void close() {
+        if (timer != null) {
+            timer.close();
+            timer = null;
+        }
         for (Buffer b : bound.values()) backend.release(b);
         bound.clear();
         executor.close();
     }
 
-    private static Tensor random(SplittableRandom r, int... dims) {
+    /** A tensor of {@code dims} uniform in [-1, 1) from {@code r}. */
+    public static Tensor random(SplittableRandom r, int... dims) {
         Tensor t = Tensor.zeros(dims);
         float[] d = t.data();
         for (int i = 0; i < d.length; i++) d[i] = (float) (2 * r.nextDouble() - 1);

@@ -4,6 +4,7 @@ import io.attn.AttnException;
 import io.attn.backend.Backend;
 import io.attn.backend.BackendOptions;
 import io.attn.backend.Buffer;
+import io.attn.backend.DeviceTimer;
 import io.attn.backend.Program;
 import io.attn.cuda.ops.Attention;
 import io.attn.cuda.ops.CacheWrite;
@@ -262,6 +263,78 @@ public final class CudaBackend implements Backend {
             run(node, y, x);
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * CUDA events on the backend's stream: {@link DeviceTimer#start} records one, {@link DeviceTimer#stop} records the
+     * second, waits for it and returns {@code cuEventElapsedTime}. Null for a backend made for tests (no device).
+     */
+    @Override
+    public DeviceTimer deviceTimer() {
+        if (ctx == null) return null;
+        enter();
+        try {
+            return new EventTimer();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Two events on the stream; every call under the stream lock, with the context current. */
+    private final class EventTimer implements DeviceTimer {
+        private final jcuda.driver.CUevent start = new jcuda.driver.CUevent(), stop = new jcuda.driver.CUevent();
+        private boolean started, done;
+
+        EventTimer() { // called under the lock
+            Cuda.check(jcuda.driver.JCudaDriver.cuEventCreate(start, 0), "cuEventCreate");
+            int st = jcuda.driver.JCudaDriver.cuEventCreate(stop, 0);
+            if (st != jcuda.driver.CUresult.CUDA_SUCCESS) jcuda.driver.JCudaDriver.cuEventDestroy(start);
+            Cuda.check(st, "cuEventCreate");
+        }
+
+        @Override
+        public void start() {
+            enter();
+            try {
+                if (done) throw new IllegalStateException("device timer is closed");
+                Cuda.check(jcuda.driver.JCudaDriver.cuEventRecord(start, ctx.stream()), "cuEventRecord(start)");
+                started = true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public double stop() {
+            enter();
+            try {
+                if (!started) throw new IllegalStateException("device timer stopped before it was started");
+                started = false;
+                Cuda.check(jcuda.driver.JCudaDriver.cuEventRecord(stop, ctx.stream()), "cuEventRecord(stop)");
+                Cuda.check(
+                        jcuda.driver.JCudaDriver.cuEventSynchronize(stop), "cuEventSynchronize (after " + lastOp + ")");
+                float[] ms = {0};
+                Cuda.check(jcuda.driver.JCudaDriver.cuEventElapsedTime(ms, start, stop), "cuEventElapsedTime");
+                return ms[0];
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        @Override
+        public void close() {
+            lock.lock();
+            try {
+                if (done) return;
+                done = true;
+                if (closed) return; // the context is gone, and its events with it
+                ctx.makeCurrent();
+                jcuda.driver.JCudaDriver.cuEventDestroy(start);
+                jcuda.driver.JCudaDriver.cuEventDestroy(stop);
+            } finally {
+                lock.unlock();
+            }
         }
     }
 

@@ -112,6 +112,14 @@ class DriverPathEmulatedTest {
     }
 
     @Test
+    void residentBenchesAndTheirDeviceTimer() throws Exception {
+        String out = child(null, "bench");
+        assertTrue(out.contains("PASS bench encoder-layer resident: device timer "), out);
+        assertTrue(out.contains("PASS bench attention resident: device timer "), out);
+        assertTrue(out.contains("ALL PASSED"), out);
+    }
+
+    @Test
     void ptxJitErrorsNameTheFileAndShowTheLog() throws Exception {
         String out = child(null, "jit");
         assertTrue(out.contains("PASS every committed PTX file loaded"), out);

@@ -19,7 +19,9 @@ import java.util.List;
  * filter) on every configuration of the provider ({@link io.attn.parity.ParityTarget}: the default and each parity
  * variant; with {@code default}, the default one only) at that precision (default fp32); mode
  * {@code ops [name,name]} runs the named (default: every) {@link CudaOpsChecks} check through the provider; mode {@code oom} checks the pool's
- * trim-and-retry and the out-of-memory error under a small memory limit. Exit 0 when everything passed.
+ * trim-and-retry and the out-of-memory error under a small memory limit; mode {@code bench} runs the resident benches
+ * ({@code bench attention --resident}, {@code bench encoder-layer --resident}) with the CUDA-event device timer. Exit
+ * 0 when everything passed.
  */
 public final class DriverPathMain {
     private DriverPathMain() {}
@@ -32,6 +34,7 @@ public final class DriverPathMain {
                 switch (args[0]) {
                     case "oom" -> oom();
                     case "jit" -> jit();
+                    case "bench" -> bench();
                     case "parity" ->
                         parity(
                                 args.length > 1 ? args[1] : "",
@@ -43,6 +46,63 @@ public final class DriverPathMain {
                 };
         System.out.println(failures == 0 ? "ALL PASSED" : failures + " FAILED");
         System.exit(failures == 0 ? 0 : 1);
+    }
+
+    /**
+     * The resident benches through the driver: the device timer (cuEventCreate / Record / Synchronize / ElapsedTime /
+     * Destroy) gives a finite, non-negative time around a run; the resident encoder layer's (B, L) output is the mean
+     * of the non-resident run's (B, L, E) output; attention resident likewise.
+     */
+    static int bench() {
+        int failures = 0;
+        try (io.attn.engine.Engine e = io.attn.engine.Engine.open(
+                io.attn.engine.EngineOptions.defaults().withDevice("cuda"))) {
+            String[] names = {"encoder-layer", "attention"};
+            for (String name : names) {
+                try (io.attn.engine.KernelBench full = name.equals("attention")
+                                ? io.attn.engine.KernelBench.attention(e, 2, 2, 33, 0, 32, true, false, false, false)
+                                : io.attn.engine.KernelBench.encoderLayer(e, 2, 5, 16, 2, 32, false, "relu", false);
+                        io.attn.engine.KernelBench res = name.equals("attention")
+                                ? io.attn.engine.KernelBench.attention(e, 2, 2, 33, 0, 32, true, false, true, false)
+                                : io.attn.engine.KernelBench.encoderLayer(e, 2, 5, 16, 2, 32, false, "relu", true)) {
+                    io.attn.backend.DeviceTimer t = res.deviceTimer();
+                    if (t == null) throw new IllegalStateException("no device timer on the cuda backend");
+                    if (res.deviceTimer() != t) throw new IllegalStateException("a second timer");
+                    t.start();
+                    io.attn.tensor.Tensor m = res.runOutputs().getFirst();
+                    double ms = t.stop();
+                    t.start(); // twice: the events are reused
+                    res.run();
+                    double ms2 = t.stop();
+                    if (!(ms >= 0 && ms2 >= 0 && Double.isFinite(ms) && Double.isFinite(ms2)))
+                        throw new IllegalStateException("device times " + ms + ", " + ms2);
+                    io.attn.tensor.Tensor y = full.runOutputs().getFirst();
+                    int[] d = y.shape().dims();
+                    int cols = d[d.length - 1], rows = (int) (y.size() / cols);
+                    if (m.size() != rows)
+                        throw new IllegalStateException("resident output " + m.shape() + " for " + y.shape());
+                    double worst = 0;
+                    for (int i = 0; i < rows; i++) {
+                        double s = 0;
+                        for (int c = 0; c < cols; c++) s += y.data()[i * cols + c];
+                        worst = Math.max(worst, Math.abs(s / cols - m.data()[i]));
+                    }
+                    if (worst > 1e-5) throw new IllegalStateException("resident mean differs by " + worst);
+                    System.out.printf(
+                            java.util.Locale.ROOT,
+                            "PASS bench %s resident: device timer %.3f ms, %.3f ms; mean matches (%.1e)%n",
+                            name,
+                            ms,
+                            ms2,
+                            worst);
+                } catch (RuntimeException ex) {
+                    failures++;
+                    System.out.println("FAIL bench " + name + ": " + ex);
+                    ex.printStackTrace(System.out);
+                }
+            }
+        }
+        return failures;
     }
 
     /** The parity suite through the provider: one PASS or FAIL line per configuration; returns the failed cases. */

@@ -133,6 +133,7 @@ final class FakeDriver {
             #include <stdio.h>
             #include <stdlib.h>
             #include <string.h>
+            #include <time.h>
             #include <string>
             extern "C" {
             typedef int CUresult;
@@ -243,6 +244,17 @@ final class FakeDriver {
                 fn(a, gx, gy, gz, bx);
                 return OK;
             }
+            /* events: the host clock when recorded (the fake runs every launch synchronously) */
+            CUresult cuEventCreate(void **e, unsigned) { *e = calloc(1, sizeof(double)); return *e ? OK : OOM; }
+            CUresult cuEventRecord(void *e, void *) {
+                struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
+                *(double *)e = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+                return OK;
+            }
+            CUresult cuEventSynchronize(void *) { return OK; }
+            CUresult cuEventElapsedTime(float *ms, void *a, void *b) { *ms = (float)(*(double *)b - *(double *)a); return OK; }
+            CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b) { return cuEventElapsedTime(ms, a, b); }
+            CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
             CUresult cuGetErrorString(CUresult r, const char **s) { *s = r == OOM ? "out of memory" : "fake error"; return OK; }
             }
             """;
