@@ -173,6 +173,13 @@ public final class CudaBackend implements Backend {
         return description;
     }
 
+    /** The host copies' page-locked staging ({@code -Dattn.cuda.pinned}): off, on with its bytes, or why it failed. */
+    String pinnedState() {
+        return sink instanceof DriverSink d
+                ? d.pinnedState() + (d.stageBytes() > 0 ? ", " + d.stageBytes() + " bytes" : "")
+                : "off (no device)";
+    }
+
     /** Device memory the pool holds (in use plus cached), for tests and diagnostics. */
     long deviceBytes() {
         return pool == null ? 0 : pool.allocatedBytes();
@@ -427,7 +434,8 @@ public final class CudaBackend implements Backend {
                         ctx.makeCurrent();
                         sink.sync(lastOp);
                     };
-            for (AutoCloseable c : new AutoCloseable[] {drain, blas, kernels, pool, ctx}) {
+            AutoCloseable staging = sink instanceof DriverSink d ? d : null; // its page-locked buffer
+            for (AutoCloseable c : new AutoCloseable[] {drain, staging, blas, kernels, pool, ctx}) {
                 if (c == null) continue; // a backend made for tests has no device parts
                 try {
                     c.close();

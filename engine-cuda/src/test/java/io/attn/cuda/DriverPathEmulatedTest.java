@@ -28,6 +28,9 @@ class DriverPathEmulatedTest {
 
     Path emu;
 
+    /** More environment for the next children (the fake driver's switches). */
+    final java.util.Map<String, String> extraEnv = new java.util.HashMap<>();
+
     @BeforeEach
     void needsCompiler() throws Exception {
         KernelEmulator k = KernelEmulator.get();
@@ -68,20 +71,21 @@ class DriverPathEmulatedTest {
     }
 
     String child(String memLimit, String... mode) throws Exception {
+        return childJvm(List.of(), memLimit, mode);
+    }
+
+    String childJvm(List<String> jvm, String memLimit, String... mode) throws Exception {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         ProcessBuilder pb = new ProcessBuilder(
-                        java,
-                        "--add-modules",
-                        "jdk.incubator.vector",
-                        "--enable-native-access=ALL-UNNAMED",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        DriverPathMain.class.getName())
+                        java, "--add-modules", "jdk.incubator.vector", "--enable-native-access=ALL-UNNAMED")
                 .redirectErrorStream(true);
+        pb.command().addAll(jvm);
+        pb.command().addAll(List.of("-cp", System.getProperty("java.class.path"), DriverPathMain.class.getName()));
         pb.command().addAll(List.of(mode));
         pb.environment().put("LD_LIBRARY_PATH", dir.toString());
         pb.environment().put("ATTN_EMU_LIB", emu.toString());
         if (memLimit != null) pb.environment().put("ATTN_FAKE_MEM", memLimit);
+        pb.environment().putAll(extraEnv);
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(300, TimeUnit.SECONDS), "child timed out:\n" + out);
@@ -117,6 +121,24 @@ class DriverPathEmulatedTest {
         assertTrue(out.contains("PASS bench encoder-layer resident: device timer "), out);
         assertTrue(out.contains("PASS bench attention resident: device timer "), out);
         assertTrue(out.contains("ALL PASSED"), out);
+    }
+
+    @Test
+    void pinnedStagingCopiesRoundTripAndTheOpsPass() throws Exception {
+        List<String> on = List.of("-Dattn.cuda.pinned=true", "-Xmx1g");
+        String out = childJvm(on, null, "pinned");
+        assertTrue(out.contains("PASS pinned round trip of 1000 floats; staging on, 1048576 bytes"), out);
+        assertTrue(out.contains("PASS pinned round trip of 17000000 floats; staging on, 67108864 bytes"), out);
+        assertTrue(out.contains("ALL PASSED"), out);
+        // every upload and download of the ops checks (runInto's outputs, the embedding error word's neighbours)
+        out = childJvm(on, null, "ops", "runIntoDownloadsIntoTheCallersArrays");
+        assertTrue(out.contains("PASS runIntoDownloadsIntoTheCallersArrays"), out);
+        // off by default, and a failing cuMemHostAlloc falls back to the pageable copies
+        out = child(null, "pinned");
+        assertTrue(out.contains("PASS pinned round trip of 1000 floats; staging off"), out);
+        extraEnv.put("ATTN_FAKE_NO_PINNED", "1");
+        out = childJvm(on, null, "pinned");
+        assertTrue(out.contains("PASS pinned round trip of 17000000 floats; staging failed (cuMemHostAlloc("), out);
     }
 
     @Test

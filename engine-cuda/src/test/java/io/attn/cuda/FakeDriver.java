@@ -188,6 +188,15 @@ final class FakeDriver {
                 free(m);
                 return OK;
             }
+            static int g_pinned;
+            CUresult cuMemHostAlloc(void **p, size_t n, unsigned) {
+                if (getenv("ATTN_FAKE_NO_PINNED")) return OOM;
+                *p = malloc(n); if (!*p) return OOM;
+                g_pinned++;
+                return OK;
+            }
+            CUresult cuMemFreeHost(void *p) { free(p); g_pinned--; return OK; }
+            int attn_fake_pinned(void) { return g_pinned; }
             CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *) { memcpy((void *)d, s, n); return OK; }
             CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *) { memcpy(d, (void *)s, n); return OK; }
             CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, void *) {
