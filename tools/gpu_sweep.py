@@ -50,6 +50,7 @@ DEFAULT_PARAMS = ["u64"] * 4 + ["u32"] * 4 + ["f32", "u32", "u64", "u32", "u32",
 CONVERTER_PARAMS = ["u64", "u64", "u64"]  # const float* x, uint16* y, long long n
 MASKS = ("none", "causal", "key padding", "additive")
 SMALL = dict(B=2, H=3, L=70, S=90)
+DEV = "cuda"  # the torch device of every tensor (a host-emulation check of this script sets "cpu")
 
 
 def long_shapes(quick):
@@ -280,15 +281,23 @@ class Driver:
         cu.cuFuncSetAttribute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         cu.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [
             ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_void_p)]
-        cu.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
         cu.cuModuleUnload.argtypes = [ctypes.c_void_p]
-        torch.cuda.init()
-        torch.zeros(1, device="cuda")  # the primary context exists and is current on this thread
+        self.context()
+        self.modules, self.functions = {}, {}
+
+    def context(self):
+        """PyTorch's primary context, current on this thread."""
+        self.torch.cuda.init()
+        self.torch.zeros(1, device="cuda")
         ctx = ctypes.c_void_p()
-        self.check(cu.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        self.cu.cuCtxGetCurrent.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        self.check(self.cu.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
         if not ctx.value:
             raise RuntimeError("no current CUDA context after torch.cuda.init()")
-        self.modules, self.functions = {}, {}
+
+    def stream(self):
+        """torch's current stream (its CUstream handle)."""
+        return self.torch.cuda.current_stream().cuda_stream
 
     def check(self, st, what, log=None):
         if st != 0:
@@ -327,7 +336,7 @@ class Driver:
             vals.append(ctypes.c_uint64(int(x)) if t == "u64" else ctypes.c_float(float(x)) if t == "f32"
                         else ctypes.c_int32(int(x)))
         ptrs = (ctypes.c_void_p * len(vals))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in vals])
-        stream = self.torch.cuda.current_stream().cuda_stream
+        stream = self.stream()
         self.check(self.cu.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, smem, ctypes.c_void_p(stream), ptrs, None),
                    "cuLaunchKernel(%s, grid %d, block %d)" % (what, grid, block))
 
@@ -337,6 +346,21 @@ class Driver:
 
 
 # ---- the GPU sweep ---------------------------------------------------------------------------------------------------
+def reference(torch, q, k, v, dead, add):
+    """softmax(q k^T / sqrt(D) + add, keys where dead removed) v in float64; a row with every key removed gives 0."""
+    sc = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(q.shape[-1]) + add
+    sc = sc.masked_fill(dead, float("-inf"))
+    allm = torch.isinf(sc).all(-1, keepdim=True) & (sc < 0).all(-1, keepdim=True)
+    p = torch.softmax(sc.masked_fill(allm, 0), -1).masked_fill(allm, 0)
+    return p @ v.double()
+
+
+def uniform(torch, shp):
+    """q, k, v uniform in [-1, 1) on the GPU (seed 0), as the benches draw theirs."""
+    g = torch.Generator(device=DEV).manual_seed(0)
+    return tuple(torch.rand(*shp, generator=g, device=DEV).mul_(2).sub_(1) for _ in range(3))
+
+
 def median_ms(torch, fn, warmup, runs, cap_s):
     for _ in range(warmup):
         fn()
@@ -356,10 +380,10 @@ def median_ms(torch, fn, warmup, runs, cap_s):
 
 
 class Sweep:
-    def __init__(self, a, src, table, params, torch):
+    def __init__(self, a, src, table, params, torch, driver=None):
         self.a, self.src, self.table, self.params, self.torch = a, src, table, params, torch
         self.t0 = time.time()
-        self.drv = Driver(torch)
+        self.drv = driver or Driver(torch)
         self.errors = []
 
     def left(self):
@@ -393,34 +417,30 @@ class Sweep:
         s = dict(SMALL, D=int(v["d"]))
         B, H, L, S, D = s["B"], s["H"], s["L"], s["S"], s["D"]
         gen = torch.Generator(device="cpu").manual_seed(7)
-        q, k, v_ = (torch.rand(B, H, n, D, generator=gen).mul_(2).sub_(1).cuda() for n in (L, S, S))
+        q, k, v_ = (torch.rand(B, H, n, D, generator=gen).mul_(2).sub_(1).to(DEV) for n in (L, S, S))
         qkv, _ = self.inputs16(v, q, k, v_)
         out = []
         for m in MASKS:
-            o = torch.full((B, H, L, D), float("nan"), device="cuda")
+            o = torch.full((B, H, L, D), float("nan"), device=DEV)
             kw, causal = {}, m == "causal"
-            dead = torch.zeros(B, H, L, S, dtype=torch.bool, device="cuda")
-            add = torch.zeros(B, H, L, S, dtype=torch.float64, device="cuda")
+            dead = torch.zeros(B, H, L, S, dtype=torch.bool, device=DEV)
+            add = torch.zeros(B, H, L, S, dtype=torch.float64, device=DEV)
             if causal:
-                dead |= torch.ones(L, S, dtype=torch.bool, device="cuda").triu(1)
+                dead |= torch.ones(L, S, device=DEV).triu(1) > 0
             if m == "key padding":  # batch 0: the last 20 keys; batch 1: every key (its rows give zeros)
-                kpm = torch.zeros(B, S, device="cuda")
+                kpm = torch.zeros(B, S, device=DEV)
                 kpm[0, S - 20:] = 1
                 kpm[1, :] = 1
                 kw = dict(kpm=kpm.data_ptr(), kpm_kind=1)
                 dead |= (kpm != 0)[:, None, None, :]
             if m == "additive":
-                mask = torch.randn(B, H, L, S, generator=gen).mul_(2).cuda()
+                mask = torch.randn(B, H, L, S, generator=gen).mul_(2).to(DEV)
                 mask[0, 0, :, :5] = float("-inf")
                 kw = dict(mask=mask.data_ptr(), mask_kind=2, sb=H * L * S, sh=L * S)
                 add = mask.double()
             self.attention(v, fn, qkv, o, s, causal, **kw)
             torch.cuda.synchronize()
-            sc = (q.double() @ k.double().transpose(-1, -2)) / math.sqrt(D) + add
-            sc = sc.masked_fill(dead, float("-inf"))
-            allm = torch.isinf(sc).all(-1, keepdim=True) & (sc < 0).all(-1, keepdim=True)
-            p = torch.softmax(sc.masked_fill(allm, 0), -1).masked_fill(allm, 0)
-            ref = p @ v_.double()
+            ref = reference(torch, q, k, v_, dead, add)
             err = float((o.double() - ref).norm() / ref.norm())
             if not math.isfinite(err):
                 err = float("inf")
@@ -432,11 +452,10 @@ class Sweep:
 
     def time_variant(self, v, fn, s, cap_s):
         torch = self.torch
-        gen = torch.Generator(device="cpu").manual_seed(0)
         shp = (s["B"], s["H"], s["L"], s["D"])
-        q, k, v_ = (torch.rand(*shp, generator=gen).mul_(2).sub_(1).cuda() for _ in range(3))
+        q, k, v_ = uniform(torch, shp)
         qkv, convert = self.inputs16(v, q, k, v_)
-        o = torch.empty(*shp, device="cuda")
+        o = torch.empty(*shp, device=DEV)
         run = lambda: self.attention(v, fn, qkv, o, s, s["causal"])  # noqa: E731
         ms, n = median_ms(torch, run, 2, self.a.runs, cap_s)
         row = {"shape": shape_name(s), "tag": s["tag"], "causal": s["causal"], "D": s["D"], "ms": ms, "runs": n,
@@ -457,7 +476,7 @@ class Sweep:
             from torch.nn.attention import SDPBackend, sdpa_kernel
         except ImportError:
             SDPBackend = sdpa_kernel = None
-        out = []
+        out, inputs = [], {}
         for prec, backend, s in baseline_plan(self.a.quick):
             name = "SDPA %s %s" % (prec, backend)
             row = {"name": name, "precision": prec, "backend": backend, "shape": shape_name(s), "tag": s["tag"],
@@ -468,9 +487,12 @@ class Sweep:
                 continue
             try:
                 dt = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[prec]
-                gen = torch.Generator(device="cpu").manual_seed(0)
-                q, k, v = (torch.rand(s["B"], s["H"], s["L"], s["D"], generator=gen).mul_(2).sub_(1).to(
-                    "cuda", dt) for _ in range(3))
+                shp = (s["B"], s["H"], s["L"], s["D"])
+                if shp not in inputs:  # one fp32 set per shape (the last shape's freed first)
+                    inputs.clear()
+                    torch.cuda.empty_cache()
+                    inputs[shp] = uniform(torch, shp)
+                q, k, v = (x.to(dt) for x in inputs[shp])
                 run = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=s["causal"])  # noqa: E731
                 with torch.inference_mode():
                     if backend == "default":
@@ -492,8 +514,9 @@ class Sweep:
                 print("baseline %-26s %-34s unavailable: %s" % (name, shape_name(s), row["error"]), flush=True)
             finally:
                 q = k = v = None
-                torch.cuda.empty_cache()
             out.append(row)
+        inputs.clear()
+        torch.cuda.empty_cache()
         return out
 
 
