@@ -39,7 +39,7 @@ while [ $# -gt 0 ]; do
     --out) DEST="$2"; shift ;;
     --budget-s) BUDGET="$2"; shift ;;
     --steps) SEL=",$2,"; shift ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown option $1 (--out DIR, --budget-s N, --dry-run, --steps a,b,c)" >&2; exit 2 ;;
   esac
   shift
