@@ -30,8 +30,8 @@ final class DriverSink implements OpSink {
     }
 
     @Override
-    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs a) {
-        launcher.launch(kernel, gx, gy, gz, threads, a);
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smemBytes, KernelArgs a) {
+        launcher.launch(kernel, gx, gy, gz, threads, smemBytes, a);
     }
 
     @Override
