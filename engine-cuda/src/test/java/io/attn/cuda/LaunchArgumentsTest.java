@@ -412,6 +412,27 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void fa2FallsBackToTheFp32KernelForAMisalignedOutput() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 2, 20, 64);
+        Node o = g.attention(q, q, q, Float.NaN, MaskSpec.NONE, null, null);
+        Node att = g.build(o).nodes().getLast();
+        CudaBuffer[] x = new CudaBuffer[3];
+        for (int i = 0; i < 3; i++) x[i] = new CudaBuffer(DevPtr.fake(0x10000 * (i + 1)), DType.F32, 2560, null);
+        CudaBuffer y = new CudaBuffer(DevPtr.fake(0x50004), DType.F32, 2560, null); // 4-byte aligned only
+        CudaStream st = new CudaStream(rec, rec);
+        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, null, att, y, x, null);
+        assertEquals(
+                List.of(Kernel.FLASH_F32_D64),
+                rec.launches.stream().map(Launch::entry).toList());
+        rec.launches.clear();
+        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, Kernel.FLASH_BF16_D64, att, y, x, null);
+        assertEquals(
+                List.of(Kernel.FLASH_F32_D64),
+                rec.launches.stream().map(Launch::entry).toList());
+    }
+
+    @Test
     void fa2ScratchIsPlannedForTheSixteenBitCopies() {
         GraphBuilder g = new GraphBuilder();
         Node q = g.input("q", 2, 4, 33, 128), k = g.input("k", 2, 4, 50, 128);

@@ -236,8 +236,8 @@ public final class Attention {
         }
         Kernel flash = path != Path.FLASH
                 ? null
-                : v16 != null && aligned8(x[0], x[1], x[2], y)
-                        ? v16.kernel()
+                : v16 != null && !v16.in16() && aligned8(x[0], x[1], x[2], y)
+                        ? v16.kernel() // the older 16-bit kernel, by flash.variant
                         : flashKernel(precision, capability, d, dv, aligned8(x[0], x[1], x[2], y));
         if (flash != null) {
             int rows = isF32(flash) ? FLASH_F32_ROWS : FLASH_16_ROWS;
@@ -324,8 +324,12 @@ public final class Attention {
         long need = sixteenBitScratch(b, h, l, s, d);
         if (scratch != null && scratch.capacity() < need)
             throw new IllegalStateException(node + ": scratch of " + scratch.capacity() + " floats, needs " + need);
-        CudaBuffer buf = scratch != null ? scratch : st.scratch(need);
+        // cp.async reads 16-byte chunks: the copies must start 16-byte aligned (pool blocks are; a planned slot is one)
+        CudaBuffer buf = scratch != null && (scratch.address() & 15) == 0 ? scratch : st.scratch(need);
         try {
+            if ((buf.address() & 15) != 0)
+                throw new IllegalStateException(
+                        node + ": 16-bit scratch at " + buf.address() + " is not 16-byte aligned");
             Kernel convert = v.precision() == Precision.BF16 ? Kernel.F32_TO_BF16 : Kernel.F32_TO_F16;
             long nq = (long) b * h * l * d, nk = (long) b * h * s * d;
             long q16 = buf.address(), k16 = q16 + 2 * nq, v16 = k16 + 2 * nk;
