@@ -34,6 +34,25 @@ using std::min;
 
 // runs body once per thread of every block of the grid (1-D blocks of bx threads)
 void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body);
+// the same with smem bytes of dynamic shared memory per block (emu_dynamic_smem), filled with garbage (0xff) per block
+void emu_run(int gx, int gy, int gz, int bx, int smem, const std::function<void()> &body);
+
+// ---- flash_attention_fa2.cu: dynamic shared memory, its 32-bit addresses, cp.async and ldmatrix (emu.cpp) ----
+// CUDA's 16-byte and 8-byte vector types, as far as the kernels use them
+struct __attribute__((aligned(16))) float4 {
+    float x, y, z, w;
+};
+struct __attribute__((aligned(8))) uint2 {
+    unsigned x, y;
+};
+// the running block's dynamic shared memory (what extern __shared__ names on a GPU)
+unsigned char *emu_dynamic_smem();
+// a pointer into it as a 32-bit shared-window address (its offset); aborts for any other pointer
+uint32_t emu_smem_addr(const void *p);
+// cp.async.cg.shared.global 16 bytes: copies srcBytes (0 or 16) from src, zero-fills the rest (synchronous)
+void emu_cp_async16(uint32_t dst, const void *src, int srcBytes);
+// ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16 (warp-collective): r[0..num) of the calling lane
+void emu_ldmatrix(uint32_t *r, int num, bool trans, uint32_t addr);
 
 // a kernel argument passed as a 64-bit value: converts to any pointer type, or to long long
 struct emu_u64 {

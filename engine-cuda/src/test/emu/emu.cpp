@@ -3,6 +3,8 @@
 #include "cuda_bf16.h"
 
 #include <barrier>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,8 @@ struct Warp {
 std::barrier<> *g_block;
 std::vector<Warp> *g_warps;
 std::mutex g_atomic;
+unsigned char *g_smem;  // the running block's dynamic shared memory (emu_dynamic_smem) and its size
+size_t g_smem_bytes;
 }  // namespace
 
 void __syncthreads() { g_block->arrive_and_wait(); }
@@ -96,14 +100,21 @@ int atomicCAS(int *address, int compare, int val) {
     return old;
 }
 
-void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body) {
+void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body) { emu_run(gx, gy, gz, bx, 0, body); }
+
+void emu_run(int gx, int gy, int gz, int bx, int smem, const std::function<void()> &body) {
     gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
     blockDim = {(unsigned)bx, 1, 1};
     int nw = (bx + 31) / 32;
+    size_t smemAlloc = ((size_t)std::max(smem, 0) + 127) / 128 * 128 + 128;
+    std::unique_ptr<unsigned char, void (*)(void *)> dyn((unsigned char *)aligned_alloc(128, smemAlloc), free);
+    g_smem = dyn.get();
+    g_smem_bytes = (size_t)std::max(smem, 0);
     for (int z = 0; z < gz; z++)
         for (int y = 0; y < gy; y++)
             for (int x = 0; x < gx; x++) {
                 std::barrier<> block(bx);
+                memset(g_smem, 0xff, smemAlloc);  // garbage: a kernel reading shared memory it never wrote fails
                 std::vector<Warp> warps(nw);
                 for (int w = 0; w < nw; w++) warps[w].bar = std::make_unique<std::barrier<>>(std::min(32, bx - 32 * w));
                 g_block = &block;
@@ -118,4 +129,69 @@ void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body) 
                     });
                 for (auto &t : ts) t.join();
             }
+}
+
+// ---- flash_attention_fa2.cu: dynamic shared memory, cp.async, ldmatrix ----
+
+unsigned char *emu_dynamic_smem() { return g_smem; }
+
+uint32_t emu_smem_addr(const void *p) {
+    const unsigned char *c = (const unsigned char *)p;
+    if (c < g_smem || c > g_smem + g_smem_bytes) {
+        fprintf(stderr, "emu_smem_addr: %p is not in the block's dynamic shared memory\n", p);
+        abort();
+    }
+    return (uint32_t)(c - g_smem);
+}
+
+namespace {
+// the shared bytes [addr, addr + n), checked against the launch's dynamic shared memory size
+unsigned char *smem_at(uint32_t addr, size_t n, const char *what) {
+    if ((size_t)addr + n > g_smem_bytes) {
+        fprintf(stderr, "%s: shared address %u + %zu past the %zu bytes of dynamic shared memory\n", what, addr, n,
+                g_smem_bytes);
+        abort();
+    }
+    return g_smem + addr;
+}
+}  // namespace
+
+void emu_cp_async16(uint32_t dst, const void *src, int srcBytes) {
+    if (dst % 16 != 0 || (srcBytes != 0 && (uintptr_t)src % 16 != 0) || srcBytes < 0 || srcBytes > 16) {
+        fprintf(stderr, "cp.async: misaligned or bad size (dst %u, src %p, %d bytes)\n", dst, src, srcBytes);
+        abort();
+    }
+    unsigned char *d = smem_at(dst, 16, "cp.async");
+    if (srcBytes > 0) memcpy(d, src, srcBytes);
+    memset(d + srcBytes, 0, 16 - srcBytes);
+}
+
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}{,.trans}.shared.b16, after the PTX ISA's "Warp-level matrix load instruction:
+// ldmatrix" (section 9.7.14.5.15 in ISA 8.x; figure "ldmatrix fragment layout"): lanes 8i .. 8i+7 give the addresses
+// of rows 0..7 of matrix i (each row eight contiguous 16-bit elements, 16-byte aligned); every lane receives one
+// 32-bit register per matrix, holding row lane/4, columns 2 (lane%4) and 2 (lane%4) + 1 (the lower column in the low
+// half). With .trans each matrix is transposed as it is loaded: the register holds element (row 2 (lane%4), column
+// lane/4) in the low half and (row 2 (lane%4) + 1, column lane/4) in the high half of the matrix as stored.
+void emu_ldmatrix(uint32_t *r, int num, bool trans, uint32_t addr) {
+    int lane = threadIdx.x & 31;
+    Warp &w = (*g_warps)[threadIdx.x >> 5];
+    if (num != 1 && num != 2 && num != 4) abort();
+    w.frag[lane][0] = addr;  // the mma operand slots double as the address exchange
+    w.bar->arrive_and_wait();
+    for (int i = 0; i < num; i++) {
+        uint32_t v = 0;
+        for (int h = 0; h < 2; h++) {
+            int row = trans ? 2 * (lane % 4) + h : lane / 4, col = trans ? lane / 4 : 2 * (lane % 4) + h;
+            uint32_t rowAddr = w.frag[8 * i + row][0];
+            if (rowAddr % 16 != 0) {
+                fprintf(stderr, "ldmatrix: row address %u (lane %d) not 16-byte aligned\n", rowAddr, 8 * i + row);
+                abort();
+            }
+            uint16_t e;
+            memcpy(&e, smem_at(rowAddr + 2 * col, 2, "ldmatrix"), 2);
+            v |= (uint32_t)e << (16 * h);
+        }
+        r[i] = v;
+    }
+    w.bar->arrive_and_wait();
 }

@@ -22,6 +22,7 @@ import io.attn.engine.Precision;
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
+import io.attn.kernels.Kernel;
 import io.attn.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * GPU stream.
  *
  * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused} or {@code unfused}; {@link
- * Attention} says which kernel each runs.
+ * Attention} says which kernel each runs. Option {@code flash.variant} names the 16-bit flash entry (bf16 / fp16,
+ * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep.
  *
  * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
@@ -62,6 +64,7 @@ public final class CudaBackend implements Backend {
     private final OpSink sink;
     private final CudaStream stream;
     private final Attention.Path attentionPath;
+    private final Kernel flashVariant; // option flash.variant; null: Attention.defaultVariant
     private final Precision precision;
     private final int capability;
     private final String description;
@@ -84,11 +87,13 @@ public final class CudaBackend implements Backend {
         this.stream = new CudaStream(sink, blas);
         this.attentionPath = Attention.Path.parse(options.extra().get(ATTENTION_OPTION));
         this.precision = options.precision();
+        this.flashVariant = Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), precision);
         this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
         this.description = "cuda: " + ctx.info.describe() + "; precision "
                 + precision.name().toLowerCase(Locale.ROOT)
                 + "; gemm: " + blas.description() + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
+                + (flashVariant != null ? " (" + Attention.VARIANT_OPTION + "=" + flashVariant.entry() + ")" : "")
                 + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
     }
 
@@ -97,6 +102,11 @@ public final class CudaBackend implements Backend {
      * capability} is the compute capability it pretends to have (major * 10 + minor).
      */
     CudaBackend(OpSink sink, Blas blas, String attention, Precision precision, int capability) {
+        this(sink, blas, attention, null, precision, capability);
+    }
+
+    /** The same with option {@code flash.variant} ({@code variant}; null: the default kernels). */
+    CudaBackend(OpSink sink, Blas blas, String attention, String variant, Precision precision, int capability) {
         this.lock = new RawStream().lock(); // a stream handle never created on a device: only its lock is used
         this.ctx = null;
         this.pool = null;
@@ -106,6 +116,7 @@ public final class CudaBackend implements Backend {
         this.stream = new CudaStream(sink, blas);
         this.attentionPath = Attention.Path.parse(attention);
         this.precision = precision;
+        this.flashVariant = Attention.parseVariant(variant, precision);
         this.capability = capability;
         this.description = "cuda (no device: test sink)";
     }
@@ -113,6 +124,7 @@ public final class CudaBackend implements Backend {
     /** Opens device {@code cuda.device} (default 0) with the given options. */
     static CudaBackend open(BackendOptions options) {
         Attention.Path.parse(options.extra().get(ATTENTION_OPTION)); // a bad option fails before any native work
+        Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), options.precision());
         String noDriver = CudaProbe.driverMissing();
         if (noDriver != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noDriver);
         String bindings = CudaProbe.loadBindings();
@@ -351,7 +363,7 @@ public final class CudaBackend implements Backend {
      */
     @Override
     public Program compile(Graph graph) {
-        return Fusions.compile(graph, this, this::kernel, attentionPath, precision, capability);
+        return Fusions.compile(graph, this, this::kernel, attentionPath, precision, capability, flashVariant);
     }
 
     /** A program step's kernel: the buffers checked against the nodes' sizes, then {@code launch} under the lock. */
@@ -395,7 +407,7 @@ public final class CudaBackend implements Backend {
             case MERGE_HEADS -> Heads.mergeHeads(st, node, y, x[0]);
             case CONCAT -> Concat.run(st, node, y, x);
             case MEAN -> Mean.run(st, node, y, x[0]);
-            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
+            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, flashVariant, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
         }
     }

@@ -16,7 +16,7 @@ import java.util.Map;
  * {@link AttnException} (DEVICE_UNAVAILABLE) with the reason.
  *
  * <p>Options ({@code BackendOptions.extra}): {@code cuda.device} (ordinal, default 0), {@code gemm}
- * (auto|cublas|jcublas|kernel), {@code cublas.path} (file or directory), {@code attention} (unfused|fused).
+ * (auto|cublas|jcublas|kernel), {@code cublas.path} (file or directory), {@code attention} (unfused|fused), {@code flash.variant} (a 16-bit flash entry: Attention.VARIANTS).
  */
 public final class CudaBackendProvider implements BackendProvider {
     public CudaBackendProvider() {}

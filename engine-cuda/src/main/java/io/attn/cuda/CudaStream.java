@@ -38,6 +38,11 @@ public final class CudaStream {
         sink.launch(kernel, gx, gy, gz, threads, a);
     }
 
+    /** The same with {@code smemBytes} of dynamic shared memory per block (above 48 KiB the limit is raised). */
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smemBytes, KernelArgs a) {
+        sink.launch(kernel, gx, gy, gz, threads, smemBytes, a);
+    }
+
     /** A 1-D grid-stride launch over {@code n} elements (none when n is 0). */
     public void elementwise(Kernel kernel, long n, KernelArgs a) {
         if (n == 0) return;

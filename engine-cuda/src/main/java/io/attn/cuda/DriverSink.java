@@ -44,8 +44,8 @@ final class DriverSink implements OpSink, AutoCloseable {
     }
 
     @Override
-    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs a) {
-        launcher.launch(kernel, gx, gy, gz, threads, a);
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smemBytes, KernelArgs a) {
+        launcher.launch(kernel, gx, gy, gz, threads, smemBytes, a);
     }
 
     @Override

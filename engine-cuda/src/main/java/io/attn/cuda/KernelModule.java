@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUjit_option;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
@@ -33,6 +34,7 @@ final class KernelModule implements AutoCloseable {
     private final Map<String, CUmodule> modules = new HashMap<>();
     private final Map<Kernel, CUfunction> functions = new EnumMap<>(Kernel.class);
     private final Map<Kernel, List<String>> params = new EnumMap<>(Kernel.class);
+    private final Map<Kernel, Integer> dynamicSmem = new EnumMap<>(Kernel.class); // the limit set per function
     private boolean closed;
 
     /** Kernels launched on {@code stream}, whose lock guards this cache. */
@@ -114,6 +116,26 @@ final class KernelModule implements AutoCloseable {
         return f;
     }
 
+    /** Dynamic shared memory a launch may use without raising the function's limit: 48 KiB. */
+    static final int DEFAULT_DYNAMIC_SMEM = 48 * 1024;
+
+    /**
+     * The function, its arguments checked as {@link #function(Kernel, KernelArgs)} does, ready for a launch with {@code
+     * smemBytes} of dynamic shared memory: above 48 KiB, {@code CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES} is set
+     * (once per function and size; a failure, e.g. more than the device offers, is an error naming the kernel).
+     */
+    CUfunction function(Kernel kernel, KernelArgs args, int smemBytes) {
+        CUfunction f = function(kernel, args);
+        if (smemBytes > DEFAULT_DYNAMIC_SMEM && dynamicSmem.getOrDefault(kernel, 0) < smemBytes) {
+            check(
+                    JCudaDriver.cuFuncSetAttribute(
+                            f, CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smemBytes),
+                    "cuFuncSetAttribute(" + kernel.entry() + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + smemBytes + ")");
+            dynamicSmem.put(kernel, smemBytes);
+        }
+        return f;
+    }
+
     /**
      * Loads every kernel file the device can run (compute capability {@code capability} = major * 10 + minor, vs
      * {@link Kernel#minCapability}) now, so that a JIT failure shows at start-up, not in the first request.
@@ -128,6 +150,7 @@ final class KernelModule implements AutoCloseable {
         if (closed) return;
         closed = true;
         functions.clear();
+        dynamicSmem.clear();
         for (CUmodule m : modules.values()) JCudaDriver.cuModuleUnload(m);
         modules.clear();
     }

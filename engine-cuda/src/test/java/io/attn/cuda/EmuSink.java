@@ -27,9 +27,9 @@ final class EmuSink implements OpSink {
     }
 
     @Override
-    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, KernelArgs args) {
+    public void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smemBytes, KernelArgs args) {
         assertEquals(Kernels.params(kernel), args.types(), kernel.entry() + " argument types");
-        emu.launch(kernel, gx, gy, gz, threads, args.values());
+        emu.launch(kernel, gx, gy, gz, threads, smemBytes, args.values());
     }
 
     @Override

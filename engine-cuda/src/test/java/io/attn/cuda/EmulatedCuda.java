@@ -40,9 +40,18 @@ public final class EmulatedCuda {
         return out;
     }
 
-    /** A backend with the {@code attention} option of {@code extra} (null: the default) at {@code precision}. */
+    /**
+     * A backend with the {@code attention} and {@code flash.variant} options of {@code extra} (unset: the defaults) at
+     * {@code precision}.
+     */
     public static Backend open(Map<String, String> extra, Precision precision) {
         EmuSink sink = new EmuSink(KernelEmulator.get());
-        return new CudaBackend(sink, new KernelGemm(sink), extra.get(CudaBackend.ATTENTION_OPTION), precision, 80);
+        return new CudaBackend(
+                sink,
+                new KernelGemm(sink),
+                extra.get(CudaBackend.ATTENTION_OPTION),
+                extra.get(io.attn.cuda.ops.Attention.VARIANT_OPTION),
+                precision,
+                80);
     }
 }

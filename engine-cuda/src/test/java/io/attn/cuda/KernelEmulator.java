@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one host
  * thread per CUDA thread), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
  * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
- * gy, gz, block)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
+ * gy, gz, block, smem)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
  * the same signatures. {@code ATTN_HOST_EMU} is defined, so the tensor-core file calls the emulator's warp-collective
  * {@code mma.sync} stand-in instead of its inline PTX. Built once per JVM; {@link #get} says why not when g++ is
  * missing.
@@ -92,7 +92,7 @@ final class KernelEmulator {
             throw new IOException("compiling the kernel emulator failed:\n" + out);
         library = dir.resolve("libattn_emu.so");
         SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
-        FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
+        FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
         for (Kernel k : Kernel.values())
             entries.put(
                     k,
@@ -118,7 +118,7 @@ final class KernelEmulator {
             sb.append("extern \"C\" void emu_")
                     .append(entry)
                     .append(
-                            "(const long long *a, int gx, int gy, int gz, int bx) {\n  emu_run(gx, gy, gz, bx, [a] { k_")
+                            "(const long long *a, int gx, int gy, int gz, int bx, int smem) {\n  emu_run(gx, gy, gz, bx, smem, [a] { k_")
                     .append(file)
                     .append("::")
                     .append(entry)
@@ -136,6 +136,14 @@ final class KernelEmulator {
 
     /** Runs {@code kernel} on the host: values as {@link KernelArgs#values()} (pointers are host addresses). */
     void launch(Kernel kernel, int gx, int gy, int gz, int threads, List<Number> values) {
+        launch(kernel, gx, gy, gz, threads, 0, values);
+    }
+
+    /**
+     * The same with {@code smem} bytes of dynamic shared memory per block: the emulator allocates them for each block
+     * (what the kernel's {@code extern __shared__} array names; garbage-filled) and aborts on an access past them.
+     */
+    void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smem, List<Number> values) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment args = a.allocate(JAVA_LONG, Math.max(1, values.size()));
             for (int i = 0; i < values.size(); i++) {
@@ -143,7 +151,7 @@ final class KernelEmulator {
                 long bits = v instanceof Float f ? Float.floatToRawIntBits(f) : v.longValue();
                 args.setAtIndex(JAVA_LONG, i, bits);
             }
-            entries.get(kernel).invokeExact(args, gx, gy, gz, threads);
+            entries.get(kernel).invokeExact(args, gx, gy, gz, threads, smem);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

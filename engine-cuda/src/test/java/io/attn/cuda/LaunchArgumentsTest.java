@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * so the tests can see which buffer went where. What the kernels compute is checked on a GPU, not here.
  */
 class LaunchArgumentsTest {
-    record Launch(Kernel entry, int gx, int gy, int gz, int threads, List<Number> values) {}
+    record Launch(Kernel entry, int gx, int gy, int gz, int threads, int smem, List<Number> values) {}
 
     record Gemm(
             boolean ta,
@@ -57,11 +57,12 @@ class LaunchArgumentsTest {
         long nextScratch = 0x900000;
 
         @Override
-        public void launch(Kernel entry, int gx, int gy, int gz, int threads, KernelArgs args) {
+        public void launch(Kernel entry, int gx, int gy, int gz, int threads, int smem, KernelArgs args) {
             assertEquals(Kernels.params(entry), args.types(), entry + " argument types");
             assertTrue(gx >= 1 && gy >= 1 && gy <= 65535 && gz >= 1 && gz <= 65535, entry + " grid");
             assertTrue(threads >= 32 && threads <= 1024 && threads % 32 == 0, entry + " block " + threads);
-            launches.add(new Launch(entry, gx, gy, gz, threads, List.copyOf(args.values())));
+            assertTrue(smem >= 0 && smem <= 227 * 1024, entry + " dynamic shared memory " + smem);
+            launches.add(new Launch(entry, gx, gy, gz, threads, smem, List.copyOf(args.values())));
         }
 
         @Override
@@ -137,7 +138,12 @@ class LaunchArgumentsTest {
     }
 
     void run(GraphBuilder g, Node out, String attention, Precision precision, int capability) {
-        try (CudaBackend be = new CudaBackend(rec, rec, attention, precision, capability)) {
+        run(g, out, attention, null, precision, capability);
+    }
+
+    /** The same with option flash.variant = {@code variant} (null: unset). */
+    void run(GraphBuilder g, Node out, String attention, String variant, Precision precision, int capability) {
+        try (CudaBackend be = new CudaBackend(rec, rec, attention, variant, precision, capability)) {
             var graph = g.build(out);
             for (Node n : graph.nodes()) {
                 bufs.put(
@@ -197,6 +203,7 @@ class LaunchArgumentsTest {
         all.removeAll(List.of(Kernel.ATTENTION_F32, Kernel.GEMM_F32));
         all.removeAll(Kernel.in("flash_attention"));
         all.removeAll(Kernel.in("flash_attention_bf16"));
+        all.removeAll(Kernel.in("flash_attention_fa2"));
         assertEquals(all, entries);
     }
 
@@ -286,10 +293,162 @@ class LaunchArgumentsTest {
                         addr(q), addr(k), addr(v), addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
                 l.values());
         rec.launches.clear();
+        // bf16 on sm_80: q, k, v converted to 16 bits into the planned scratch, then the default FA2 kernel
         run(g, o, "flash", Precision.BF16, 80);
+        assertEquals(4, rec.launches.size());
+        long q16 = 0, k16 = 0, v16 = 0;
+        long[] n = {2L * 3 * 70 * 64, 2L * 3 * 5 * 64, 2L * 3 * 5 * 64};
+        Node[] in = {q, k, v};
+        for (int i = 0; i < 3; i++) {
+            Launch c = rec.launches.get(i);
+            assertEquals(Kernel.F32_TO_BF16, c.entry());
+            assertEquals(256, c.threads());
+            assertEquals(0, c.smem());
+            assertEquals((int) ((n[i] + 1023) / 1024), c.gx());
+            assertEquals(addr(in[i]), c.values().get(0));
+            assertEquals(n[i], c.values().get(2));
+            long at = c.values().get(1).longValue();
+            if (i == 0) q16 = at;
+            else if (i == 1) k16 = at;
+            else v16 = at;
+        }
+        assertEquals(q16 + 2 * n[0], k16); // q, k, v back to back in one scratch buffer, 16-byte aligned
+        assertEquals(k16 + 2 * n[1], v16);
+        assertEquals(0, q16 % 16);
+        l = rec.launches.get(3);
+        assertEquals(Kernel.FA2_BF16_D64_BR128_W4, l.entry());
+        assertEquals(2 * 3 * 1, l.gx()); // ceil(70 / 128)
+        assertEquals(128, l.threads());
+        assertEquals(2 * (128 * 64 + 4 * 64 * 64), l.smem());
+        assertEquals(
+                List.<Number>of(q16, k16, v16, addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                l.values());
+        rec.launches.clear();
+        // the older tensor-core kernel stays reachable by name (fp32 inputs, no conversion, static shared memory)
+        run(g, o, "flash", "flash_bf16_d64", Precision.BF16, 80);
+        assertEquals(1, rec.launches.size());
         l = rec.launches.getFirst();
         assertEquals(Kernel.FLASH_BF16_D64, l.entry());
         assertEquals(2 * 3 * 2, l.gx()); // ceil(70 / 64)
+        assertEquals(0, l.smem());
+        rec.launches.clear();
+        // every FA2 entry of D = 64 at fp16 by name: its grid, block and dynamic shared memory
+        for (Attention.Variant va : Attention.VARIANTS) {
+            if (!va.in16() || va.d() != 64 || va.precision() != Precision.FP16) continue;
+            run(g, o, "flash", va.kernel().entry(), Precision.FP16, 90);
+            assertEquals(Kernel.F32_TO_F16, rec.launches.getFirst().entry());
+            l = rec.launches.getLast();
+            assertEquals(va.kernel(), l.entry());
+            assertEquals(2 * 3 * ((70 + va.rows() - 1) / va.rows()), l.gx());
+            assertEquals(va.threads(), l.threads());
+            assertEquals(va.smem(), l.smem());
+            rec.launches.clear();
+        }
+    }
+
+    @Test
+    void fa2VariantsTheirGeometryAndTheOption() throws Exception {
+        // the Java table, the kernel file's entries and attention_variants.json agree
+        String json;
+        try (var in = Kernels.class.getResourceAsStream("attention_variants.json")) {
+            json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+        for (Attention.Variant v : Attention.VARIANTS) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+                            "\\{\"entry\": \"" + v.kernel().entry()
+                                    + "\"[^}]*\"d\": (\\d+), \"br\": (\\d+)[^}]*\"threads\": (\\d+), \"smem\": (\\d+)")
+                    .matcher(json);
+            assertTrue(m.find(), v.kernel().entry() + " in attention_variants.json");
+            assertEquals(
+                    List.of(v.d(), v.rows(), v.threads(), v.smem()),
+                    List.of(
+                            Integer.parseInt(m.group(1)),
+                            Integer.parseInt(m.group(2)),
+                            Integer.parseInt(m.group(3)),
+                            Integer.parseInt(m.group(4))),
+                    v.kernel().entry());
+            assertTrue(v.smem() <= 227 * 1024, v + ": more shared memory than an sm_80 / sm_90 block may have");
+            assertEquals(80, v.kernel().minCapability());
+            assertEquals(16, Kernels.params(v.kernel()).size(), v.kernel().entry() + " parameters");
+        }
+        for (Kernel k : Kernel.in("flash_attention_fa2"))
+            if (k != Kernel.F32_TO_BF16 && k != Kernel.F32_TO_F16)
+                assertTrue(Attention.variant(k) != null, k + " is in Attention.VARIANTS");
+        assertEquals(List.of("u64", "u64", "u64"), Kernels.params(Kernel.F32_TO_BF16));
+        assertTrue(json.contains("{\"entry\": \"f32_to_bf16\"") && json.contains("{\"entry\": \"f32_to_f16\""));
+        // defaults, and where the 16-bit kernels apply
+        assertEquals(
+                Kernel.FA2_BF16_D64_BR128_W4,
+                Attention.sixteenBit(Precision.BF16, 80, 64, 64, null).kernel());
+        assertEquals(
+                Kernel.FA2_F16_D128_BR128_W8,
+                Attention.sixteenBit(Precision.FP16, 90, 128, 128, null).kernel());
+        assertEquals(null, Attention.sixteenBit(Precision.BF16, 75, 64, 64, null));
+        assertEquals(null, Attention.sixteenBit(Precision.FP32, 90, 64, 64, null));
+        assertEquals(null, Attention.sixteenBit(Precision.BF16, 90, 32, 32, null));
+        assertEquals(null, Attention.sixteenBit(Precision.BF16, 90, 64, 32, null));
+        // the option: known entries of the backend's precision; anything else is one line naming the valid ones
+        assertEquals(Kernel.FA2_F16_D64_BR64_W4, Attention.parseVariant(" fa2_f16_d64_br64_w4 ", Precision.FP16));
+        assertEquals(Kernel.FLASH_BF16_D128, Attention.parseVariant("flash_bf16_d128", Precision.BF16));
+        var bad = assertThrows(io.attn.AttnException.class, () -> Attention.parseVariant("fa2_fast", Precision.BF16));
+        assertTrue(
+                bad.getMessage().contains("flash.variant=fa2_fast")
+                        && bad.getMessage().contains("fa2_bf16_d64_br128_w8")
+                        && !bad.getMessage().contains("\n"),
+                bad.getMessage());
+        assertThrows(io.attn.AttnException.class, () -> Attention.parseVariant("fa2_f16_d64_br64_w4", Precision.BF16));
+        assertThrows(
+                io.attn.AttnException.class,
+                () -> new CudaBackend(rec, rec, null, "nope", Precision.BF16, 80),
+                "a bad flash.variant fails when the backend opens");
+        var dim = assertThrows(
+                io.attn.AttnException.class,
+                () -> Attention.sixteenBit(Precision.BF16, 80, 128, 128, Kernel.FA2_BF16_D64_BR64_W4));
+        assertTrue(dim.getMessage().contains("head dim 64"), dim.getMessage());
+        // converter geometry: 1024 values per block and step, at most 65535 blocks, at least 1
+        assertEquals(1, Attention.convertBlocks(1));
+        assertEquals(2, Attention.convertBlocks(1025));
+        assertEquals(65535, Attention.convertBlocks(1L << 40));
+    }
+
+    @Test
+    void fa2FallsBackToTheFp32KernelForAMisalignedOutput() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 2, 20, 64);
+        Node o = g.attention(q, q, q, Float.NaN, MaskSpec.NONE, null, null);
+        Node att = g.build(o).nodes().getLast();
+        CudaBuffer[] x = new CudaBuffer[3];
+        for (int i = 0; i < 3; i++) x[i] = new CudaBuffer(DevPtr.fake(0x10000 * (i + 1)), DType.F32, 2560, null);
+        CudaBuffer y = new CudaBuffer(DevPtr.fake(0x50004), DType.F32, 2560, null); // 4-byte aligned only
+        CudaStream st = new CudaStream(rec, rec);
+        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, null, att, y, x, null);
+        assertEquals(
+                List.of(Kernel.FLASH_F32_D64),
+                rec.launches.stream().map(Launch::entry).toList());
+        rec.launches.clear();
+        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, Kernel.FLASH_BF16_D64, att, y, x, null);
+        assertEquals(
+                List.of(Kernel.FLASH_F32_D64),
+                rec.launches.stream().map(Launch::entry).toList());
+    }
+
+    @Test
+    void fa2ScratchIsPlannedForTheSixteenBitCopies() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 2, 4, 33, 128), k = g.input("k", 2, 4, 50, 128);
+        Node o = g.attention(q, k, k, Float.NaN, MaskSpec.NONE, null, null);
+        Node att = g.build(o).nodes().getLast();
+        long want = 2L * 4 * 128 * (33 + 2 * 50) / 2;
+        assertEquals(want, Attention.sixteenBitScratch(2, 4, 33, 50, 128));
+        assertEquals(want, Attention.scratch(Attention.Path.FLASH, Precision.FP16, 80, null, att));
+        assertEquals(0, Attention.scratch(Attention.Path.FLASH, Precision.FP16, 80, Kernel.FLASH_F16_D128, att));
+        assertEquals(0, Attention.scratch(Attention.Path.FLASH, Precision.FP16, 75, null, att));
+        assertEquals(0, Attention.scratch(Attention.Path.FLASH, Precision.FP32, 90, null, att));
+        // the program's step carries it, and the launches use that buffer (no pool allocation)
+        run(g, o, "flash", Precision.FP16, 80);
+        assertEquals(Kernel.FA2_F16_D128_BR128_W8, rec.launches.getLast().entry());
+        long first = rec.launches.getFirst().values().get(1).longValue();
+        assertTrue(first < 0x900000, "the converters write into the planned scratch, not a pool buffer");
     }
 
     @Test

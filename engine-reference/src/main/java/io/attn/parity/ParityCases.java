@@ -477,8 +477,8 @@ public final class ParityCases {
     /**
      * The flash kernels' tiles (moved from engine-cuda's FlashChecks, whose cases only the CUDA backend saw): head dims
      * 32, 64 and 128 (the sizes the flash kernels take), L and S not multiples of 32, causal masking with L > S and S >
-     * L (skipped tiles), several key tiles (150 keys: the running max and the rescaling across tiles), and a row of the
-     * first mask slice with every key masked. Inputs uniform in [-1, 1], as {@link #TILES_16_BIT} assumes.
+     * L (skipped tiles), several key tiles (150 keys: the running max and the rescaling across tiles), two query tiles
+     * of 128 rows (the 16-bit FA2 kernels' largest), and a row of the first mask slice with every key masked. Inputs uniform in [-1, 1], as {@link #TILES_16_BIT} assumes.
      */
     private static void attentionTiles(List<ParityCase> all) {
         // label, B, H, L, S, causal, attention mask kind and dims (mB == 0: (L, S)), key padding kind
@@ -520,7 +520,21 @@ public final class ParityCases {
                         1,
                         MaskKind.ADDITIVE),
                 new T("all-masked row: bool(1,H,L,S)", 1, 3, 9, 66, false, MaskKind.BOOL, 1, 3, MaskKind.NONE),
-                new T("3 key tiles, additive padding", 1, 2, 70, 150, false, MaskKind.NONE, 0, 0, MaskKind.ADDITIVE));
+                new T("3 key tiles, additive padding", 1, 2, 70, 150, false, MaskKind.NONE, 0, 0, MaskKind.ADDITIVE),
+                // two query tiles of the 16-bit FA2 kernels' 128 rows: causal diagonal tiles and skipped key tiles in
+                // the second block; a full (B, H, L, S) mask with key padding over two blocks
+                new T("causal 2 query tiles of 128", 1, 2, 150, 140, true, MaskKind.NONE, 0, 0, MaskKind.NONE),
+                new T(
+                        "all-masked row: bool(B,H,L,S)+bool padding, 2 query tiles of 128",
+                        2,
+                        2,
+                        130,
+                        100,
+                        false,
+                        MaskKind.BOOL,
+                        2,
+                        2,
+                        MaskKind.BOOL));
         for (int d : new int[] {32, 64, 128})
             for (T t : ts) {
                 CaseBuilder c = new CaseBuilder("attention tiles " + t.label() + " B" + t.b() + " H" + t.h() + " L"

@@ -39,8 +39,17 @@ class KernelsTest {
         String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "bf16 mma");
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "fp16 mma");
-        for (String n : Kernels.NAMES)
-            assertEquals(n.equals("flash_attention_bf16") ? "compute_80" : "compute_75", Kernels.arch(n), n);
+        byte[] f = Kernels.ptx("flash_attention_fa2");
+        String fa2 = new String(f, 0, f.length - 1, StandardCharsets.US_ASCII);
+        for (String op : java.util.List.of(
+                "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                "cp.async.cg.shared.global",
+                "cp.async.wait_group")) assertTrue(fa2.contains(op), "flash_attention_fa2: " + op);
+        java.util.Set<String> sm80 = java.util.Set.of("flash_attention_bf16", "flash_attention_fa2");
+        for (String n : Kernels.NAMES) assertEquals(sm80.contains(n) ? "compute_80" : "compute_75", Kernels.arch(n), n);
     }
 
     @Test
@@ -65,8 +74,12 @@ class KernelsTest {
                 Kernels.params(Kernel.GEMM_F32));
         assertEquals(java.util.List.of("u64", "u64", "u64", "u32"), Kernels.params(Kernel.ADD_F32));
         assertEquals(java.util.List.of("u64", "u64", "u32", "f32"), Kernels.params(Kernel.SCALE_F32));
+        // the converters f32_to_bf16 / f32_to_f16 (const float* x, uint16* out, long long n)
+        assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.F32_TO_BF16));
+        assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.F32_TO_F16));
         for (Kernel k : Kernel.values()) {
-            assertTrue(Kernels.params(k).size() >= 4, k.entry());
+            boolean converter = k == Kernel.F32_TO_BF16 || k == Kernel.F32_TO_F16;
+            assertTrue(converter || Kernels.params(k).size() >= 4, k.entry());
             assertEquals(Kernels.minCapability(k.file()), k.minCapability(), k.entry());
         }
     }

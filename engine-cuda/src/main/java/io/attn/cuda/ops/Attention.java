@@ -5,17 +5,22 @@ import static io.attn.cuda.CudaStream.args;
 import io.attn.AttnException;
 import io.attn.cuda.CudaBuffer;
 import io.attn.cuda.CudaStream;
+import io.attn.cuda.KernelArgs;
 import io.attn.engine.Precision;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
 import io.attn.tensor.Shape;
+import java.util.List;
 import java.util.Locale;
+import java.util.stream.Collectors;
 
 /**
  * ATTENTION, by the path option {@code attention} asks for ({@link Path}): {@code flash} (default) runs {@code
- * flash_attention.cu} when D is 32, 64 or 128 and Dv == D (with precision BF16 / FP16 on compute capability 8.0+, the
- * tensor-core kernels of {@code flash_attention_bf16.cu} for D = 64 / 128: {@link #flashKernel}); {@code fused} runs
+ * flash_attention.cu} when D is 32, 64 or 128 and Dv == D (with precision BF16 / FP16 on compute capability 8.0+ and
+ * D = 64 / 128, the FlashAttention-2 kernels of {@code flash_attention_fa2.cu} on q, k, v converted once to 16 bits,
+ * or the older tensor-core kernels of {@code flash_attention_bf16.cu}: {@link #sixteenBit}, option {@value
+ * #VARIANT_OPTION}); {@code fused} runs
  * {@code attention.cu} (one warp per query) when D, Dv <= 128; otherwise, and for {@code unfused}, GEMM -> masked
  * softmax -> GEMM on a scratch buffer of scores.
  */
@@ -25,6 +30,111 @@ public final class Attention {
     private static final int FUSED_MAX_D = 128;
     /** Query rows per block of the fp32 and the 16-bit flash kernels (their headers). */
     public static final int FLASH_F32_ROWS = 32, FLASH_16_ROWS = 64;
+
+    /** The backend option naming the 16-bit flash kernel entry ({@link #parseVariant}); unset: {@link #defaultVariant}. */
+    public static final String VARIANT_OPTION = "flash.variant";
+
+    /**
+     * A 16-bit flash-attention entry: its precision, head dim, query rows per block, threads per block and dynamic
+     * shared memory (bytes; 0: static), and whether it reads 16-bit q, k, v (converted first) or fp32.
+     */
+    public record Variant(Kernel kernel, Precision precision, int d, int rows, int threads, int smem, boolean in16) {
+        /** Blocks of a launch over B * H planes of L query rows. */
+        public long blocks(int b, int h, int l) {
+            return (long) b * h * ((l + rows - 1) / rows);
+        }
+    }
+
+    private static Variant fa2(Kernel k, int d, int br, int warps, int bc) {
+        Precision p = k.entry().startsWith("fa2_bf16") ? Precision.BF16 : Precision.FP16;
+        return new Variant(k, p, d, br, 32 * warps, 2 * (br * d + 4 * bc * d), true);
+    }
+
+    /**
+     * Every 16-bit flash entry (attention_variants.json lists the same, with the launch geometry): the FlashAttention-2
+     * kernels (flash_attention_fa2.cu; their header names the geometry), then the older tensor-core kernels, reachable
+     * as {@code flash.variant=flash_bf16_d64} etc. (the baseline).
+     */
+    public static final List<Variant> VARIANTS = List.of(
+            fa2(Kernel.FA2_BF16_D64_BR128_W8, 64, 128, 8, 64),
+            fa2(Kernel.FA2_F16_D64_BR128_W8, 64, 128, 8, 64),
+            fa2(Kernel.FA2_BF16_D64_BR128_W4, 64, 128, 4, 64),
+            fa2(Kernel.FA2_F16_D64_BR128_W4, 64, 128, 4, 64),
+            fa2(Kernel.FA2_BF16_D64_BR64_W4, 64, 64, 4, 64),
+            fa2(Kernel.FA2_F16_D64_BR64_W4, 64, 64, 4, 64),
+            fa2(Kernel.FA2_BF16_D128_BR128_W8, 128, 128, 8, 64),
+            fa2(Kernel.FA2_F16_D128_BR128_W8, 128, 128, 8, 64),
+            fa2(Kernel.FA2_BF16_D128_BR128_W8_BC32, 128, 128, 8, 32),
+            fa2(Kernel.FA2_F16_D128_BR128_W8_BC32, 128, 128, 8, 32),
+            fa2(Kernel.FA2_BF16_D128_BR64_W4, 128, 64, 4, 64),
+            fa2(Kernel.FA2_F16_D128_BR64_W4, 128, 64, 4, 64),
+            fa2(Kernel.FA2_BF16_D128_BR64_W4_BC32, 128, 64, 4, 32),
+            fa2(Kernel.FA2_F16_D128_BR64_W4_BC32, 128, 64, 4, 32),
+            new Variant(Kernel.FLASH_BF16_D64, Precision.BF16, 64, FLASH_16_ROWS, 128, 0, false),
+            new Variant(Kernel.FLASH_BF16_D128, Precision.BF16, 128, FLASH_16_ROWS, 128, 0, false),
+            new Variant(Kernel.FLASH_F16_D64, Precision.FP16, 64, FLASH_16_ROWS, 128, 0, false),
+            new Variant(Kernel.FLASH_F16_D128, Precision.FP16, 128, FLASH_16_ROWS, 128, 0, false));
+
+    /** The variant of entry {@code k}, or null when it is not a 16-bit flash entry. */
+    public static Variant variant(Kernel k) {
+        for (Variant v : VARIANTS) if (v.kernel() == k) return v;
+        return null;
+    }
+
+    /**
+     * The default 16-bit flash kernel for head dim {@code d} (64 or 128) at {@code precision} (BF16 or FP16). A guess
+     * until the GPU sweep ranks the variants (docs/performance-gpu.md): BR 128 with 4 warps of two m-tiles for D = 64
+     * (each K / V fragment feeds two mma), BR 128 with 8 warps and BC 64 for D = 128 (the 4-warp BR 128 one spills).
+     */
+    public static Kernel defaultVariant(Precision precision, int d) {
+        boolean bf16 = precision == Precision.BF16;
+        return d == 64
+                ? (bf16 ? Kernel.FA2_BF16_D64_BR128_W4 : Kernel.FA2_F16_D64_BR128_W4)
+                : (bf16 ? Kernel.FA2_BF16_D128_BR128_W8 : Kernel.FA2_F16_D128_BR128_W8);
+    }
+
+    /**
+     * The entry option {@value #VARIANT_OPTION} names (null when unset): one of {@link #VARIANTS}, of precision {@code
+     * precision}; anything else is a one-line bad-input error naming the valid entries.
+     */
+    public static Kernel parseVariant(String option, Precision precision) {
+        if (option == null) return null;
+        String v = option.trim();
+        Variant found = null;
+        for (Variant x : VARIANTS) if (x.kernel().entry().equals(v)) found = x;
+        String valid = VARIANTS.stream().map(x -> x.kernel().entry()).collect(Collectors.joining(", "));
+        if (found == null)
+            throw AttnException.badInput("option " + VARIANT_OPTION + "=" + v + ": expected one of " + valid);
+        if (found.precision() != precision)
+            throw AttnException.badInput("option " + VARIANT_OPTION + "=" + v + " is a "
+                    + found.precision().name().toLowerCase(Locale.ROOT) + " kernel but the backend runs precision "
+                    + precision.name().toLowerCase(Locale.ROOT) + ": expected one of "
+                    + VARIANTS.stream()
+                            .filter(x -> x.precision() == precision)
+                            .map(x -> x.kernel().entry())
+                            .collect(Collectors.joining(", ")));
+        return found.kernel();
+    }
+
+    /**
+     * The 16-bit flash kernel for head dims {@code d}, {@code dv} at {@code precision} on compute capability {@code
+     * capability}: {@code variant} (the option; null: {@link #defaultVariant}) when precision is BF16 / FP16, capability
+     * >= 80, D is 64 or 128 and Dv == D; else null. A variant of another head dim is a bad-input error.
+     */
+    public static Variant sixteenBit(Precision precision, int capability, int d, int dv, Kernel variant) {
+        boolean sixteen = precision == Precision.BF16 || precision == Precision.FP16;
+        if (!sixteen || capability < 80 || dv != d || (d != 64 && d != 128)) return null;
+        Variant v = variant(variant != null ? variant : defaultVariant(precision, d));
+        if (v.d() != d)
+            throw AttnException.badInput("option " + VARIANT_OPTION + "="
+                    + v.kernel().entry() + " is for head dim " + v.d() + ", this attention has head dim " + d);
+        return v;
+    }
+
+    /** Floats of scratch the converted 16-bit q (B,H,L,D), k and v (B,H,S,D) take, each 16-byte aligned. */
+    public static long sixteenBitScratch(int b, int h, int l, int s, int d) {
+        return ((long) b * h * d * (l + 2L * s) + 1) / 2; // D is 64 or 128: every tensor is a multiple of 64 halves
+    }
 
     /** Which attention kernel the {@code attention} option asks for. */
     public enum Path {
@@ -72,11 +182,12 @@ public final class Attention {
     }
 
     /**
-     * The scratch memory (floats) {@link #run} needs for {@code node}: the B*H*L*S scores when the unfused path may run,
-     * else 0. The flash kernel's choice between 16 and 32 bits depends on pointer alignment, known only at run time,
-     * so this assumes the one with more blocks.
+     * The scratch memory (floats) {@link #run} needs for {@code node}: the B*H*L*S scores when the unfused path may run;
+     * the 16-bit copies of q, k, v when a FlashAttention-2 kernel may run ({@link #sixteenBitScratch}); else 0. The
+     * flash kernel's choice between 16 and 32 bits depends on pointer alignment, known only at run time, so this
+     * assumes the one with more blocks, and plans the 16-bit copies whenever their kernel may run.
      */
-    public static long scratch(Path path, Precision precision, int capability, Node node) {
+    public static long scratch(Path path, Precision precision, int capability, Kernel variant, Node node) {
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
@@ -86,7 +197,11 @@ public final class Attention {
                 && flashKernel(precision, capability, d, dv, false) != null
                 && (long) b * h * ((l + FLASH_F32_ROWS - 1) / FLASH_F32_ROWS) <= Integer.MAX_VALUE;
         boolean fused = path == Path.FUSED && d <= FUSED_MAX_D && dv <= FUSED_MAX_D;
-        return flash || fused ? 0 : (long) b * h * l * s;
+        if (flash) {
+            Variant v = sixteenBit(precision, capability, d, dv, variant);
+            return v != null && v.in16() ? sixteenBitScratch(b, h, l, s, d) : 0;
+        }
+        return fused ? 0 : (long) b * h * l * s;
     }
 
     /**
@@ -98,6 +213,7 @@ public final class Attention {
             Path path,
             Precision precision,
             int capability,
+            Kernel variant,
             Node node,
             CudaBuffer y,
             CudaBuffer[] x,
@@ -113,8 +229,16 @@ public final class Attention {
             st.zero(y, outN);
             return;
         }
-        Kernel flash =
-                path == Path.FLASH ? flashKernel(precision, capability, d, dv, aligned8(x[0], x[1], x[2], y)) : null;
+        Variant v16 = path == Path.FLASH ? sixteenBit(precision, capability, d, dv, variant) : null;
+        if (v16 != null && v16.in16() && aligned8(y) && v16.blocks(b, h, l) <= Integer.MAX_VALUE) {
+            runSixteenBit(st, v16, p, node, b, h, l, s, d, y, x, scratch);
+            return;
+        }
+        Kernel flash = path != Path.FLASH
+                ? null
+                : v16 != null && !v16.in16() && aligned8(x[0], x[1], x[2], y)
+                        ? v16.kernel() // the older 16-bit kernel, by flash.variant
+                        : flashKernel(precision, capability, d, dv, aligned8(x[0], x[1], x[2], y));
         if (flash != null) {
             int rows = isF32(flash) ? FLASH_F32_ROWS : FLASH_16_ROWS;
             long blocks = (long) b * h * ((l + rows - 1) / rows);
@@ -169,6 +293,77 @@ public final class Attention {
             st.gemm(false, false, l, dv, s, 1f, scores, s, (long) l * s, x[2], dv, (long) s * dv, y, b * h);
         } finally {
             if (scores != scratch) scores.close(); // to the pool; later users are queued after these kernels
+        }
+    }
+
+    /** Threads per block of the converters f32_to_bf16 / f32_to_f16 (4 values per thread and step). */
+    public static final int CONVERT_THREADS = 256;
+
+    /** Blocks of a converter launch over {@code n} values: ceil(n / 1024), at most 65535, at least 1. */
+    public static int convertBlocks(long n) {
+        return (int) Math.max(1, Math.min((n + 4L * CONVERT_THREADS - 1) / (4L * CONVERT_THREADS), 65535));
+    }
+
+    /**
+     * A FlashAttention-2 kernel: q, k, v converted to 16 bits into scratch (q, then k, then v, each 16-byte aligned),
+     * then the kernel with its dynamic shared memory.
+     */
+    private static void runSixteenBit(
+            CudaStream st,
+            Variant v,
+            OpParams.Attention p,
+            Node node,
+            int b,
+            int h,
+            int l,
+            int s,
+            int d,
+            CudaBuffer y,
+            CudaBuffer[] x,
+            CudaBuffer scratch) {
+        long need = sixteenBitScratch(b, h, l, s, d);
+        if (scratch != null && scratch.capacity() < need)
+            throw new IllegalStateException(node + ": scratch of " + scratch.capacity() + " floats, needs " + need);
+        // cp.async reads 16-byte chunks: the copies must start 16-byte aligned (pool blocks are; a planned slot is one)
+        CudaBuffer buf = scratch != null && (scratch.address() & 15) == 0 ? scratch : st.scratch(need);
+        try {
+            if ((buf.address() & 15) != 0)
+                throw new IllegalStateException(
+                        node + ": 16-bit scratch at " + buf.address() + " is not 16-byte aligned");
+            Kernel convert = v.precision() == Precision.BF16 ? Kernel.F32_TO_BF16 : Kernel.F32_TO_F16;
+            long nq = (long) b * h * l * d, nk = (long) b * h * s * d;
+            long q16 = buf.address(), k16 = q16 + 2 * nq, v16 = k16 + 2 * nk;
+            long[] at = {q16, k16, v16}, n = {nq, nk, nk};
+            for (int i = 0; i < 3; i++)
+                st.launch(
+                        convert,
+                        convertBlocks(n[i]),
+                        1,
+                        1,
+                        CONVERT_THREADS,
+                        args(x[i]).ptr(at[i]).i64(n[i]));
+            Masks mk = Masks.of(p.mask(), node, x, 3, l, s);
+            st.launch(
+                    v.kernel(),
+                    (int) v.blocks(b, h, l),
+                    1,
+                    1,
+                    v.threads(),
+                    v.smem(),
+                    new KernelArgs()
+                            .ptr(q16)
+                            .ptr(k16)
+                            .ptr(v16)
+                            .ptr(y)
+                            .i32(b)
+                            .i32(h)
+                            .i32(l)
+                            .i32(s)
+                            .f32(p.scale())
+                            .i32(p.mask().causal() ? 1 : 0)
+                            .then(mk::appendTo));
+        } finally {
+            if (buf != scratch) buf.close(); // to the pool; later users are queued after these kernels
         }
     }
 

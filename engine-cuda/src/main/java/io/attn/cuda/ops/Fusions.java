@@ -41,20 +41,27 @@ public final class Fusions {
     }
 
     public static Program compile(
-            Graph graph, Backend backend, Kernels kernels, Attention.Path path, Precision precision, int capability) {
+            Graph graph,
+            Backend backend,
+            Kernels kernels,
+            Attention.Path path,
+            Precision precision,
+            int capability,
+            io.attn.kernels.Kernel variant) {
         Program.Builder b = new Program.Builder(graph);
         for (Node n : graph.nodes()) {
             if (n.isLeaf() || b.covered(n)) continue;
             if (n.op() == Op.MATMUL && (attentionWeights(b, n, kernels) || gemmEpilogue(b, n, kernels))) continue;
             if (n.op() == Op.ATTENTION) {
-                long scratch = Attention.scratch(path, precision, capability, n);
+                long scratch = Attention.scratch(path, precision, capability, variant, n);
                 b.add(Program.Step.of(
                         n,
                         scratch,
                         kernels.kernel(
                                 n,
                                 n.inputs(),
-                                (st, y, x, sc) -> Attention.run(st, path, precision, capability, n, y, x, sc))));
+                                (st, y, x, sc) ->
+                                        Attention.run(st, path, precision, capability, variant, n, y, x, sc))));
                 continue;
             }
             b.single(n, backend);
