@@ -4,7 +4,8 @@
 #   kernels/src/main/cuda/<op>.cu  ->  kernels/src/main/resources/io/attn/kernels/<op>.ptx
 # Needs nvcc (CUDA 12 or 13); no GPU. compute_75 is the lowest virtual architecture nvcc 13 accepts; the driver
 # JIT-compiles the PTX for the actual GPU (sm_75 .. sm_90+) when the module is loaded. flash_attention_bf16.cu uses
-# sm_80 tensor-core instructions and is compiled for compute_80 (the host loads it only on such devices).
+# sm_80 tensor-core instructions and is compiled for compute_80 (the host loads it only on such devices); so does
+# flash_attention_tf32.cu (tf32 mma.sync, cp.async).
 # PtxArtifactsTest checks that the committed files match a fresh compile (ignoring the leading // comment lines,
 # which name the compiler build) and that ptxas accepts them for sm_80 and sm_90, and that no file declares a PTX ISA
 # above 9.0 (what driver 580 reads).
@@ -20,6 +21,7 @@ for cu in "$src"/*.cu; do
   name="$(basename "$cu" .cu)"
   arch=compute_75
   case "$name" in flash_attention_bf16) arch=compute_80 ;; esac  # bf16/f16 mma.sync: keep in sync with Kernels.arch
+  case "$name" in flash_attention_tf32) arch=compute_80 ;; esac  # tf32 mma.sync, cp.async: keep in sync with Kernels.arch
   (cd "$src" && "$NVCC" -ptx -arch=$arch -O3 "$name.cu" -o "$out/$name.ptx")
   # driver 580 (CUDA 13.0) JIT-compiles PTX ISA up to 9.0; a newer nvcc writes a higher .version for the same code.
   # Pin it to 9.0 and prove with ptxas that the file still assembles (an instruction newer than 9.0 fails here).
