@@ -25,6 +25,7 @@ import io.attn.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -43,7 +44,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * GPU stream.
  *
  * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused} or {@code unfused}; {@link
- * Attention} says which kernel each runs.
+ * Attention} says which kernel each runs. Options {@code flash.fp32=simt|tf32x3} and {@code flash.fp32.variant=ENTRY}
+ * pick the fp32 flash kernel ({@link Attention.Fp32Choice}).
  *
  * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
@@ -61,6 +63,7 @@ public final class CudaBackend implements Backend {
     private final OpSink sink;
     private final CudaStream stream;
     private final Attention.Path attentionPath;
+    private final Attention.Fp32Choice fp32Flash; // options flash.fp32, flash.fp32.variant
     private final Precision precision;
     private final int capability;
     private final String description;
@@ -82,12 +85,19 @@ public final class CudaBackend implements Backend {
         this.sink = new DriverSink(ctx, pool, new DriverLauncher(kernels, ctx.stream()));
         this.stream = new CudaStream(sink, blas);
         this.attentionPath = Attention.Path.parse(options.extra().get(ATTENTION_OPTION));
+        this.fp32Flash = Attention.Fp32Choice.parse(options.extra());
         this.precision = options.precision();
         this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
         this.description = "cuda: " + ctx.info.describe() + "; precision "
                 + precision.name().toLowerCase(Locale.ROOT)
                 + "; gemm: " + blas.description() + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
+                + (fp32Flash.equals(Attention.Fp32Choice.DEFAULT)
+                        ? ""
+                        : ", fp32 "
+                                + (fp32Flash.variant() != null
+                                        ? fp32Flash.variant().entry()
+                                        : fp32Flash.kind().name().toLowerCase(Locale.ROOT)))
                 + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
     }
 
@@ -96,6 +106,11 @@ public final class CudaBackend implements Backend {
      * capability} is the compute capability it pretends to have (major * 10 + minor).
      */
     CudaBackend(OpSink sink, Blas blas, String attention, Precision precision, int capability) {
+        this(sink, blas, attention == null ? Map.of() : Map.of(ATTENTION_OPTION, attention), precision, capability);
+    }
+
+    /** The same with backend options {@code extra} ({@code attention}, {@code flash.fp32}, {@code flash.fp32.variant}). */
+    CudaBackend(OpSink sink, Blas blas, Map<String, String> extra, Precision precision, int capability) {
         this.lock = new RawStream().lock(); // a stream handle never created on a device: only its lock is used
         this.ctx = null;
         this.pool = null;
@@ -103,7 +118,8 @@ public final class CudaBackend implements Backend {
         this.blas = blas;
         this.sink = sink;
         this.stream = new CudaStream(sink, blas);
-        this.attentionPath = Attention.Path.parse(attention);
+        this.attentionPath = Attention.Path.parse(extra.get(ATTENTION_OPTION));
+        this.fp32Flash = Attention.Fp32Choice.parse(extra);
         this.precision = precision;
         this.capability = capability;
         this.description = "cuda (no device: test sink)";
@@ -112,6 +128,7 @@ public final class CudaBackend implements Backend {
     /** Opens device {@code cuda.device} (default 0) with the given options. */
     static CudaBackend open(BackendOptions options) {
         Attention.Path.parse(options.extra().get(ATTENTION_OPTION)); // a bad option fails before any native work
+        Attention.Fp32Choice.parse(options.extra());
         String noDriver = CudaProbe.driverMissing();
         if (noDriver != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noDriver);
         String bindings = CudaProbe.loadBindings();
@@ -271,7 +288,7 @@ public final class CudaBackend implements Backend {
      */
     @Override
     public Program compile(Graph graph) {
-        return Fusions.compile(graph, this, this::kernel, attentionPath, precision, capability);
+        return Fusions.compile(graph, this, this::kernel, attentionPath, fp32Flash, precision, capability);
     }
 
     /** A program step's kernel: the buffers checked against the nodes' sizes, then {@code launch} under the lock. */
@@ -315,7 +332,7 @@ public final class CudaBackend implements Backend {
             case MERGE_HEADS -> Heads.mergeHeads(st, node, y, x[0]);
             case CONCAT -> Concat.run(st, node, y, x);
             case MEAN -> Mean.run(st, node, y, x[0]);
-            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
+            case ATTENTION -> Attention.run(st, attentionPath, fp32Flash, precision, capability, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
         }
     }

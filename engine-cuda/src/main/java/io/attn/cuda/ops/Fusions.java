@@ -42,6 +42,18 @@ public final class Fusions {
 
     public static Program compile(
             Graph graph, Backend backend, Kernels kernels, Attention.Path path, Precision precision, int capability) {
+        return compile(graph, backend, kernels, path, Attention.Fp32Choice.DEFAULT, precision, capability);
+    }
+
+    /** The same with the fp32 flash choice of the backend ({@link Attention.Fp32Choice}). */
+    public static Program compile(
+            Graph graph,
+            Backend backend,
+            Kernels kernels,
+            Attention.Path path,
+            Attention.Fp32Choice fp32,
+            Precision precision,
+            int capability) {
         Program.Builder b = new Program.Builder(graph);
         for (Node n : graph.nodes()) {
             if (n.isLeaf() || b.covered(n)) continue;
@@ -54,7 +66,7 @@ public final class Fusions {
                         kernels.kernel(
                                 n,
                                 n.inputs(),
-                                (st, y, x, sc) -> Attention.run(st, path, precision, capability, n, y, x, sc))));
+                                (st, y, x, sc) -> Attention.run(st, path, fp32, precision, capability, n, y, x, sc))));
                 continue;
             }
             b.single(n, backend);
