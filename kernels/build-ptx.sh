@@ -3,8 +3,9 @@
 # common.cuh (what they share) from their own directory; nvcc runs there.
 #   kernels/src/main/cuda/<op>.cu  ->  kernels/src/main/resources/io/attn/kernels/<op>.ptx
 # Needs nvcc (CUDA 12 or 13); no GPU. compute_75 is the lowest virtual architecture nvcc 13 accepts; the driver
-# JIT-compiles the PTX for the actual GPU (sm_75 .. sm_90+) when the module is loaded. flash_attention_bf16.cu and
-# flash_attention_fa2.cu use sm_80 instructions (tensor cores, ldmatrix, cp.async) and are compiled for compute_80 (the host loads it only on such devices).
+# JIT-compiles the PTX for the actual GPU (sm_75 .. sm_90+) when the module is loaded. flash_attention_bf16.cu,
+# flash_attention_fa2.cu (tensor cores, ldmatrix, cp.async) and flash_attention_tf32.cu (tf32 mma.sync, cp.async) use
+# sm_80 instructions and are compiled for compute_80 (the host loads them only on such devices).
 # PtxArtifactsTest checks that the committed files match a fresh compile (ignoring the leading // comment lines,
 # which name the compiler build) and that ptxas accepts them for sm_80 and sm_90, and that no file declares a PTX ISA
 # above 9.0 (what driver 580 reads).
@@ -19,7 +20,7 @@ mkdir -p "$out"
 for cu in "$src"/*.cu; do
   name="$(basename "$cu" .cu)"
   arch=compute_75
-  case "$name" in flash_attention_bf16|flash_attention_fa2) arch=compute_80 ;; esac  # bf16/f16 mma.sync: keep in sync with Kernels.arch
+  case "$name" in flash_attention_bf16|flash_attention_fa2|flash_attention_tf32) arch=compute_80 ;; esac  # sm_80 instructions: keep in sync with Kernels.arch
   (cd "$src" && "$NVCC" -ptx -arch=$arch -O3 "$name.cu" -o "$out/$name.ptx")
   # driver 580 (CUDA 13.0) JIT-compiles PTX ISA up to 9.0; a newer nvcc writes a higher .version for the same code.
   # Pin it to 9.0 and prove with ptxas that the file still assembles (an instruction newer than 9.0 fails here).

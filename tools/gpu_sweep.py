@@ -543,10 +543,16 @@ def run_gpu(a, src):
     res["env"] = env
     print(json.dumps(env), flush=True)
     sw = Sweep(a, src, table, params, torch)
-    variants = [v for v in table.get("variants", []) if all(k in v for k in ("entry", "file", "d", "br", "threads"))]
+    skip = set(e for e in (a.skip or "").split(",") if e)
+    variants = [v for v in table.get("variants", []) if all(k in v for k in ("entry", "file", "d", "br", "threads"))
+                and v["entry"] not in skip]
     runnable = [v for v in variants if int(v.get("capability", 0)) <= cap]
-    # the budget: baselines get a third, the variants share the rest
-    per_variant = max(4.0, (a.budget_s * 0.62) / max(1, len(runnable)))
+    # PyTorch's baselines first (a faulting variant cannot take them with it), with at most a third of the budget;
+    # the variants share what is left
+    if not a.no_baselines:
+        n_base = max(1, len(baseline_plan(a.quick)))
+        res["baselines"] = sw.baselines(max(0.3, min(1.5, a.budget_s * 0.3 / n_base)))
+    per_variant = max(4.0, sw.left() * 0.95 / max(1, len(runnable)))
     for v in variants:
         rec = {k: v.get(k) for k in ("entry", "file", "precision", "in", "d", "br", "threads", "smem", "capability")}
         res["variants"].append(rec)
@@ -582,13 +588,15 @@ def run_gpu(a, src):
             print("  " + rec["status"], flush=True)
             try:
                 torch.cuda.synchronize()
-            except Exception as e2:  # a kernel fault poisons the context: nothing more can run
+            except Exception as e2:  # a kernel fault poisons the context: the parent goes on in a fresh process
                 res["errors"].append("the CUDA context is unusable after %s: %s" % (v["entry"], e2))
+                res["poisoned"] = v["entry"]
+                rec["seconds"] = round(time.time() - t_v, 1)
                 break
         rec["seconds"] = round(time.time() - t_v, 1)
-    res["baselines"] = sw.baselines(max(0.3, min(1.5, sw.left() / max(1, len(baseline_plan(a.quick))))))
     finish(res)
-    sw.drv.close()
+    if "poisoned" not in res:
+        sw.drv.close()
     bad = problems or res["errors"] or any(r.get("status", "ok") != "ok" and not r["status"].startswith("skipped (needs")
                                             for r in res["variants"])
     return res, 1 if bad else 0
@@ -626,6 +634,50 @@ def finish(res):
     print("winners: %s" % json.dumps(res["winners"]), flush=True)
 
 
+def run_children(a, t0, tries=4):
+    """Runs the sweep in child processes: a kernel fault (illegal address, ...) leaves a CUDA context unusable, so
+    after one the next child goes on with the variants not yet run (the faulting one recorded as failed)."""
+    res, rc, done = None, 0, []
+    for i in range(tries):
+        left = a.budget_s - (time.time() - t0)
+        if left < 15:
+            break
+        part = "%s.part%d" % (a.out, i)
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", "--out", part, "--budget-s", "%.0f" % (left - 5),
+               "--runs", str(a.runs)]
+        cmd += ["--ptx-dir", a.ptx_dir] if a.ptx_dir else []
+        cmd += ["--quick"] if a.quick else []
+        cmd += ["--skip", ",".join(done)] if done else []
+        cmd += ["--no-baselines"] if i > 0 else []
+        p = subprocess.run(cmd)
+        try:
+            with open(part) as f:
+                r = json.load(f)
+            os.remove(part)
+        except (OSError, ValueError) as e:
+            r = {"errors": ["child %d wrote no results (exit %d): %s" % (i, p.returncode, e)], "cases": [],
+                 "winners": {}}
+        rc = max(rc, p.returncode)
+        if res is None:
+            res = r
+        else:
+            res["variants"] = res.get("variants", []) + r.get("variants", [])
+            res["errors"] = res.get("errors", []) + r.get("errors", [])
+        done += [v["entry"] for v in r.get("variants", []) if "status" in v or "seconds" in v]
+        if "poisoned" not in r:
+            break
+        res.pop("poisoned", None)
+        res.setdefault("poisoned_by", []).append(r["poisoned"])
+        print("gpu_sweep: %s left the CUDA context unusable; the rest run in a fresh process" % r["poisoned"],
+              flush=True)
+    if res is None:
+        return {"errors": ["no child ran (budget)"], "cases": [], "winners": {}}, 1
+    if "baselines" in res:
+        res["cases"], res["winners"] = [], {}
+        finish(res)
+    return res, rc
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="sweep.json")
@@ -634,6 +686,9 @@ def main():
     ap.add_argument("--ptx-dir", help="folder holding the *.ptx files and attention_variants.json")
     ap.add_argument("--quick", action="store_true", help="L=1024 instead of 4096 for the long shapes")
     ap.add_argument("--dry-run", action="store_true", help="no GPU, no torch: check the JSON against the PTX")
+    ap.add_argument("--skip", help="comma-separated variant entries not to run")
+    ap.add_argument("--no-baselines", action="store_true", help="skip PyTorch's baselines")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     try:
         src = Sources(a.ptx_dir)
@@ -643,11 +698,14 @@ def main():
     if a.dry_run:
         sys.exit(dry_run(a, src))
     t0 = time.time()
-    try:
-        res, rc = run_gpu(a, src)
-    except Exception as e:  # no torch, no driver: one JSON saying so
-        res, rc = {"errors": ["%s: %s" % (type(e).__name__, str(e).strip()[-500:])], "cases": [], "winners": {}}, 1
-        print("gpu_sweep: " + res["errors"][0], file=sys.stderr)
+    if not a.child:
+        res, rc = run_children(a, t0)
+    else:
+        try:
+            res, rc = run_gpu(a, src)
+        except Exception as e:  # no torch, no driver: one JSON saying so
+            res, rc = {"errors": ["%s: %s" % (type(e).__name__, str(e).strip()[-500:])], "cases": [], "winners": {}}, 1
+            print("gpu_sweep: " + res["errors"][0], file=sys.stderr)
     res["seconds"] = round(time.time() - t0, 1)
     res["budget_s"] = a.budget_s
     with open(a.out, "w") as f:

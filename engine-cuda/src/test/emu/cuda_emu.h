@@ -69,3 +69,10 @@ inline float emu_f32(long long bits) {
 // included here, at global scope, so that a kernel file's own #include (inside its namespace) adds nothing
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
+
+// tf32 tensor-core stand-ins (emu.cpp), used by flash_attention_tf32.cu under ATTN_HOST_EMU:
+// cvt.rna.tf32.f32 (round to nearest, ties away from zero, to 10 stored mantissa bits; the result as fp32 bits with
+// the low 13 bits zero) and the warp-collective mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (operands are
+// tf32 bit patterns: only their top 19 bits are read).
+uint32_t emu_cvt_rna_tf32(float x);
+void emu_mma_m16n8k8_tf32(float *d, const uint32_t *a, uint32_t b0, uint32_t b1);

@@ -195,3 +195,56 @@ void emu_ldmatrix(uint32_t *r, int num, bool trans, uint32_t addr) {
     }
     w.bar->arrive_and_wait();
 }
+
+// cvt.rna.tf32.f32: keep sign, exponent and the top 10 mantissa bits, rounding the dropped 13 bits to nearest with
+// ties away from zero (add half an ulp of tf32 to the magnitude, then truncate; a carry into the exponent is the
+// correct rounding, up to inf). NaN stays NaN, inf stays inf.
+uint32_t emu_cvt_rna_tf32(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return (u & 0x007fffffu) ? (u | 0x00400000u) & 0xffffe000u : u;  // quiet NaN
+    u += 0x1000u;
+    return u & 0xffffe000u;
+}
+
+namespace {
+float tf32_value(uint32_t bits) {  // the tensor core reads sign, exponent and 10 mantissa bits
+    bits &= 0xffffe000u;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+}  // namespace
+
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, fragment layouts from the PTX ISA (g = lane >> 2,
+// t = lane & 3; one tf32 element per 32-bit register):
+//   A (16 x 8, row): a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4)
+//   B (8 x 8, col):  b0 (k = t, n = g), b1 (k = t+4, n = g)
+//   C, D (16 x 8, f32): d0, d1 (g, 2t..2t+1), d2, d3 (g+8, 2t..2t+1)
+// Products of two tf32 values are exact in double; each output is summed in double and rounded once.
+void emu_mma_m16n8k8_tf32(float *d, const uint32_t *a, uint32_t b0, uint32_t b1) {
+    int lane = threadIdx.x & 31;
+    Warp &w = (*g_warps)[threadIdx.x >> 5];
+    for (int i = 0; i < 4; i++) w.frag[lane][i] = a[i];
+    w.frag[lane][4] = b0;
+    w.frag[lane][5] = b1;
+    w.bar->arrive_and_wait();
+    float A[16][8], B[8][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        A[g][t] = tf32_value(w.frag[l][0]);
+        A[g + 8][t] = tf32_value(w.frag[l][1]);
+        A[g][t + 4] = tf32_value(w.frag[l][2]);
+        A[g + 8][t + 4] = tf32_value(w.frag[l][3]);
+        B[t][g] = tf32_value(w.frag[l][4]);
+        B[t + 4][g] = tf32_value(w.frag[l][5]);
+    }
+    w.bar->arrive_and_wait();
+    int g = lane >> 2, t = lane & 3;
+    for (int i = 0; i < 4; i++) {
+        int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+        double s = d[i];
+        for (int k = 0; k < 8; k++) s += (double)A[row][k] * B[k][col];
+        d[i] = (float)s;
+    }
+}

@@ -19,6 +19,7 @@
 //   2. flash_attention_bf16.cu, bf16 mma.sync tensor cores (precision bf16/fp16)  -- not measured yet
 //   3. attention.cu, one warp per query row, no tiling (attention=fused)          -- not measured yet
 //   4. unfused GEMM -> masked softmax -> GEMM (attention=unfused, any D / Dv)     -- not measured yet
+//   5. flash_attention_tf32.cu, tf32 mma.sync with the 3xTF32 split (fp32; flash.fp32=tf32x3) -- not measured yet
 #include "common.cuh"  // the masking rule, warp_max, warp_sum, unroll
 
 #define FA_BR 32

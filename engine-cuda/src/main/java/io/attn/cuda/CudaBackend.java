@@ -27,6 +27,7 @@ import io.attn.tensor.DType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -46,7 +47,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused} or {@code unfused}; {@link
  * Attention} says which kernel each runs. Option {@code flash.variant} names the 16-bit flash entry (bf16 / fp16,
- * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep.
+ * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep; options {@code
+ * flash.fp32=simt|tf32x3} and {@code flash.fp32.variant=ENTRY} pick the fp32 flash kernel ({@link
+ * Attention.Fp32Choice}).
  *
  * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
@@ -65,6 +68,7 @@ public final class CudaBackend implements Backend {
     private final CudaStream stream;
     private final Attention.Path attentionPath;
     private final Kernel flashVariant; // option flash.variant; null: Attention.defaultVariant
+    private final Attention.Fp32Choice fp32Flash; // options flash.fp32, flash.fp32.variant
     private final Precision precision;
     private final int capability;
     private final String description;
@@ -86,6 +90,7 @@ public final class CudaBackend implements Backend {
         this.sink = new DriverSink(ctx, pool, new DriverLauncher(kernels, ctx.stream()));
         this.stream = new CudaStream(sink, blas);
         this.attentionPath = Attention.Path.parse(options.extra().get(ATTENTION_OPTION));
+        this.fp32Flash = Attention.Fp32Choice.parse(options.extra());
         this.precision = options.precision();
         this.flashVariant = Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), precision);
         this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
@@ -94,6 +99,12 @@ public final class CudaBackend implements Backend {
                 + "; gemm: " + blas.description() + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
                 + (flashVariant != null ? " (" + Attention.VARIANT_OPTION + "=" + flashVariant.entry() + ")" : "")
+                + (fp32Flash.equals(Attention.Fp32Choice.DEFAULT)
+                        ? ""
+                        : ", fp32 "
+                                + (fp32Flash.variant() != null
+                                        ? fp32Flash.variant().entry()
+                                        : fp32Flash.kind().name().toLowerCase(Locale.ROOT)))
                 + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
     }
 
@@ -102,11 +113,12 @@ public final class CudaBackend implements Backend {
      * capability} is the compute capability it pretends to have (major * 10 + minor).
      */
     CudaBackend(OpSink sink, Blas blas, String attention, Precision precision, int capability) {
-        this(sink, blas, attention, null, precision, capability);
+        this(sink, blas, attention == null ? Map.of() : Map.of(ATTENTION_OPTION, attention), precision, capability);
     }
 
-    /** The same with option {@code flash.variant} ({@code variant}; null: the default kernels). */
-    CudaBackend(OpSink sink, Blas blas, String attention, String variant, Precision precision, int capability) {
+    /** The same with backend options {@code extra} ({@code attention}, {@code flash.variant}, {@code flash.fp32}, {@code
+     * flash.fp32.variant}). */
+    CudaBackend(OpSink sink, Blas blas, Map<String, String> extra, Precision precision, int capability) {
         this.lock = new RawStream().lock(); // a stream handle never created on a device: only its lock is used
         this.ctx = null;
         this.pool = null;
@@ -114,9 +126,10 @@ public final class CudaBackend implements Backend {
         this.blas = blas;
         this.sink = sink;
         this.stream = new CudaStream(sink, blas);
-        this.attentionPath = Attention.Path.parse(attention);
+        this.attentionPath = Attention.Path.parse(extra.get(ATTENTION_OPTION));
+        this.fp32Flash = Attention.Fp32Choice.parse(extra);
         this.precision = precision;
-        this.flashVariant = Attention.parseVariant(variant, precision);
+        this.flashVariant = Attention.parseVariant(extra.get(Attention.VARIANT_OPTION), precision);
         this.capability = capability;
         this.description = "cuda (no device: test sink)";
     }
@@ -125,6 +138,7 @@ public final class CudaBackend implements Backend {
     static CudaBackend open(BackendOptions options) {
         Attention.Path.parse(options.extra().get(ATTENTION_OPTION)); // a bad option fails before any native work
         Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), options.precision());
+        Attention.Fp32Choice.parse(options.extra());
         String noDriver = CudaProbe.driverMissing();
         if (noDriver != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noDriver);
         String bindings = CudaProbe.loadBindings();
@@ -363,7 +377,8 @@ public final class CudaBackend implements Backend {
      */
     @Override
     public Program compile(Graph graph) {
-        return Fusions.compile(graph, this, this::kernel, attentionPath, precision, capability, flashVariant);
+        return Fusions.compile(
+                graph, this, this::kernel, attentionPath, fp32Flash, precision, capability, flashVariant);
     }
 
     /** A program step's kernel: the buffers checked against the nodes' sizes, then {@code launch} under the lock. */
@@ -407,7 +422,8 @@ public final class CudaBackend implements Backend {
             case MERGE_HEADS -> Heads.mergeHeads(st, node, y, x[0]);
             case CONCAT -> Concat.run(st, node, y, x);
             case MEAN -> Mean.run(st, node, y, x[0]);
-            case ATTENTION -> Attention.run(st, attentionPath, precision, capability, flashVariant, node, y, x, null);
+            case ATTENTION ->
+                Attention.run(st, attentionPath, fp32Flash, precision, capability, flashVariant, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
         }
     }

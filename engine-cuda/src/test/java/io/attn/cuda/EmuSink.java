@@ -30,7 +30,11 @@ final class EmuSink implements OpSink {
     public void launch(Kernel kernel, int gx, int gy, int gz, int threads, int smemBytes, KernelArgs args) {
         assertEquals(Kernels.params(kernel), args.types(), kernel.entry() + " argument types");
         emu.launch(kernel, gx, gy, gz, threads, smemBytes, args.values());
+        launched.add(kernel);
     }
+
+    /** The kernels launched so far (tests check that the path they mean to judge ran). */
+    final java.util.Set<Kernel> launched = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     @Override
     public CudaBuffer allocate(DType dtype, long elements) {

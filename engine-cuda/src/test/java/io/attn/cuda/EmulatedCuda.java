@@ -32,6 +32,9 @@ public final class EmulatedCuda {
      * {@link CudaBackendProvider#parityVariants()} whose GEMM path exists here (the emulator has only our GEMM
      * kernel), then bf16.
      */
+    /** The 3xTF32 fp32 flash kernels ({@code flash_attention_tf32.cu}), judged on the attention cases at fp32 bounds. */
+    public static final Map<String, String> TF32X3 = Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "tf32x3");
+
     public static List<Map<String, String>> variants() {
         List<Map<String, String>> out = new ArrayList<>();
         out.add(Map.of());
@@ -41,17 +44,11 @@ public final class EmulatedCuda {
     }
 
     /**
-     * A backend with the {@code attention} and {@code flash.variant} options of {@code extra} (unset: the defaults) at
-     * {@code precision}.
+     * A backend with the attention options of {@code extra} ({@code attention}, {@code flash.variant}, {@code flash.fp32}, {@code
+     * flash.fp32.variant}; absent: the defaults) at {@code precision}.
      */
     public static Backend open(Map<String, String> extra, Precision precision) {
         EmuSink sink = new EmuSink(KernelEmulator.get());
-        return new CudaBackend(
-                sink,
-                new KernelGemm(sink),
-                extra.get(CudaBackend.ATTENTION_OPTION),
-                extra.get(io.attn.cuda.ops.Attention.VARIANT_OPTION),
-                precision,
-                80);
+        return new CudaBackend(sink, new KernelGemm(sink), extra, precision, 80);
     }
 }

@@ -138,12 +138,19 @@ class LaunchArgumentsTest {
     }
 
     void run(GraphBuilder g, Node out, String attention, Precision precision, int capability) {
-        run(g, out, attention, null, precision, capability);
+        run(g, out, attention == null ? Map.of() : Map.of("attention", attention), precision, capability);
     }
 
     /** The same with option flash.variant = {@code variant} (null: unset). */
     void run(GraphBuilder g, Node out, String attention, String variant, Precision precision, int capability) {
-        try (CudaBackend be = new CudaBackend(rec, rec, attention, variant, precision, capability)) {
+        Map<String, String> extra = new java.util.HashMap<>();
+        if (attention != null) extra.put("attention", attention);
+        if (variant != null) extra.put("flash.variant", variant);
+        run(g, out, extra, precision, capability);
+    }
+
+    void run(GraphBuilder g, Node out, Map<String, String> extra, Precision precision, int capability) {
+        try (CudaBackend be = new CudaBackend(rec, rec, extra, precision, capability)) {
             var graph = g.build(out);
             for (Node n : graph.nodes()) {
                 bufs.put(
@@ -204,6 +211,7 @@ class LaunchArgumentsTest {
         all.removeAll(Kernel.in("flash_attention"));
         all.removeAll(Kernel.in("flash_attention_bf16"));
         all.removeAll(Kernel.in("flash_attention_fa2"));
+        all.removeAll(Kernel.in("flash_attention_tf32"));
         assertEquals(all, entries);
     }
 
@@ -452,6 +460,67 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void tf32x3FlashPassesTheSameArgumentsWithItsOwnTileGrid() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 2, 3, 70, 64), k = g.input("k", 2, 3, 5, 64), v = g.input("v", 2, 3, 5, 64);
+        Node mask = g.input("m", 2, 1, 70, 5), kpm = g.input("p", 2, 5);
+        Node o = g.attention(q, k, v, 0.5f, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), mask, kpm);
+        run(g, o, Map.of("flash.fp32", "tf32x3"), Precision.FP32, 90);
+        Launch l = rec.launches.getFirst();
+        assertEquals(Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, l.entry());
+        assertEquals(2 * 3 * 2, l.gx()); // ceil(70 / 64) query tiles per (b, h)
+        assertEquals(128, l.threads());
+        assertEquals(
+                List.<Number>of(
+                        addr(q), addr(k), addr(v), addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                l.values());
+        // a named entry: its rows and warps
+        rec.launches.clear();
+        run(g, o, Map.of("flash.fp32.variant", "tf32x3_d64_br128_w8_bc64"), Precision.FP32, 90);
+        l = rec.launches.getFirst();
+        assertEquals(Kernel.FLASH_TF32X3_D64_BR128_W8_BC64, l.entry());
+        assertEquals(2 * 3, l.gx()); // ceil(70 / 128)
+        assertEquals(256, l.threads());
+        // a named entry of another head dim: the default entry of this one
+        rec.launches.clear();
+        run(g, o, Map.of("flash.fp32.variant", "tf32x3_d128_br128_w8_bc32"), Precision.FP32, 90);
+        assertEquals(
+                Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, rec.launches.getFirst().entry());
+        // before sm_80 and by default: the SIMT kernel
+        rec.launches.clear();
+        run(g, o, Map.of("flash.fp32", "tf32x3"), Precision.FP32, 75);
+        assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
+        rec.launches.clear();
+        run(g, o, Map.of(), Precision.FP32, 90);
+        assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
+    }
+
+    @Test
+    void tf32x3DispatchAndOptions() {
+        var tf32 = Attention.Fp32Choice.parse(Map.of("flash.fp32", "tf32x3"));
+        assertEquals(Kernel.FLASH_TF32X3_D32_BR64_W4_BC64, Attention.tf32Kernel(tf32, 80, 32, 32, true));
+        assertEquals(Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, Attention.tf32Kernel(tf32, 90, 64, 64, true));
+        assertEquals(Kernel.FLASH_TF32X3_D128_BR64_W4_BC32, Attention.tf32Kernel(tf32, 90, 128, 128, true));
+        assertEquals(null, Attention.tf32Kernel(tf32, 90, 64, 64, false)); // cp.async needs 16-byte alignment
+        assertEquals(null, Attention.tf32Kernel(tf32, 86, 40, 40, true));
+        assertEquals(null, Attention.tf32Kernel(tf32, 90, 64, 32, true));
+        assertEquals(null, Attention.tf32Kernel(tf32, 75, 64, 64, true));
+        assertEquals(null, Attention.tf32Kernel(Attention.Fp32Choice.DEFAULT, 90, 64, 64, true));
+        assertEquals(Attention.Fp32Choice.DEFAULT, Attention.Fp32Choice.parse(Map.of("flash.fp32", " SIMT ")));
+        var v = Attention.Fp32Choice.parse(Map.of("flash.fp32.variant", "tf32x1_d128_br64_w4_bc32"));
+        assertEquals(Kernel.FLASH_TF32X1_D128_BR64_W4_BC32, Attention.tf32Kernel(v, 90, 128, 128, true));
+        var bad = assertThrows(
+                io.attn.AttnException.class, () -> Attention.Fp32Choice.parse(Map.of("flash.fp32", "tf32")));
+        assertEquals("option flash.fp32=tf32: expected simt or tf32x3", bad.getMessage());
+        bad = assertThrows(
+                io.attn.AttnException.class,
+                () -> new CudaBackend(rec, rec, Map.of("flash.fp32.variant", "x"), Precision.FP32, 90));
+        assertTrue(
+                bad.getMessage().startsWith("option flash.fp32.variant=x: expected one of [tf32x3_d32_br64_w4_bc64, "),
+                bad.getMessage());
+    }
+
+    @Test
     void flashDispatchByHeadDimPrecisionCapabilityAndAlignment() {
         for (int d : new int[] {32, 64, 128})
             assertEquals(
@@ -479,7 +548,7 @@ class LaunchArgumentsTest {
     void flashIsTheDefaultAndFallsBackToUnfusedForOtherHeadDims() {
         GraphBuilder g = new GraphBuilder();
         Node q = g.input("q", 1, 2, 4, 40), v = g.input("v", 1, 2, 4, 40);
-        run(g, g.attention(q, q, v, Float.NaN, MaskSpec.NONE, null, null), null, Precision.FP32, 90);
+        run(g, g.attention(q, q, v, Float.NaN, MaskSpec.NONE, null, null), (String) null, Precision.FP32, 90);
         assertEquals(2, rec.gemms.size()); // D = 40: GEMM -> softmax -> GEMM
         assertEquals(Kernel.SOFTMAX_F32, rec.launches.getFirst().entry());
         assertThrows(

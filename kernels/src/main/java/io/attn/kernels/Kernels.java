@@ -27,14 +27,19 @@ public final class Kernels {
 
     /**
      * The lowest compute capability (major * 10 + minor) file {@code name} runs on: 75 for most, 80 for {@code
-     * flash_attention_bf16} and {@code flash_attention_fa2} (bf16 / fp16 {@code mma.sync m16n8k16}, {@code ldmatrix},
-     * {@code cp.async}). The host loads a file only on a device that has
+     * flash_attention_bf16}, {@code flash_attention_fa2} (bf16 / fp16 {@code mma.sync m16n8k16}, {@code ldmatrix},
+     * {@code cp.async}) and {@code flash_attention_tf32} (tf32 {@code mma.sync m16n8k8}, {@code cp.async}). The host
+     * loads a file only on a device that has
      * it; the host emulator compiles only the 75 ones (the others contain inline tensor-core PTX).
      */
     public static int minCapability(String name) {
         if (!NAMES.contains(name))
             throw new IllegalArgumentException("unknown kernel file '" + name + "': expected one of " + NAMES);
-        return name.equals("flash_attention_bf16") || name.equals("flash_attention_fa2") ? 80 : 75;
+        return name.equals("flash_attention_bf16")
+                        || name.equals("flash_attention_fa2")
+                        || name.equals("flash_attention_tf32")
+                ? 80
+                : 75;
     }
 
     /** The nvcc virtual architecture file {@code name} is compiled for: {@code compute_75} or {@code compute_80}. */

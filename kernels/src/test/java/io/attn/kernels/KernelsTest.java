@@ -34,11 +34,16 @@ class KernelsTest {
     }
 
     @Test
-    void tensorCoreFileUsesMmaAndOnlyItNeedsSm80() {
+    void tensorCoreFilesUseMmaAndOnlyTheyNeedSm80() {
         byte[] b = Kernels.ptx("flash_attention_bf16");
         String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "bf16 mma");
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "fp16 mma");
+        byte[] t = Kernels.ptx("flash_attention_tf32");
+        String tf32 = new String(t, 0, t.length - 1, StandardCharsets.US_ASCII);
+        assertTrue(tf32.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), "tf32 mma");
+        assertTrue(tf32.contains("cvt.rna.tf32.f32"), "tf32 rounding");
+        assertTrue(tf32.contains("cp.async"), "cp.async");
         byte[] f = Kernels.ptx("flash_attention_fa2");
         String fa2 = new String(f, 0, f.length - 1, StandardCharsets.US_ASCII);
         for (String op : java.util.List.of(
@@ -48,7 +53,8 @@ class KernelsTest {
                 "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
                 "cp.async.cg.shared.global",
                 "cp.async.wait_group")) assertTrue(fa2.contains(op), "flash_attention_fa2: " + op);
-        java.util.Set<String> sm80 = java.util.Set.of("flash_attention_bf16", "flash_attention_fa2");
+        java.util.Set<String> sm80 =
+                java.util.Set.of("flash_attention_bf16", "flash_attention_fa2", "flash_attention_tf32");
         for (String n : Kernels.NAMES) assertEquals(sm80.contains(n) ? "compute_80" : "compute_75", Kernels.arch(n), n);
     }
 

@@ -13,6 +13,9 @@ import io.attn.kernels.Kernel;
 import io.attn.tensor.Shape;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -22,7 +25,8 @@ import java.util.stream.Collectors;
  * or the older tensor-core kernels of {@code flash_attention_bf16.cu}: {@link #sixteenBit}, option {@value
  * #VARIANT_OPTION}); {@code fused} runs
  * {@code attention.cu} (one warp per query) when D, Dv <= 128; otherwise, and for {@code unfused}, GEMM -> masked
- * softmax -> GEMM on a scratch buffer of scores.
+ * softmax -> GEMM on a scratch buffer of scores. Option {@code flash.fp32=tf32x3} ({@link Fp32Choice}) runs fp32
+ * flash attention on {@code flash_attention_tf32.cu} (3xTF32 tensor cores) instead of the SIMT kernel where it applies.
  */
 public final class Attention {
     private Attention() {}
@@ -154,6 +158,98 @@ public final class Attention {
         }
     }
 
+    /** Option {@code flash.fp32}: which kernel runs fp32 flash attention ({@link Fp32}). */
+    public static final String FP32_OPTION = "flash.fp32";
+    /** Option {@code flash.fp32.variant}: a {@code flash_attention_tf32.cu} entry to run instead of the default one. */
+    public static final String FP32_VARIANT_OPTION = "flash.fp32.variant";
+
+    /**
+     * The fp32 flash kernel the {@code flash.fp32} option asks for: {@code simt} (default: {@code
+     * flash_attention.cu}, fp32 FMA) or {@code tf32x3} ({@code flash_attention_tf32.cu}: tf32 tensor cores with the
+     * 3xTF32 split, fp32-level error; compute capability 8.0+, D 32 / 64 / 128, 16-byte aligned buffers, otherwise
+     * simt runs). The default stays simt until a GPU run ranks them (docs/performance-gpu.md).
+     */
+    public enum Fp32 {
+        SIMT,
+        TF32X3;
+
+        /** The option's value (null: the default, simt); anything else is a bad-input error. */
+        public static Fp32 parse(String option) {
+            String v = option == null ? "simt" : option.trim().toLowerCase(Locale.ROOT);
+            return switch (v) {
+                case "simt" -> SIMT;
+                case "tf32x3" -> TF32X3;
+                default ->
+                    throw AttnException.badInput("option " + FP32_OPTION + "=" + v + ": expected simt or tf32x3");
+            };
+        }
+    }
+
+    /** The tf32 flash entries ({@code flash_attention_tf32.cu}), in declaration order. */
+    public static final List<Kernel> TF32_KERNELS = Kernel.in("flash_attention_tf32");
+
+    private static final Pattern TF32_ENTRY = Pattern.compile("tf32x([13])_d(\\d+)_br(\\d+)_w(\\d+)_bc(\\d+)");
+
+    /**
+     * The fp32 flash choice of a backend: {@link Fp32} and an optional entry of {@code flash_attention_tf32.cu}
+     * ({@code flash.fp32.variant}, which implies tf32 when given). A tf32x1 entry (plain TF32: ~1e-3 relative error)
+     * runs only when named, and is meant for precision TF32.
+     */
+    public record Fp32Choice(Fp32 kind, Kernel variant) {
+        /** simt, no variant. */
+        public static final Fp32Choice DEFAULT = new Fp32Choice(Fp32.SIMT, null);
+
+        /** From the backend options ({@code extra}); bad values are bad-input errors naming the valid ones. */
+        public static Fp32Choice parse(Map<String, String> extra) {
+            Fp32 kind = Fp32.parse(extra.get(FP32_OPTION));
+            String v = extra.get(FP32_VARIANT_OPTION);
+            if (v == null) return new Fp32Choice(kind, null);
+            String want = v.trim().toLowerCase(Locale.ROOT);
+            for (Kernel k : TF32_KERNELS) if (k.entry().equals(want)) return new Fp32Choice(Fp32.TF32X3, k);
+            throw AttnException.badInput("option " + FP32_VARIANT_OPTION + "=" + want + ": expected one of "
+                    + TF32_KERNELS.stream().map(Kernel::entry).toList());
+        }
+    }
+
+    /** Head dim of a tf32 flash entry (from its name: {@code tf32x3_d64_br64_w4_bc64}). */
+    public static int tf32Dim(Kernel k) {
+        return tf32Field(k, 2);
+    }
+
+    /** Query rows per block (BR) of a tf32 flash entry. */
+    public static int tf32Rows(Kernel k) {
+        return tf32Field(k, 3);
+    }
+
+    /** Threads per block (32 x warps) of a tf32 flash entry. */
+    public static int tf32Threads(Kernel k) {
+        return 32 * tf32Field(k, 4);
+    }
+
+    private static int tf32Field(Kernel k, int group) {
+        Matcher m = TF32_ENTRY.matcher(k.entry());
+        if (!m.matches()) throw new IllegalArgumentException(k + " is not a tf32 flash entry");
+        return Integer.parseInt(m.group(group));
+    }
+
+    /**
+     * The tf32 flash kernel for fp32 attention with head dim {@code d} on compute capability {@code capability}, or
+     * null (then the SIMT kernel runs): the chosen variant when its D is {@code d}, else the default entry for D
+     * (tf32x3, 64 query rows and 4 warps per block: {@code tf32x3_d32_br64_w4_bc64}, {@code tf32x3_d64_br64_w4_bc64},
+     * {@code tf32x3_d128_br64_w4_bc32}); null for simt, below capability 8.0, D not 32 / 64 / 128, Dv != D, or when a
+     * buffer is not 16-byte aligned ({@code aligned16}: cp.async copies).
+     */
+    public static Kernel tf32Kernel(Fp32Choice choice, int capability, int d, int dv, boolean aligned16) {
+        if (choice.kind() != Fp32.TF32X3 || capability < 80 || dv != d || !aligned16) return null;
+        if (choice.variant() != null && tf32Dim(choice.variant()) == d) return choice.variant();
+        return switch (d) {
+            case 32 -> Kernel.FLASH_TF32X3_D32_BR64_W4_BC64;
+            case 64 -> Kernel.FLASH_TF32X3_D64_BR64_W4_BC64;
+            case 128 -> Kernel.FLASH_TF32X3_D128_BR64_W4_BC32;
+            default -> null;
+        };
+    }
+
     /**
      * The flash-attention kernel for head dims {@code d}, {@code dv} at {@code precision} on a device of compute
      * capability {@code capability}, or null when no flash kernel applies (then the unfused path runs): the 16-bit
@@ -206,11 +302,15 @@ public final class Attention {
 
     /**
      * ATTENTION {@code node} into y. The unfused path keeps its scores in {@code scratch} ({@link #scratch} floats,
-     * planned by the executor), or, when it is null (a node run alone), in a buffer from the pool.
+     * planned by the executor), or, when it is null (a node run alone), in a buffer from the pool. {@code fp32}: where
+     * the fp32 flash kernel would run (precision FP32 or TF32), a tf32 entry runs instead when {@link #tf32Kernel} gives
+     * one; {@code variant}: the 16-bit flash entry option {@value #VARIANT_OPTION} names (null: {@link
+     * #defaultVariant}).
      */
     public static void run(
             CudaStream st,
             Path path,
+            Fp32Choice fp32,
             Precision precision,
             int capability,
             Kernel variant,
@@ -239,6 +339,28 @@ public final class Attention {
                 : v16 != null && !v16.in16() && aligned8(x[0], x[1], x[2], y)
                         ? v16.kernel() // the older 16-bit kernel, by flash.variant
                         : flashKernel(precision, capability, d, dv, aligned8(x[0], x[1], x[2], y));
+        if (flash != null && isF32(flash)) {
+            Kernel tf32 = tf32Kernel(fp32, capability, d, dv, aligned16(x[0], x[1], x[2], y));
+            if (tf32 != null) {
+                long blocks = (long) b * h * ((l + tf32Rows(tf32) - 1) / tf32Rows(tf32));
+                Masks mk = Masks.of(p.mask(), node, x, 3, l, s);
+                st.launch(
+                        tf32,
+                        (int) blocks, // <= the SIMT kernel's block count (32 rows per block), checked by scratch()
+                        1,
+                        1,
+                        tf32Threads(tf32),
+                        args(x[0], x[1], x[2], y)
+                                .i32(b)
+                                .i32(h)
+                                .i32(l)
+                                .i32(s)
+                                .f32(p.scale())
+                                .i32(p.mask().causal() ? 1 : 0)
+                                .then(mk::appendTo));
+                return;
+            }
+        }
         if (flash != null) {
             int rows = isF32(flash) ? FLASH_F32_ROWS : FLASH_16_ROWS;
             long blocks = (long) b * h * ((l + rows - 1) / rows);
@@ -365,6 +487,11 @@ public final class Attention {
         } finally {
             if (buf != scratch) buf.close(); // to the pool; later users are queued after these kernels
         }
+    }
+
+    private static boolean aligned16(CudaBuffer... bufs) {
+        for (CudaBuffer c : bufs) if ((c.address() & 15) != 0) return false;
+        return true;
     }
 
     private static boolean aligned8(CudaBuffer... bufs) {

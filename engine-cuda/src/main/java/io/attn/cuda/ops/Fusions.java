@@ -45,6 +45,7 @@ public final class Fusions {
             Backend backend,
             Kernels kernels,
             Attention.Path path,
+            Attention.Fp32Choice fp32,
             Precision precision,
             int capability,
             io.attn.kernels.Kernel variant) {
@@ -61,7 +62,7 @@ public final class Fusions {
                                 n,
                                 n.inputs(),
                                 (st, y, x, sc) ->
-                                        Attention.run(st, path, precision, capability, variant, n, y, x, sc))));
+                                        Attention.run(st, path, fp32, precision, capability, variant, n, y, x, sc))));
                 continue;
             }
             b.single(n, backend);
