@@ -34,13 +34,21 @@ class KernelsTest {
     }
 
     @Test
-    void tensorCoreFileUsesMmaAndOnlyItNeedsSm80() {
+    void tensorCoreFilesUseMmaAndOnlyTheyNeedSm80() {
         byte[] b = Kernels.ptx("flash_attention_bf16");
         String text = new String(b, 0, b.length - 1, StandardCharsets.US_ASCII);
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), "bf16 mma");
         assertTrue(text.contains("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), "fp16 mma");
+        byte[] t = Kernels.ptx("flash_attention_tf32");
+        String tf32 = new String(t, 0, t.length - 1, StandardCharsets.US_ASCII);
+        assertTrue(tf32.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), "tf32 mma");
+        assertTrue(tf32.contains("cvt.rna.tf32.f32"), "tf32 rounding");
+        assertTrue(tf32.contains("cp.async"), "cp.async");
         for (String n : Kernels.NAMES)
-            assertEquals(n.equals("flash_attention_bf16") ? "compute_80" : "compute_75", Kernels.arch(n), n);
+            assertEquals(
+                    n.equals("flash_attention_bf16") || n.equals("flash_attention_tf32") ? "compute_80" : "compute_75",
+                    Kernels.arch(n),
+                    n);
     }
 
     @Test
