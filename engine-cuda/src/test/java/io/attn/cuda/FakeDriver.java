@@ -237,6 +237,7 @@ final class FakeDriver {
                     if (!strcmp(ENTRIES[i].name, name)) { *f = (void *)(intptr_t)(i + 1); return OK; }
                 return NOT_FOUND;
             }
+            static unsigned g_dynamic_smem[1024]; /* per entry: the dynamic shared memory limit set */
             CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                     unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
                 int i = (int)(intptr_t)f - 1;
@@ -246,11 +247,20 @@ final class FakeDriver {
                 long long a[32];
                 for (int k = 0; k < e.n; k++)
                     a[k] = e.size[k] == 8 ? *(long long *)params[k] : (long long)*(int32_t *)params[k];
+                // as the driver: more than 48 KiB of dynamic shared memory needs the function's limit raised first
+                if (shared > 48 * 1024 && shared > g_dynamic_smem[i]) return INVALID;
                 std::string sym = std::string("emu_") + e.name;
-                void (*fn)(const long long *, int, int, int, int) =
-                    (void (*)(const long long *, int, int, int, int))dlsym(g_emu, sym.c_str());
+                void (*fn)(const long long *, int, int, int, int, int) =
+                    (void (*)(const long long *, int, int, int, int, int))dlsym(g_emu, sym.c_str());
                 if (!fn) return NOT_FOUND;
-                fn(a, gx, gy, gz, bx);
+                fn(a, gx, gy, gz, bx, (int)shared);
+                return OK;
+            }
+            /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (8) only, up to an sm_90 block's 227 KiB */
+            CUresult cuFuncSetAttribute(void *f, int attrib, int value) {
+                int i = (int)(intptr_t)f - 1;
+                if (i < 0 || i >= NENTRIES || attrib != 8 || value < 0 || value > 227 * 1024) return INVALID;
+                g_dynamic_smem[i] = value;
                 return OK;
             }
             /* events: the host clock when recorded (the fake runs every launch synchronously) */
