@@ -407,7 +407,7 @@ class LaunchArgumentsTest {
         assertThrows(io.attn.AttnException.class, () -> Attention.parseVariant("fa2_f16_d64_br64_w4", Precision.BF16));
         assertThrows(
                 io.attn.AttnException.class,
-                () -> new CudaBackend(rec, rec, null, "nope", Precision.BF16, 80),
+                () -> new CudaBackend(rec, rec, Map.of("flash.variant", "nope"), Precision.BF16, 80),
                 "a bad flash.variant fails when the backend opens");
         var dim = assertThrows(
                 io.attn.AttnException.class,
@@ -429,12 +429,23 @@ class LaunchArgumentsTest {
         for (int i = 0; i < 3; i++) x[i] = new CudaBuffer(DevPtr.fake(0x10000 * (i + 1)), DType.F32, 2560, null);
         CudaBuffer y = new CudaBuffer(DevPtr.fake(0x50004), DType.F32, 2560, null); // 4-byte aligned only
         CudaStream st = new CudaStream(rec, rec);
-        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, null, att, y, x, null);
+        Attention.run(
+                st, Attention.Path.FLASH, Attention.Fp32Choice.DEFAULT, Precision.BF16, 80, null, att, y, x, null);
         assertEquals(
                 List.of(Kernel.FLASH_F32_D64),
                 rec.launches.stream().map(Launch::entry).toList());
         rec.launches.clear();
-        Attention.run(st, Attention.Path.FLASH, Precision.BF16, 80, Kernel.FLASH_BF16_D64, att, y, x, null);
+        Attention.run(
+                st,
+                Attention.Path.FLASH,
+                Attention.Fp32Choice.DEFAULT,
+                Precision.BF16,
+                80,
+                Kernel.FLASH_BF16_D64,
+                att,
+                y,
+                x,
+                null);
         assertEquals(
                 List.of(Kernel.FLASH_F32_D64),
                 rec.launches.stream().map(Launch::entry).toList());
