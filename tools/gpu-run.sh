@@ -23,7 +23,8 @@
 # beside them), winners (the sweep's fastest variants through `attn bench attention --resident --backend-opt ...`).
 # --steps a,b,c runs only those steps (env always runs; "parity" includes parity-tf32/bf16/fp16); the others are
 # "skipped (not in --steps)". A focused 5-minute call: --steps env,sweep,winners,bench,embed (bench then times the
-# encoder layer only: the attention cases are the sweep's and the winners').
+# encoder layer only: the attention cases are the sweep's and the winners'). GPU_RUN_SWEEP_S and GPU_RUN_WINNERS_S
+# (seconds; default 200 and 150) cap those two steps.
 # docs/gpu.md says what each proves and how to read the summary.
 # --dry-run (CI, no GPU): runs every step that needs no device (env, probe: no driver, locator, junit's non-GPU
 # tests, the Python tools' syntax) and marks the others "skipped (dry run)"; then checks that every step has a status
@@ -246,8 +247,8 @@ elif $DRY; then
     "dry run: $(grep -E '^(dry run ok|DRY RUN FAILED)' "$LOGS/sweep.log" | tail -n1); $(grep -m3 '^PROBLEM' "$LOGS/sweep.log" | tr '\n' ' ')"
 elif ! $HAS_TORCH || ! grep -q 'available True' "$WORK/python.txt"; then skip sweep "no torch with CUDA"
 else
-  t=$(left); t=$(( t > 200 ? 200 : t ))
-  run_step sweep 200 "$PY" "$HERE/tools/gpu_sweep.py" --out "$WORK/sweep.json" --budget-s $(( t > 50 ? t - 40 : 10 ))
+  SW=${GPU_RUN_SWEEP_S:-200}; t=$(left); t=$(( t > SW ? SW : t ))
+  run_step sweep "$SW" "$PY" "$HERE/tools/gpu_sweep.py" --out "$WORK/sweep.json" --budget-s $(( t > 50 ? t - 40 : 10 ))
   sfig="$("$PY" - "$WORK/sweep.json" <<'PYEOF' 2>/dev/null
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -270,8 +271,8 @@ if ! sel winners; then skip winners "not in --steps"
 elif $DRY; then skip winners "dry run"
 elif [ -z "$PY" ]; then record winners "failed (no python3)" 0 ""
 else
-  t=$(left); t=$(( t > 150 ? 150 : t ))
-  run_step winners 150 "$PY" "$HERE/tools/gpu_cases.py" winners --sweep "$WORK/sweep.json" --attn "$A" --out "$WORK/winners.json" --budget-s $(( t > 30 ? t - 25 : 5 ))
+  WS=${GPU_RUN_WINNERS_S:-150}; t=$(left); t=$(( t > WS ? WS : t ))
+  run_step winners "$WS" "$PY" "$HERE/tools/gpu_cases.py" winners --sweep "$WORK/sweep.json" --attn "$A" --out "$WORK/winners.json" --budget-s $(( t > 30 ? t - 25 : 5 ))
   wfig="$("$PY" - "$WORK/winners.json" <<'PYEOF' 2>/dev/null
 import json, sys
 r = json.load(open(sys.argv[1]))["rows"]

@@ -51,6 +51,11 @@ def winners(a):
     plan = []
     for key, entry in sorted((sw.get("winners") or {}).items()):
         prec, d = key.split(" D=")
+        if prec == "tf32":  # 1xTF32 is below fp32's bound: not a choice the engine offers for fp32
+            continue
+        if prec == "fp32" and entry.startswith("flash_f32"):  # the SIMT kernel: the engine's default for fp32
+            plan.append((prec, int(d), None, entry))
+            continue
         opt = "flash.fp32.variant=" if prec == "fp32" else "flash.variant="
         plan.append((prec, int(d), opt + entry, entry))
     if not plan:  # no sweep: the engine's default dispatch at least
