@@ -11,11 +11,14 @@ import io.attn.cuda.ops.Concat;
 import io.attn.cuda.ops.Elementwise;
 import io.attn.cuda.ops.Embedding;
 import io.attn.cuda.ops.Fusions;
+import io.attn.cuda.ops.Glu;
 import io.attn.cuda.ops.Heads;
 import io.attn.cuda.ops.LayerNorm;
 import io.attn.cuda.ops.MatMul;
 import io.attn.cuda.ops.Mean;
 import io.attn.cuda.ops.PositionalEncoding;
+import io.attn.cuda.ops.RmsNorm;
+import io.attn.cuda.ops.Rope;
 import io.attn.cuda.ops.Softmax;
 import io.attn.engine.Precision;
 import io.attn.graph.Graph;
@@ -317,6 +320,9 @@ public final class CudaBackend implements Backend {
             case MEAN -> Mean.run(st, node, y, x[0]);
             case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
+            case RMS_NORM -> RmsNorm.run(st, node, y, x);
+            case ROPE -> Rope.run(st, node, y, x);
+            case GLU -> Glu.run(st, node, y, x[0]);
         }
     }
 
