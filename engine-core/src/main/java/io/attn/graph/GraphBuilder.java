@@ -297,6 +297,64 @@ public final class GraphBuilder {
         return add(Op.CACHE_WRITE, new OpParams.CacheWrite(), sc, cache, x, pos);
     }
 
+    /**
+     * RMSNorm over the last dim: {@code x / sqrt(mean(x^2) + eps) * weight}; {@code weight} (shape {@code (E)}) may be
+     * null.
+     */
+    public Node rmsNorm(Node x, Node weight, float eps) {
+        int e = x.shape().dim(-1);
+        if (!(eps >= 0) || Float.isInfinite(eps)) throw new IllegalArgumentException("rms_norm eps " + eps);
+        if (weight == null) return add(Op.RMS_NORM, new OpParams.RmsNorm(eps, false), x.shape(), x);
+        if (weight.shape().rank() != 1 || weight.shape().dim(0) != e)
+            throw shape("rms_norm weight " + weight.shape() + " does not fit the last dimension of " + x.shape());
+        return add(Op.RMS_NORM, new OpParams.RmsNorm(eps, true), x.shape(), x, weight);
+    }
+
+    /**
+     * Rotary position embedding (rotate-half layout) of x {@code (B, H, L, D)} at positions {@code offset .. offset +
+     * L - 1}; the first {@code rotaryDim} dims rotate ({@link OpParams.Rope}).
+     */
+    public Node rope(Node x, float theta, int rotaryDim, int offset) {
+        return rope(x, null, theta, rotaryDim, offset);
+    }
+
+    /**
+     * Rotary position embedding of x {@code (B, H, L, D)} with runtime positions: {@code positions} of shape {@code
+     * (1)} holds a start {@code p} (positions {@code offset + p + l}: a decoder step at its cache row), of shape {@code
+     * (B, L)} the position of each token (plus {@code offset}: left-padded batches); null: {@code offset + l}.
+     */
+    public Node rope(Node x, Node positions, float theta, int rotaryDim, int offset) {
+        Shape s = x.shape();
+        if (s.rank() != 4) throw shape("rope needs x (B, H, L, D), got " + s);
+        if (rotaryDim < 2 || rotaryDim % 2 != 0 || rotaryDim > s.dim(3))
+            throw shape("rope rotary dim " + rotaryDim + " must be even, at least 2 and at most D of " + s);
+        if (!(theta > 0) || Float.isInfinite(theta)) throw new IllegalArgumentException("rope theta " + theta);
+        if (offset < 0 || offset > OpParams.Rope.MAX_POSITION)
+            throw new IllegalArgumentException("rope position offset " + offset);
+        if (positions == null)
+            return add(Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, OpParams.Rope.Positions.RANGE), s, x);
+        Shape p = positions.shape();
+        OpParams.Rope.Positions kind;
+        if (p.rank() == 1 && p.dim(0) == 1) kind = OpParams.Rope.Positions.START;
+        else if (p.rank() == 2 && p.dim(0) == s.dim(0) && p.dim(1) == s.dim(2)) kind = OpParams.Rope.Positions.IDS;
+        else
+            throw shape("rope positions " + p + " must be a start (1) or position ids (B, L) = (" + s.dim(0) + ", "
+                    + s.dim(2) + ") for x " + s);
+        return add(Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, kind), s, x, positions);
+    }
+
+    /**
+     * Gated linear unit of x {@code (..., 2F)}: {@code act(x[..., :F]) * x[..., F:]} when {@code activatedFirst}, else
+     * {@code x[..., :F] * act(x[..., F:])}; the result is {@code (..., F)}.
+     */
+    public Node glu(Node x, OpParams.Glu.Activation act, boolean activatedFirst) {
+        Shape s = x.shape();
+        if (s.rank() < 1 || s.dim(-1) % 2 != 0)
+            throw shape("glu needs an even last dimension (the two halves), got " + s);
+        java.util.Objects.requireNonNull(act, "act");
+        return add(Op.GLU, new OpParams.Glu(act, activatedFirst), s.with(-1, s.dim(-1) / 2), x);
+    }
+
     /** Ends the build; {@code outputs} are the values a run returns, in order. */
     public Graph build(Node... outputs) {
         if (outputs.length == 0) throw new IllegalArgumentException("a graph needs at least one output");

@@ -51,7 +51,25 @@ public enum Op {
      * {@link #INPUT} read by nothing else: the executor then runs the op in place, the output sharing the cache's buffer
      * (so a cache bound to a backend buffer stays there across calls); kernels must also accept a distinct output.
      */
-    CACHE_WRITE;
+    CACHE_WRITE,
+    /**
+     * RMSNorm over the last dimension, optional weight: {@code x / sqrt(mean(x^2) + eps) * weight} (PyTorch's {@code
+     * nn.RMSNorm}, transformers' {@code LlamaRMSNorm}, which computes in float32). Params: {@link OpParams.RmsNorm}.
+     */
+    RMS_NORM,
+    /**
+     * Rotary position embedding, transformers' rotate-half layout, on x {@code (B, H, L, D)}: the first {@code
+     * rotaryDim} dims of each row become {@code x * cos + rotate_half(x) * sin} ({@code rotate_half(x) = cat(-x2, x1)}
+     * over those dims), the rest pass through. Positions: {@code offset + l}, or {@code offset + p + l} with {@code p}
+     * the runtime value of a second input {@code (1)}, or {@code offset + ids[b, l]} with ids a second input {@code (B,
+     * L)} (per-row position ids: left padding); integral values stored as float. Params: {@link OpParams.Rope}.
+     */
+    ROPE,
+    /**
+     * Gated linear unit of a fused up+gate projection: x {@code (..., 2F)} gives {@code act(x[..., :F]) * x[..., F:]}
+     * (or {@code x[..., :F] * act(x[..., F:])}), act SiLU (SwiGLU) or GELU (GeGLU). Params: {@link OpParams.Glu}.
+     */
+    GLU;
 
     /**
      * The input whose buffer this op's output may share (it is computed in place), or -1. Only {@link #CACHE_WRITE}:

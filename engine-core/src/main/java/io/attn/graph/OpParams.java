@@ -58,4 +58,64 @@ public sealed interface OpParams {
 
     /** Inputs: cache {@code (B, H, C, D)}, x {@code (B, H, L, D)}, pos {@code (1)}. */
     record CacheWrite() implements OpParams {}
+
+    /** Inputs: x, then weight {@code (E)} if {@code hasWeight}. */
+    record RmsNorm(float eps, boolean hasWeight) implements OpParams {}
+
+    /**
+     * Rotary position embedding ({@link Op#ROPE}): base {@code theta}, the first {@code rotaryDim} dims rotated (even,
+     * {@code 2 <= rotaryDim <= D}; less than D for partial rotary), positions from {@code positions} plus {@code
+     * offset}. Inputs: x {@code (B, H, L, D)}, then the positions input for {@link Positions#START} ({@code (1)}) and
+     * {@link Positions#IDS} ({@code (B, L)}).
+     *
+     * <p>The angle of position {@code p} and frequency {@code i < rotaryDim / 2} is the float32 product {@code (float)
+     * p * invFreq(i)} (transformers multiplies the float32 inverse frequencies by the float32 positions); backends take
+     * cos and sin of that float angle.
+     */
+    record Rope(float theta, int rotaryDim, int offset, Positions positions) implements OpParams {
+        /** Where a ROPE node's positions come from. */
+        public enum Positions {
+            /** {@code offset + l}: known when the graph is built. */
+            RANGE,
+            /** {@code offset + p + l}, {@code p} the runtime value of the input {@code (1)} (a decoder's cache row). */
+            START,
+            /** {@code offset + ids[b, l]}, ids an input {@code (B, L)} (left-padded batches). */
+            IDS
+        }
+
+        /** Positions must be integral and at most this (float32 holds every integer up to 2^24 exactly). */
+        public static final int MAX_POSITION = 1 << 24;
+
+        /**
+         * The inverse frequency {@code 1 / theta^(2i / rotaryDim)} of pair {@code i}, rounded as transformers' {@code
+         * _compute_default_rope_parameters} computes it in float32: the exponent {@code 2i / rotaryDim} is a float32
+         * division (its rounding moves {@code theta^e} by up to ~{@code ln(theta) 2^-24} relative, 13 ulp at theta
+         * 1e6), the power is rounded to float32 (here correctly, from double; torch's float32 {@code pow} differs from
+         * that by 1 ulp on ~1.5% of the frequencies), the reciprocal a float32 division.
+         */
+        public float invFreq(int i) {
+            float e = (float) (2 * i) / (float) rotaryDim;
+            return 1f / (float) Math.pow(theta, e);
+        }
+
+        /** The float32 angle of position {@code pos} and pair {@code i}: {@code (float) pos * invFreq(i)}. */
+        public static float angle(int pos, float invFreq) {
+            return (float) pos * invFreq;
+        }
+    }
+
+    /**
+     * {@link Op#GLU}: {@code act(a) * g} with {@code a, g} the two halves of the last dim; {@code activatedFirst}: a
+     * is the first half ({@code input, gate = x.chunk(2, -1); act(input) * gate}, ModernBERT's {@code Wi}; a Llama
+     * {@code act(gate(x)) * up(x)} with the weights concatenated [gate; up]), else the second (GTE's {@code
+     * up_gate_proj}: {@code up, gate = split; act(gate) * up}).
+     */
+    record Glu(Activation act, boolean activatedFirst) implements OpParams {
+        /** The activation of the gated half, with the arithmetic of {@link Op#SILU} and {@link Op#GELU}. */
+        public enum Activation {
+            SILU,
+            GELU,
+            GELU_TANH
+        }
+    }
 }

@@ -11,11 +11,14 @@ import io.attn.cpu.ops.Concat;
 import io.attn.cpu.ops.Elementwise;
 import io.attn.cpu.ops.Embedding;
 import io.attn.cpu.ops.Fusions;
+import io.attn.cpu.ops.Glu;
 import io.attn.cpu.ops.Heads;
 import io.attn.cpu.ops.LayerNorm;
 import io.attn.cpu.ops.MatMul;
 import io.attn.cpu.ops.Mean;
 import io.attn.cpu.ops.PositionalEncoding;
+import io.attn.cpu.ops.RmsNorm;
+import io.attn.cpu.ops.Rope;
 import io.attn.cpu.ops.Softmax;
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
@@ -180,6 +183,9 @@ public final class CpuBackend implements Backend {
             case MEAN -> Mean.run(node, o, in[0]);
             case ATTENTION -> Attention.run(par, node, o, in);
             case CACHE_WRITE -> CacheWrite.run(node, o, in[0], in[1], in[2]);
+            case RMS_NORM -> RmsNorm.run(par, node, o, in);
+            case ROPE -> Rope.run(par, node, o, in);
+            case GLU -> Glu.run(par, node, o, in[0]);
         }
     }
 

@@ -12,11 +12,14 @@ import io.attn.cuda.ops.Concat;
 import io.attn.cuda.ops.Elementwise;
 import io.attn.cuda.ops.Embedding;
 import io.attn.cuda.ops.Fusions;
+import io.attn.cuda.ops.Glu;
 import io.attn.cuda.ops.Heads;
 import io.attn.cuda.ops.LayerNorm;
 import io.attn.cuda.ops.MatMul;
 import io.attn.cuda.ops.Mean;
 import io.attn.cuda.ops.PositionalEncoding;
+import io.attn.cuda.ops.RmsNorm;
+import io.attn.cuda.ops.Rope;
 import io.attn.cuda.ops.Softmax;
 import io.attn.engine.Precision;
 import io.attn.graph.Graph;
@@ -425,6 +428,9 @@ public final class CudaBackend implements Backend {
             case ATTENTION ->
                 Attention.run(st, attentionPath, fp32Flash, precision, capability, flashVariant, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
+            case RMS_NORM -> RmsNorm.run(st, node, y, x);
+            case ROPE -> Rope.run(st, node, y, x);
+            case GLU -> Glu.run(st, node, y, x[0]);
         }
     }
 

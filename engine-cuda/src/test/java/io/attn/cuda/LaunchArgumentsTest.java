@@ -200,6 +200,12 @@ class LaunchArgumentsTest {
         Node c = g.concat(1, m, m); // (2, 6, 8)
         Node out = g.mean(c, 1);
         g.cacheWrite(g.input("cache", 2, 2, 5, 4), q, g.input("pos", 1)); // not read: run() executes every node
+        // the ops of the rotary / gated families (not read either): RMSNorm, rope by range, start and ids, GLU
+        g.rmsNorm(r, g.constant("rw", Tensor.zeros(8)), 1e-6f);
+        g.rope(q, 10000f, 2, 3);
+        g.rope(q, g.input("rope_start", 1), 1e6f, 4, 0);
+        g.rope(q, g.input("rope_ids", 2, 3), 1e6f, 4, 0);
+        g.glu(r, io.attn.graph.OpParams.Glu.Activation.SILU, true);
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
         assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");

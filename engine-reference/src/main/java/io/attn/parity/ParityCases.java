@@ -5,6 +5,7 @@ import io.attn.graph.MaskKind;
 import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.graph.Op;
+import io.attn.graph.OpParams;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -51,6 +52,9 @@ public final class ParityCases {
         embeddingAndPositions(all);
         layout(all);
         attention(all);
+        rmsNorm(all);
+        rope(all);
+        glu(all);
         return List.copyOf(all);
     }
 
@@ -595,5 +599,113 @@ public final class ParityCases {
         Node q = c.normal("q", b, h, l, d), k = c.normal("k", b, h, len, d), v = c.normal("v", b, h, len, dv);
         Node am = m.attnNode(c, b, h, l, len), kp = m.padNode(c, b, h, l, len);
         return c.done(c.g.attention(q, k, v, scale, m.spec(), am, kp), FP32, FP32_WHY);
+    }
+
+    private static void rmsNorm(List<ParityCase> all) {
+        record R(String label, int[] dims, boolean w, float eps) {}
+        for (R r : List.of(
+                new R("weight", new int[] {3, 17}, true, 1e-6f),
+                new R("no weight", new int[] {2, 5, 64}, false, 1e-6f),
+                new R("weight", new int[] {4, 1000}, true, 1e-5f),
+                new R("weight, per head (Qwen3 q/k norm)", new int[] {2, 3, 5, 128}, true, 1e-6f),
+                new R("weight", new int[] {3, 63}, true, 1e-6f))) {
+            CaseBuilder c = new CaseBuilder("rms_norm " + r.label() + " " + Arrays.toString(r.dims()));
+            int e = r.dims()[r.dims().length - 1];
+            Node x = c.normal("x", r.dims());
+            all.add(c.done(c.g.rmsNorm(x, r.w() ? c.constNormal("weight", e) : null, r.eps()), FP32, FP32_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("rms_norm large values (x ~ 1e15) (3,65)");
+            Node x = c.in("x", c.normalT(1e15, 3, 65));
+            all.add(c.done(c.g.rmsNorm(x, c.constNormal("weight", 65), 1e-6f), FP32, FP32_WHY));
+        }
+        {
+            // mean(x^2) ~ 1e-6 against eps 1e-5: eps inside the square root matters here, and a zero row stays zero
+            CaseBuilder c = new CaseBuilder("rms_norm small rows (x ~ 1e-3, eps dominates, a zero row) (4,33)");
+            Tensor t = c.normalT(1e-3, 4, 33);
+            for (int j = 0; j < 33; j++) t.data()[2 * 33 + j] = 0f;
+            all.add(c.done(c.g.rmsNorm(c.in("x", t), c.constNormal("weight", 33), 1e-5f), FP32, FP32_WHY));
+        }
+    }
+
+    /** The ROPE bound: the angle is one float32 product in every backend and the reference; cos/sin round once. */
+    static final String ROPE_WHY = "fp32: the float32 angle is the op's definition (reference and backends alike);"
+            + " cos, sin and the rotation round a few times (~6e-8 each)";
+
+    private static void rope(List<ParityCase> all) {
+        // B, H, L, D, rotary dim, theta, offset: full and partial rotary (GTE / NomicBERT style halves), the
+        // thetas of BERT-like rotary encoders (1e4), ModernBERT's global layers (1.6e5) and Qwen (1e6), positions up
+        // to 8191 (ModernBERT's context), odd D with a pass-through tail, D 80 (half 40: vector tails)
+        record R(int b, int h, int l, int d, int rd, float theta, int offset) {}
+        for (R r : List.of(
+                new R(2, 3, 17, 64, 64, 10000f, 0),
+                new R(1, 2, 5, 32, 32, 1e6f, 8187),
+                new R(2, 2, 7, 64, 32, 160000f, 3),
+                new R(1, 3, 9, 128, 128, 1e6f, 0),
+                new R(1, 2, 3, 7, 4, 10000f, 1),
+                new R(1, 2, 65, 80, 80, 10000f, 0),
+                new R(2, 1, 4, 96, 24, 160000f, 4000))) {
+            CaseBuilder c = new CaseBuilder("rope (" + r.b() + "," + r.h() + "," + r.l() + "," + r.d() + ") rotary "
+                    + r.rd() + " theta " + (long) r.theta() + " offset " + r.offset());
+            Node x = c.normal("x", r.b(), r.h(), r.l(), r.d());
+            all.add(c.done(c.g.rope(x, r.theta(), r.rd(), r.offset()), FP32, ROPE_WHY));
+        }
+        // a runtime start (a decoder step at its cache row; a prefill after a prefix), plus a build-time offset
+        for (int[] st : new int[][] {{2, 3, 1, 64, 64, 37, 0}, {1, 2, 4, 64, 48, 1000, 5}}) {
+            CaseBuilder c = new CaseBuilder("rope start " + st[5] + " (" + st[0] + "," + st[1] + "," + st[2] + ","
+                    + st[3] + ") rotary " + st[4] + " offset " + st[6]);
+            Node x = c.normal("x", st[0], st[1], st[2], st[3]);
+            Node pos = c.in("pos", Tensor.of(new float[] {st[5]}, 1));
+            all.add(c.done(c.g.rope(x, pos, 1e6f, st[4], st[6]), FP32, ROPE_WHY));
+        }
+        {
+            // per-row position ids: a left-padded batch (pads at position 0 or 1, as decoders' position_ids give them)
+            CaseBuilder c = new CaseBuilder("rope position ids, left padding (3,2,6,64) rotary 64 theta 1000000");
+            float[] ids = {0, 1, 2, 3, 4, 5, 1, 1, 1, 0, 1, 2, 0, 0, 0, 1, 2, 3};
+            Node x = c.normal("x", 3, 2, 6, 64);
+            Node p = c.in("ids", Tensor.of(ids, 3, 6));
+            all.add(c.done(c.g.rope(x, p, 1e6f, 64, 0), FP32, ROPE_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("rope position ids, large and unordered (2,1,5,32) rotary 16 offset 2");
+            float[] ids = {16000, 0, 7, 8191, 3, 5, 5, 12345, 1, 9000};
+            Node x = c.normal("x", 2, 1, 5, 32);
+            Node p = c.in("ids", Tensor.of(ids, 2, 5));
+            all.add(c.done(c.g.rope(x, p, 10000f, 16, 2), FP32, ROPE_WHY));
+        }
+    }
+
+    private static void glu(List<ParityCase> all) {
+        record G(OpParams.Glu.Activation act, boolean first, int[] dims) {}
+        var silu = OpParams.Glu.Activation.SILU;
+        var gelu = OpParams.Glu.Activation.GELU;
+        var tanh = OpParams.Glu.Activation.GELU_TANH;
+        for (G gc : List.of(
+                new G(silu, true, new int[] {3, 34}),
+                new G(silu, false, new int[] {2, 3, 130}),
+                new G(gelu, true, new int[] {2, 5, 126}),
+                new G(gelu, false, new int[] {1, 2}),
+                new G(tanh, true, new int[] {4, 500}),
+                new G(tanh, false, new int[] {7, 66}),
+                new G(silu, true, new int[] {1, 2000}))) {
+            CaseBuilder c = new CaseBuilder("glu " + gc.act().name().toLowerCase(java.util.Locale.ROOT) + " activated "
+                    + (gc.first() ? "first" : "second") + " " + Arrays.toString(gc.dims()));
+            all.add(c.done(c.g.glu(c.in("x", c.normalT(2.0, gc.dims())), gc.act(), gc.first()), FP32, FP32_WHY));
+        }
+        float[] v = {1e4f, -1e4f, 1e3f, -1e3f, 100f, -100f, 20f, -20f, 0f, 1f, -1f, 5.5f};
+        for (var act : OpParams.Glu.Activation.values()) {
+            // the activated half takes the large values, the other half standard normal values
+            CaseBuilder c = new CaseBuilder(
+                    "glu " + act.name().toLowerCase(java.util.Locale.ROOT) + " activated first large |x| (1,24)");
+            Tensor t = c.normalT(1.0, 1, 2 * v.length);
+            System.arraycopy(v, 0, t.data(), 0, v.length);
+            all.add(c.done(c.g.glu(c.in("x", t), act, true), FP32, FP32_WHY));
+        }
+        {
+            // a fused up+gate projection, then the GLU (the FFN's first half)
+            CaseBuilder c = new CaseBuilder("glu silu activated first after linear (2,9,48).(80,48)^T");
+            Node y = c.g.linear(c.normal("x", 2, 9, 48), c.constNormal("w", 80, 48), null);
+            all.add(c.done(c.g.glu(y, silu, true), FP32, FP32_WHY));
+        }
     }
 }

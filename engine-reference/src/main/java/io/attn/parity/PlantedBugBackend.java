@@ -36,7 +36,10 @@ public final class PlantedBugBackend implements Backend {
         MATMUL_IGNORES_ALPHA,
         RAGGED_SEES_OTHER_SEQUENCES, // a ragged batch attended as one long sequence
         ATTENTION_TILES_NOT_RESCALED, // flash-style 32-key tiles that never rescale earlier ones when the max grows
-        ATTENTION_READS_64_DIMS // q.k over the first 64 components only (a kernel holding 64 floats of a query)
+        ATTENTION_READS_64_DIMS, // q.k over the first 64 components only (a kernel holding 64 floats of a query)
+        RMS_NORM_EPS_OUTSIDE_SQRT, // x / (sqrt(mean(x^2)) + eps): differs where eps is not small against mean(x^2)
+        ROPE_INTERLEAVED, // GPT-J's layout: pairs (2i, 2i+1) instead of transformers' rotate-half (i, i + R/2)
+        GLU_ACTIVATES_FIRST_HALF // ignores which half is activated: always act(x[..., :F]) * x[..., F:]
     }
 
     record Buf(float[] a) implements Buffer {
@@ -150,7 +153,70 @@ public final class PlantedBugBackend implements Backend {
                 for (int i = 0; i < c.dim(0) * c.dim(1); i++)
                     System.arraycopy(in[1], i * rows * d, o, (i * c.dim(2) + p) * d, rows * d);
             }
+            case RMS_NORM -> rmsNorm(n, in, o);
+            case ROPE -> rope(n, in, o);
+            case GLU -> glu(n, in[0], o);
         }
+    }
+
+    private void rmsNorm(Node n, float[][] in, float[] o) {
+        OpParams.RmsNorm p = n.params(OpParams.RmsNorm.class);
+        int e = n.shape().dim(-1), rows = n.shape().size() / e;
+        float[] x = in[0], w = p.hasWeight() ? in[1] : null;
+        for (int r = 0; r < rows; r++) {
+            float sq = 0f;
+            for (int j = 0; j < e; j++) sq += x[r * e + j] * x[r * e + j];
+            float inv = bug == Breakage.RMS_NORM_EPS_OUTSIDE_SQRT
+                    ? (float) (1.0 / (Math.sqrt(sq / e) + p.eps()))
+                    : (float) (1.0 / Math.sqrt(sq / e + p.eps()));
+            for (int j = 0; j < e; j++) o[r * e + j] = x[r * e + j] * inv * (w != null ? w[j] : 1f);
+        }
+    }
+
+    private void rope(Node n, float[][] in, float[] o) {
+        OpParams.Rope p = n.params(OpParams.Rope.class);
+        Shape s = n.shape();
+        int bN = s.dim(0), hN = s.dim(1), lN = s.dim(2), dN = s.dim(3), half = p.rotaryDim() / 2;
+        System.arraycopy(in[0], 0, o, 0, s.size());
+        for (int b = 0; b < bN; b++)
+            for (int l = 0; l < lN; l++) {
+                int pos = p.offset()
+                        + switch (p.positions()) {
+                            case RANGE -> l;
+                            case START -> (int) in[1][0] + l;
+                            case IDS -> (int) in[1][b * lN + l];
+                        };
+                for (int i = 0; i < half; i++) {
+                    float a = OpParams.Rope.angle(pos, p.invFreq(i));
+                    float c = (float) Math.cos(a), sn = (float) Math.sin(a);
+                    // the pair (i1, i2) rotated by this frequency
+                    int i1 = bug == Breakage.ROPE_INTERLEAVED ? 2 * i : i;
+                    int i2 = bug == Breakage.ROPE_INTERLEAVED ? 2 * i + 1 : i + half;
+                    for (int h = 0; h < hN; h++) {
+                        int off = ((b * hN + h) * lN + l) * dN;
+                        float x1 = in[0][off + i1], x2 = in[0][off + i2];
+                        o[off + i1] = x1 * c - x2 * sn;
+                        o[off + i2] = x2 * c + x1 * sn;
+                    }
+                }
+            }
+    }
+
+    private void glu(Node n, float[] x, float[] o) {
+        OpParams.Glu p = n.params(OpParams.Glu.class);
+        int f = n.shape().dim(-1), rows = n.shape().size() / f;
+        boolean first = p.activatedFirst() || bug == Breakage.GLU_ACTIVATES_FIRST_HALF;
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < f; j++) {
+                float a = x[r * 2 * f + (first ? j : f + j)], g = x[r * 2 * f + (first ? f + j : j)];
+                float act =
+                        switch (p.act()) {
+                            case SILU -> a / (1f + (float) Math.exp(-a));
+                            case GELU -> gelu(a, false);
+                            case GELU_TANH -> gelu(a, true);
+                        };
+                o[r * f + j] = act * g;
+            }
     }
 
     private void matmul(Node n, float[] a, float[] b, float[] o) {

@@ -64,6 +64,9 @@ public final class Reference {
             case MEAN -> mean(n, in[0]);
             case ATTENTION -> attention(n, in);
             case CACHE_WRITE -> cacheWrite(n, in);
+            case RMS_NORM -> rmsNorm(n, in);
+            case ROPE -> rope(n, in);
+            case GLU -> glu(n, in[0]);
         };
     }
 
@@ -422,6 +425,82 @@ public final class Reference {
         for (int i = 0; i < bh; i++)
             for (int r = 0; r < l; r++)
                 for (int j = 0; j < d; j++) out[(i * c + (int) pos + r) * d + j] = in[1][(i * l + r) * d + j];
+        return out;
+    }
+
+    /** nn.RMSNorm / LlamaRMSNorm over the last dim: x / sqrt(mean(x^2) + eps) * w. */
+    private static double[] rmsNorm(Node n, double[][] in) {
+        OpParams.RmsNorm p = n.params(OpParams.RmsNorm.class);
+        int e = n.shape().dim(-1), rows = n.shape().size() / Math.max(1, e);
+        double[] x = in[0], w = p.hasWeight() ? in[1] : null;
+        double[] out = new double[x.length];
+        for (int r = 0; r < rows; r++) {
+            double sq = 0;
+            for (int j = 0; j < e; j++) sq += x[r * e + j] * x[r * e + j];
+            double inv = 1.0 / Math.sqrt(sq / e + (double) p.eps());
+            for (int j = 0; j < e; j++) out[r * e + j] = x[r * e + j] * inv * (w != null ? w[j] : 1.0);
+        }
+        return out;
+    }
+
+    /**
+     * Rotary position embedding, transformers' rotate-half layout: for pair {@code i < R/2} of the first R =
+     * rotaryDim dims, {@code out[i] = x[i] cos - x[i + R/2] sin}, {@code out[i + R/2] = x[i + R/2] cos + x[i] sin},
+     * with cos and sin (in double) of the float32 angle {@link OpParams.Rope#angle} (the op's definition: transformers
+     * forms the angle as a float32 product of the float32 inverse frequency and position); dims from R on are copied.
+     */
+    private static double[] rope(Node n, double[][] in) {
+        OpParams.Rope p = n.params(OpParams.Rope.class);
+        Shape s = n.shape();
+        int bN = s.dim(0), hN = s.dim(1), lN = s.dim(2), dN = s.dim(3), half = p.rotaryDim() / 2;
+        double[] x = in[0], out = x.clone();
+        for (int b = 0; b < bN; b++)
+            for (int l = 0; l < lN; l++) {
+                int pos = ropePosition(p, in, b, l, lN);
+                for (int i = 0; i < half; i++) {
+                    double a = OpParams.Rope.angle(pos, p.invFreq(i)), c = Math.cos(a), sn = Math.sin(a);
+                    for (int h = 0; h < hN; h++) {
+                        int o = ((b * hN + h) * lN + l) * dN;
+                        double x1 = x[o + i], x2 = x[o + i + half];
+                        out[o + i] = x1 * c - x2 * sn;
+                        out[o + i + half] = x2 * c + x1 * sn;
+                    }
+                }
+            }
+        return out;
+    }
+
+    /** The position of token (b, l) of a ROPE node; IllegalArgumentException for a non-integral or out-of-range one. */
+    private static int ropePosition(OpParams.Rope p, double[][] in, int b, int l, int lN) {
+        double pos =
+                switch (p.positions()) {
+                    case RANGE -> (double) p.offset() + l;
+                    case START -> p.offset() + in[1][0] + l;
+                    case IDS -> p.offset() + in[1][b * lN + l];
+                };
+        if (pos != Math.rint(pos) || pos < 0 || pos > OpParams.Rope.MAX_POSITION)
+            throw new IllegalArgumentException(
+                    "rope position " + pos + " is not an integer in [0, " + OpParams.Rope.MAX_POSITION + "]");
+        return (int) pos;
+    }
+
+    /** GLU: act(a) * g over the two halves of the last dim (act as {@link #silu} and {@link #gelu(double, boolean)}). */
+    private static double[] glu(Node n, double[] x) {
+        OpParams.Glu p = n.params(OpParams.Glu.class);
+        int f = n.shape().dim(-1), rows = n.shape().size() / Math.max(1, f);
+        double[] out = new double[rows * f];
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < f; j++) {
+                double first = x[r * 2 * f + j], second = x[r * 2 * f + f + j];
+                double a = p.activatedFirst() ? first : second, g = p.activatedFirst() ? second : first;
+                double act =
+                        switch (p.act()) {
+                            case SILU -> a / (1 + Math.exp(-a));
+                            case GELU -> gelu(a, false);
+                            case GELU_TANH -> gelu(a, true);
+                        };
+                out[r * f + j] = act * g;
+            }
         return out;
     }
 }

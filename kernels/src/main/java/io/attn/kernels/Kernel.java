@@ -55,7 +55,10 @@ public enum Kernel {
     LAYER_NORM_F32("layer_norm", "layer_norm_f32"),
     MEAN_F32("mean", "mean_f32"),
     POSITIONAL_ENCODING_F32("positional_encoding", "positional_encoding_f32"),
-    SOFTMAX_F32("softmax", "softmax_f32");
+    SOFTMAX_F32("softmax", "softmax_f32"),
+    RMS_NORM_F32("rms_norm", "rms_norm_f32"),
+    ROPE_F32("rope", "rope_f32"),
+    GLU_F32("glu", "glu_f32");
     private final String file, entry;
 
     Kernel(String file, String entry) {

@@ -101,8 +101,11 @@ class ParityTest {
     }
 
     /** The same for the op cases {@code which} selects, and the layer cases only when it selects every op case. */
-    private static DynamicNode judge(ParityTarget t, String unavailable, Predicate<ParityCase> which) {
+    private static DynamicNode judge(ParityTarget t, String unavailable, Predicate<ParityCase> selected) {
         List<ParityCase> all = ParityCases.all();
+        // -Dattn.parity.filter=REGEX: only the op cases whose name it finds (^(rope|glu) ...), and then no layer cases
+        java.util.regex.Pattern filter = java.util.regex.Pattern.compile(System.getProperty("attn.parity.filter", ""));
+        Predicate<ParityCase> which = selected.and(c -> filter.matcher(c.name()).find());
         boolean everything = all.stream().allMatch(which);
         Stream<DynamicNode> ops = t.opCases(all).stream()
                 .filter(which)
