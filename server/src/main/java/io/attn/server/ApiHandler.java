@@ -58,6 +58,7 @@ final class ApiHandler extends Handler.Abstract {
     private final ServerOptions options;
     private final Metrics metrics;
     private final Semaphore admitted;
+    private final Drain drain;
     private final byte[] keyHash;
     private final String device, version;
     private volatile boolean ready, draining;
@@ -68,6 +69,7 @@ final class ApiHandler extends Handler.Abstract {
             ServerOptions options,
             Metrics metrics,
             Semaphore admitted,
+            Drain drain,
             String device,
             String version) {
         this.model = model;
@@ -75,6 +77,7 @@ final class ApiHandler extends Handler.Abstract {
         this.options = options;
         this.metrics = metrics;
         this.admitted = admitted;
+        this.drain = drain;
         this.keyHash = options.apiKey() == null ? null : sha256(options.apiKey());
         this.device = device;
         this.version = version;
@@ -98,7 +101,9 @@ final class ApiHandler extends Handler.Abstract {
                     default -> "other";
                 };
         int status;
+        drain.enter();
         try {
+            if (draining) response.getHeaders().put(HttpHeader.CONNECTION, "close");
             cors(request, response);
             if (method.equals("OPTIONS") && options.corsOrigin() != null) {
                 status = send(response, callback, 204, null, null);
@@ -114,6 +119,8 @@ final class ApiHandler extends Handler.Abstract {
         } catch (OutOfMemoryError e) {
             ApiError err = ApiError.unavailable("out_of_memory", "out of memory; retry later");
             status = send(response, callback, 503, "application/json", err.json());
+        } finally {
+            drain.exit();
         }
         metrics.requests.labelValues(endpoint, Integer.toString(status)).inc();
         metrics.latency.labelValues(endpoint).observe((System.nanoTime() - start) / 1e9);
@@ -144,7 +151,8 @@ final class ApiHandler extends Handler.Abstract {
             case "/v1/embeddings", "/embed", "/v1/encode" -> {
                 requireMethod(method, "POST");
                 authorize(request);
-                if (draining) throw ApiError.unavailable("shutting_down", "the server is shutting down");
+                if (!drain.receivedBefore(request))
+                    throw ApiError.unavailable("shutting_down", "the server is shutting down");
                 if (!admitted.tryAcquire())
                     throw new ApiError(
                             429,

@@ -43,6 +43,7 @@ public final class AttnServer implements AutoCloseable {
     private final Metrics metrics;
     private final Semaphore admitted;
     private final Batcher batcher;
+    private final Drain drain = new Drain();
     private final ApiHandler api;
     private final GracefulHandler graceful;
     private final Server server;
@@ -58,7 +59,7 @@ public final class AttnServer implements AutoCloseable {
         this.batcher = model.isText()
                 ? new Batcher(model.embedder, options.maxBatchTokens(), options.maxWaitMillis(), metrics)
                 : null;
-        this.api = new ApiHandler(model, batcher, options, metrics, admitted, engine.device(), version);
+        this.api = new ApiHandler(model, batcher, options, metrics, admitted, drain, engine.device(), version);
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("attn-http");
@@ -73,6 +74,7 @@ public final class AttnServer implements AutoCloseable {
         connector.setHost(options.host());
         connector.setPort(options.port());
         connector.setIdleTimeout(options.idleTimeoutMillis());
+        connector.addBean(drain);
         server.addConnector(connector);
         server.addBean(new NetworkConnectionLimit(MAX_CONNECTIONS, server));
         graceful = new GracefulHandler(new SizeLimitHandler(options.maxBodyBytes(), -1));
@@ -119,26 +121,42 @@ public final class AttnServer implements AutoCloseable {
         return model.name;
     }
 
+    /** Requests admitted and not yet answered (for tests). */
+    int admittedForTest() {
+        return options.maxQueuedRequests() - admitted.availablePermits();
+    }
+
+    /** Whether the drain has started (for tests). */
+    boolean drainingForTest() {
+        return drain.draining();
+    }
+
+    /** Connections open now (for tests). */
+    int connectionsForTest() {
+        return drain.connections();
+    }
+
     /** Blocks until the server has stopped. */
     public void join() throws InterruptedException {
         server.join();
     }
 
     /**
-     * Stops gracefully: new requests get 503 (and {@code /health} says draining), requests in flight get up to the
-     * drain timeout to finish, the rest are answered 503; then the port closes and the model and device are released.
-     * Idempotent.
+     * Stops gracefully: every request received before this call (see {@link Drain}) is answered from the model within
+     * the drain timeout; new connections and later requests get 503 (and {@code /health} says draining); every answer
+     * while draining closes its connection. Past the drain timeout what is left is answered 503; then the port closes
+     * and the model and device are released. Idempotent.
      */
     @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
+        drain.start();
         api.draining();
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.drainTimeoutMillis());
         try {
-            // wait for admitted requests (queued in the batcher or running) to be answered
-            while (admitted.availablePermits() < options.maxQueuedRequests() && System.nanoTime() < until)
-                Thread.sleep(10);
+            // wait for the requests received before the drain (queued in the batcher, running, or not yet parsed)
+            drain.awaitQuiet(until);
             if (batcher != null) batcher.close(); // anything left is answered 503
             graceful.shutdown().get(Math.max(1, (until - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
