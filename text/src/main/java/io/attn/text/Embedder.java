@@ -97,6 +97,12 @@ public final class Embedder implements AutoCloseable {
     public static Embedder load(Engine engine, TextModel m, EmbedderOptions o) {
         if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
         if (o == null) o = EmbedderOptions.defaults();
+        if (m.isClassifier())
+            throw AttnException.badInput(
+                    m.source() + ": a sequence classifier (" + m.labels().size()
+                            + " label" + (m.labels().size() == 1 ? "" : "s")
+                            + ", a *ForSequenceClassification model), not an embedding model: score pairs with a Reranker,"
+                            + " texts with a Classifier");
         int maxLength = o.maxLength() > 0 ? o.maxLength() : m.maxLength();
         if (maxLength > m.maxPositions())
             throw AttnException.badInput("max length " + maxLength + " is more than the model's " + m.maxPositions()

@@ -56,9 +56,13 @@ final class TextTokenizer implements AutoCloseable {
      * One text's token ids, whether the text was cut at the maximum length, and how many leading tokens (a prompt's)
      * the pooling leaves out.
      */
-    record Tokens(int[] ids, boolean truncated, int skip) {
+    record Tokens(int[] ids, boolean truncated, int skip, int[] types) {
         Tokens(int[] ids, boolean truncated) {
-            this(ids, truncated, 0);
+            this(ids, truncated, 0, null);
+        }
+
+        Tokens(int[] ids, boolean truncated, int skip) {
+            this(ids, truncated, skip, null);
         }
     }
 
@@ -122,6 +126,40 @@ final class TextTokenizer implements AutoCloseable {
             out[i] = new Tokens(a, enc[i].exceedMaxLength());
         }
         return out;
+    }
+
+    /**
+     * The token ids and token type ids of each pair {@code (first[i], second[i])} with the special tokens as the
+     * tokenizer's post-processor puts them (BERT: {@code [CLS] a [SEP] b [SEP]}, types 0 then 1; XLM-R: {@code <s> a
+     * </s></s> b </s>}), cut at the maximum length as transformers' {@code truncation=True} cuts a pair
+     * ('longest_first': a token at a time from the longer text).
+     */
+    Tokens[] encodePairs(List<String> first, List<String> second) {
+        ai.djl.util.PairList<String, String> pairs = new ai.djl.util.PairList<>(first, second);
+        Encoding[] enc = tokenizer.batchEncode(pairs, true, false);
+        Tokens[] out = new Tokens[enc.length];
+        for (int i = 0; i < enc.length; i++) {
+            long[] ids = enc[i].getIds(), types = enc[i].getTypeIds();
+            int[] a = new int[ids.length], t = new int[ids.length];
+            for (int j = 0; j < a.length; j++) {
+                a[j] = Math.toIntExact(ids[j]);
+                t[j] = types.length == ids.length ? Math.toIntExact(types[j]) : 0;
+            }
+            out[i] = new Tokens(a, enc[i].exceedMaxLength(), 0, t);
+        }
+        return out;
+    }
+
+    /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
+    String decode(int[] ids, boolean skipSpecial) {
+        long[] l = new long[ids.length];
+        for (int i = 0; i < ids.length; i++) l[i] = ids[i];
+        return tokenizer.decode(l, skipSpecial);
+    }
+
+    /** Each token id with its string (for /tokenize). */
+    Encoding encodeOne(String text, boolean addSpecial) {
+        return tokenizer.encode(text, addSpecial, false);
     }
 
     /**
