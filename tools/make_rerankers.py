@@ -12,7 +12,8 @@ by its randomize() from a generator seeded per model.
   bert-reranker         BertForSequenceClassification, num_labels 1, token types; CrossEncoder(...).save(dir)
   xlm-roberta-reranker  XLMRobertaForSequenceClassification, num_labels 1, no token types; CrossEncoder save
   bert-classifier       BertForSequenceClassification, num_labels 3 with id2label; model.save_pretrained(dir) and
-                        tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files)
+                        tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files);
+                        its expected.json adds "left": the ids, logits and softmax with truncation_side="left"
 
 Each folder's expected.json holds the pairs (or texts), the token ids and token type ids transformers' tokenizer
 gives each pair alone (truncation=True: 'longest_first' at the model's max length), transformers' logits for the
@@ -129,6 +130,14 @@ def make(name, idx):
         expected["texts"] = inputs
         expected["id2label"] = {str(k): v for k, v in hf.config.id2label.items()}
         expected["softmax"] = torch.softmax(torch.tensor(logits), dim=-1).tolist()
+        # TEI's truncation_direction "left": transformers' truncation_side="left" (the first tokens dropped)
+        left_tok = AutoTokenizer.from_pretrained(out, truncation_side="left")
+        left_ids = [left_tok([t], truncation=True, max_length=spec["msl"])["input_ids"][0] for t in inputs]
+        with torch.no_grad():
+            lb = left_tok(inputs, truncation=True, padding=True, max_length=spec["msl"], return_tensors="pt")
+            left_logits = hf(**lb).logits.double()
+        expected["left"] = {"input_ids": left_ids, "logits": left_logits.tolist(),
+                            "softmax": torch.softmax(left_logits, dim=-1).tolist()}
         expected["sigmoid"] = torch.sigmoid(torch.tensor(logits)).tolist()
     with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, ensure_ascii=False, indent=1)

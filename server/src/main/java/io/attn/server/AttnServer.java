@@ -6,6 +6,8 @@ import io.attn.text.EmbedderOptions;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -39,10 +41,10 @@ public final class AttnServer implements AutoCloseable {
 
     private final ServerOptions options;
     private final Engine engine;
-    private final ModelService model;
+    private final Map<String, ModelService> models;
     private final Metrics metrics;
     private final Semaphore admitted;
-    private final Batcher batcher;
+    private final int maxAdmitted;
     private final Drain drain = new Drain();
     private final ApiHandler api;
     private final GracefulHandler graceful;
@@ -50,16 +52,25 @@ public final class AttnServer implements AutoCloseable {
     private final ServerConnector connector;
     private volatile boolean closed;
 
-    private AttnServer(ServerOptions options, Engine engine, ModelService model, String version) {
+    private AttnServer(ServerOptions options, Engine engine, Map<String, ModelService> models, String version) {
         this.options = options;
         this.engine = engine;
-        this.model = model;
-        this.admitted = new Semaphore(options.maxQueuedRequests());
-        this.metrics = new Metrics(() -> options.maxQueuedRequests() - admitted.availablePermits());
-        this.batcher = model.isText()
-                ? new Batcher(model.embedder, options.maxBatchTokens(), options.maxWaitMillis(), metrics)
-                : null;
-        this.api = new ApiHandler(model, batcher, options, metrics, admitted, drain, engine.device(), version);
+        this.models = models;
+        // requests read at once, all models together; each model then admits up to max-concurrent-requests
+        this.maxAdmitted = options.maxQueuedRequests() * models.size();
+        this.admitted = new Semaphore(maxAdmitted);
+        Map<String, java.util.function.IntSupplier> byModel = new LinkedHashMap<>();
+        for (ModelService m : models.values()) byModel.put(m.name, m::admittedNow);
+        this.metrics = new Metrics(
+                () -> {
+                    int n = 0;
+                    for (ModelService m : models.values()) n += m.admittedNow();
+                    return n;
+                },
+                byModel);
+        for (ModelService m : models.values())
+            m.startBatching(options.maxBatchTokens(), options.maxWaitMillis(), metrics);
+        this.api = new ApiHandler(models, options, metrics, admitted, drain, engine.device(), version);
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("attn-http");
@@ -92,15 +103,48 @@ public final class AttnServer implements AutoCloseable {
      */
     public static AttnServer start(
             Engine engine, Path model, EmbedderOptions embedder, ServerOptions options, String version) {
-        ModelService m;
+        Map<String, Path> one = new LinkedHashMap<>();
+        one.put(null, model);
+        return start(engine, one, embedder, options, version);
+    }
+
+    /**
+     * Loads several models on {@code engine} (owned by the server from then on), by the names clients pick them with
+     * (a null name: the model's own, its folder's), warms each up and starts listening. Each model batches on its own
+     * and admits up to {@code options.maxQueuedRequests()} requests.
+     *
+     * @throws AttnException a model cannot be loaded or two share a name (nothing is listening then), or the port
+     *     cannot be opened
+     */
+    public static AttnServer start(
+            Engine engine, Map<String, Path> models, EmbedderOptions embedder, ServerOptions options, String version) {
+        Map<String, ModelService> loaded = new LinkedHashMap<>();
         try {
-            m = ModelService.load(engine, model, embedder, options.maxBatchTokens());
-            m.warmUp();
+            if (models.isEmpty()) throw AttnException.badInput("no model to serve");
+            for (var e : models.entrySet()) {
+                if (e.getKey() != null && !e.getKey().matches("[A-Za-z0-9._:/@+-]{1,128}"))
+                    throw AttnException.badInput(
+                            "model name \"" + e.getKey() + "\": use 1 to 128 letters, digits and . _ : / @ + -");
+                ModelService m = ModelService.load(
+                        engine,
+                        e.getKey(),
+                        e.getValue(),
+                        embedder,
+                        options.maxBatchTokens(),
+                        options.maxQueuedRequests());
+                if (loaded.putIfAbsent(m.name, m) != null) {
+                    m.close();
+                    throw AttnException.badInput(
+                            "two models are called \"" + m.name + "\": name them apart with --model NAME=DIR");
+                }
+                m.warmUp();
+            }
         } catch (RuntimeException | Error e) {
+            for (ModelService m : loaded.values()) m.close();
             engine.close();
             throw e;
         }
-        AttnServer s = new AttnServer(options, engine, m, version);
+        AttnServer s = new AttnServer(options, engine, loaded, version);
         try {
             s.server.start();
         } catch (Exception e) {
@@ -117,13 +161,19 @@ public final class AttnServer implements AutoCloseable {
         return connector.getLocalPort();
     }
 
+    /** The first model's name. */
     public String modelName() {
-        return model.name;
+        return models.keySet().iterator().next();
+    }
+
+    /** Every model's name, in the order given. */
+    public java.util.List<String> modelNames() {
+        return java.util.List.copyOf(models.keySet());
     }
 
     /** Requests admitted and not yet answered (for tests). */
     int admittedForTest() {
-        return options.maxQueuedRequests() - admitted.availablePermits();
+        return maxAdmitted - admitted.availablePermits();
     }
 
     /** Whether the drain has started (for tests). */
@@ -157,7 +207,7 @@ public final class AttnServer implements AutoCloseable {
         try {
             // wait for the requests received before the drain (queued in the batcher, running, or not yet parsed)
             drain.awaitQuiet(until);
-            if (batcher != null) batcher.close(); // anything left is answered 503
+            for (ModelService m : models.values()) m.stopBatching(); // anything left is answered 503
             graceful.shutdown().get(Math.max(1, (until - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             // past the drain timeout: stop anyway
@@ -167,7 +217,7 @@ public final class AttnServer implements AutoCloseable {
         } catch (Exception e) {
             // the port closes with the JVM in the worst case
         }
-        model.close();
+        for (ModelService m : models.values()) m.close();
         engine.close();
     }
 

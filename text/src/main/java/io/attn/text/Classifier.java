@@ -1,5 +1,6 @@
 package io.attn.text;
 
+import io.attn.AttnException;
 import io.attn.engine.Engine;
 import java.nio.file.Path;
 import java.util.List;
@@ -53,9 +54,17 @@ public final class Classifier implements AutoCloseable {
 
     /** Texts tokenized alone (cut at the maximum length), for {@link #predict(TokenizedTexts, boolean)}. */
     public TokenizedTexts tokenize(List<String> texts) {
+        return tokenize(texts, false);
+    }
+
+    /**
+     * Texts tokenized alone, those over the maximum length cut on the left when {@code left} (their first tokens
+     * dropped, the special tokens kept: transformers' {@code truncation_side="left"}).
+     */
+    public TokenizedTexts tokenize(List<String> texts, boolean left) {
         s.gate.enter();
         try {
-            return s.tokenizeTexts(texts);
+            return s.tokenizeTexts(texts, left);
         } finally {
             s.gate.exit();
         }
@@ -95,6 +104,36 @@ public final class Classifier implements AutoCloseable {
 
     SequenceScorer scorer() {
         return s;
+    }
+
+    /** Each text's tokens (strings, special flags, character spans), not truncated; for tools such as TEI's /tokenize. */
+    public List<List<Token>> tokenDetails(List<String> texts, boolean addSpecial) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        for (int i = 0; i < texts.size(); i++)
+            if (texts.get(i) == null) throw AttnException.badInput("text " + i + " is null");
+        s.gate.enter();
+        try {
+            return s.tokenizer.details(texts, addSpecial);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
+    public String decode(int[] ids, boolean skipSpecial) {
+        if (ids == null) throw AttnException.badInput("ids is null");
+        for (int id : ids) if (id < 0) throw AttnException.badInput("token id " + id + " is negative");
+        s.gate.enter();
+        try {
+            return s.tokenizer.decode(ids, skipSpecial);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /** The model's activation applied to one sequence's logits (a new array). */
+    public float[] activate(float[] logits) {
+        return s.activation.apply(logits);
     }
 
     public boolean isClosed() {

@@ -82,9 +82,13 @@ final class SequenceScorer implements AutoCloseable {
     }
 
     /** Texts checked (no null, valid Unicode) and tokenized alone. */
-    TokenizedTexts tokenizeTexts(List<String> texts) {
+    TokenizedTexts tokenizeTexts(List<String> texts, boolean left) {
         check(texts, "text");
-        return new TokenizedTexts(texts.isEmpty() ? new TextTokenizer.Tokens[0] : tokenizer.encode(texts), tokenizer);
+        return new TokenizedTexts(
+                texts.isEmpty()
+                        ? new TextTokenizer.Tokens[0]
+                        : left ? tokenizer.encodeLeft(texts) : tokenizer.encode(texts),
+                tokenizer);
     }
 
     /** Pairs checked and tokenized together ({@code first[i]}, {@code second[i]}). */

@@ -51,6 +51,8 @@ final class TextTokenizer implements AutoCloseable {
 
     private final HuggingFaceTokenizer tokenizer;
     private final int maxLength;
+    private final Path file;
+    private HuggingFaceTokenizer whole; // the same without truncation, made on first use (left truncation)
 
     /**
      * One text's token ids, whether the text was cut at the maximum length, and how many leading tokens (a prompt's)
@@ -66,9 +68,10 @@ final class TextTokenizer implements AutoCloseable {
         }
     }
 
-    private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength) {
+    private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength, Path file) {
         this.tokenizer = tokenizer;
         this.maxLength = maxLength;
+        this.file = file;
     }
 
     static TextTokenizer load(Path file, int maxLength) {
@@ -83,7 +86,7 @@ final class TextTokenizer implements AutoCloseable {
                 "true");
         try {
             loadNative();
-            return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength);
+            return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength, file);
         } catch (LinkageError e) {
             throw unavailable(e);
         } catch (IOException e) {
@@ -129,6 +132,40 @@ final class TextTokenizer implements AutoCloseable {
     }
 
     /**
+     * The token ids of each text cut on the left, as transformers' {@code truncation_side="left"} cuts a single text:
+     * the special tokens kept, the text's first tokens dropped until it fits the maximum length.
+     */
+    Tokens[] encodeLeft(List<String> texts) {
+        HuggingFaceTokenizer w;
+        synchronized (this) {
+            if (whole == null) {
+                try {
+                    whole = HuggingFaceTokenizer.newInstance(
+                            file, Map.of("padding", "false", "truncation", "false", "addSpecialTokens", "true"));
+                } catch (IOException e) {
+                    throw AttnException.badInput(file + ": cannot read (" + e.getMessage() + ")");
+                }
+            }
+            w = whole;
+        }
+        Encoding[] enc = w.batchEncode(texts.toArray(String[]::new), true, false);
+        Tokens[] out = new Tokens[enc.length];
+        for (int i = 0; i < enc.length; i++) {
+            long[] ids = enc[i].getIds(), special = enc[i].getSpecialTokenMask();
+            int n = ids.length, lead = 0, trail = 0;
+            if (special.length == n) {
+                while (lead < n && special[lead] != 0) lead++;
+                while (trail < n - lead && special[n - 1 - trail] != 0) trail++;
+            }
+            int drop = Math.max(0, n - maxLength);
+            int[] a = new int[n - drop];
+            for (int j = 0, k = 0; j < n; j++) if (j < lead || j >= lead + drop) a[k++] = Math.toIntExact(ids[j]);
+            out[i] = new Tokens(a, drop > 0);
+        }
+        return out;
+    }
+
+    /**
      * The token ids and token type ids of each pair {@code (first[i], second[i])} with the special tokens as the
      * tokenizer's post-processor puts them (BERT: {@code [CLS] a [SEP] b [SEP]}, types 0 then 1; XLM-R: {@code <s> a
      * </s></s> b </s>}), cut at the maximum length as transformers' {@code truncation=True} cuts a pair
@@ -157,9 +194,28 @@ final class TextTokenizer implements AutoCloseable {
         return tokenizer.decode(l, skipSpecial);
     }
 
-    /** Each token id with its string (for /tokenize). */
-    Encoding encodeOne(String text, boolean addSpecial) {
-        return tokenizer.encode(text, addSpecial, false);
+    /** Each text's tokens with their strings, special flags and character spans (not truncated). */
+    List<List<Token>> details(List<String> texts, boolean addSpecial) {
+        List<List<Token>> out = new java.util.ArrayList<>(texts.size());
+        for (String text : texts) {
+            Encoding e = tokenizer.encode(text, addSpecial, false);
+            long[] ids = e.getIds(), special = e.getSpecialTokenMask();
+            String[] toks = e.getTokens();
+            ai.djl.huggingface.tokenizers.jni.CharSpan[] spans = e.getCharTokenSpans();
+            List<Token> l = new java.util.ArrayList<>(ids.length);
+            for (int i = 0; i < ids.length; i++) {
+                boolean sp = special.length == ids.length && special[i] != 0;
+                var span = spans != null && i < spans.length ? spans[i] : null;
+                l.add(new Token(
+                        Math.toIntExact(ids[i]),
+                        toks[i],
+                        sp,
+                        sp || span == null ? -1 : span.getStart(),
+                        sp || span == null ? -1 : span.getEnd()));
+            }
+            out.add(List.copyOf(l));
+        }
+        return out;
     }
 
     /**
@@ -179,7 +235,8 @@ final class TextTokenizer implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         tokenizer.close();
+        if (whole != null) whole.close();
     }
 }
