@@ -273,4 +273,41 @@ class RerankServerTest {
         String metrics = s.get("/metrics").body();
         assertTrue(metrics.contains("attn_model_requests_admitted{model=\"cls\"}"), metrics);
     }
+
+    @Test
+    void oneModelsOverloadIs429ForItAlone() throws Exception {
+        Map<String, Path> models = new LinkedHashMap<>();
+        Path tiny = TinyTextModel.folder(dir.resolve("two"), true);
+        models.put("a", tiny);
+        models.put("b", tiny);
+        // one request admitted per model; a batch waits 1 s to fill, so the first request holds a's slot
+        ServerOptions o = ServerOptions.defaults()
+                .withHost("127.0.0.1")
+                .withPort(0)
+                .withMaxQueuedRequests(1)
+                .withBatching(4096, 1000);
+        try (ServerFixture two = new ServerFixture(
+                AttnServer.start(
+                        Engine.open(EngineOptions.defaults().withDevice("cpu")),
+                        models,
+                        EmbedderOptions.defaults(),
+                        o,
+                        "test"),
+                tiny)) {
+            var first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return two.post("/embed", "{\"model\":\"a\",\"inputs\":\"held\"}");
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            for (int i = 0; i < 500 && two.server.admittedForTest() == 0; i++) Thread.sleep(2);
+            Thread.sleep(50);
+            error(two.post("/embed", "{\"model\":\"a\",\"inputs\":\"more\"}"), 429, "too_many_requests", "\"a\"");
+            assertEquals(
+                    200,
+                    two.post("/embed", "{\"model\":\"b\",\"inputs\":\"other\"}").statusCode());
+            assertEquals(200, first.get().statusCode());
+        }
+    }
 }
