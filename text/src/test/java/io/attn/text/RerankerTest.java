@@ -66,6 +66,9 @@ class RerankerTest {
 
     static void close(double[] want, float[] got, double bound, String what) {
         assertEquals(want.length, got.length, what);
+        double max = 0;
+        for (int i = 0; i < want.length; i++) max = Math.max(max, Math.abs(want[i] - got[i]));
+        System.out.printf("%s: max abs difference %.2e (bound %.0e)%n", what, max, bound);
         for (int i = 0; i < want.length; i++)
             assertTrue(Math.abs(want[i] - got[i]) <= bound, what + " [" + i + "]: " + got[i] + " vs " + want[i]);
     }
