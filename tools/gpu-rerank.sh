@@ -6,14 +6,13 @@
 set -e
 OUT="${OUT:-/tmp/gpu-rerank}"; mkdir -p "$OUT"
 ls tests/rerankers/bert-reranker >/dev/null 2>&1 || { echo "no tests/rerankers here: $(git log --oneline -1 2>/dev/null)"; exit 9; }
-mkdir -p /tmp/b && tar xzf dist/attn-*-linux-x86_64.tar.gz -C /tmp/b
-A=$(ls -d /tmp/b/attn-*/)
+B=$(mktemp -d) && tar xzf dist/attn-*-linux-x86_64.tar.gz -C "$B"
+A=$(ls -d "$B"/attn-*/)
 nvidia-smi -L || true
 "$A/attn" probe 2>&1 | head -5
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$A" <<'PY'
 import json, subprocess, sys, os
-out = sys.argv[1]; a = [p for p in os.listdir("/tmp/b") if p.startswith("attn-")][0]
-attn = os.path.join("/tmp/b", a, "attn")
+out = sys.argv[1]; attn = os.path.join(sys.argv[2], "attn")
 for dev in ["cuda", "cpu"]:
     for m in ["bert-reranker", "xlm-roberta-reranker"]:
         e = json.load(open(f"tests/rerankers/{m}/expected.json"))
