@@ -11,6 +11,8 @@ by its randomize() from a generator seeded per model.
 
   bert-reranker         BertForSequenceClassification, num_labels 1, token types; CrossEncoder(...).save(dir)
   xlm-roberta-reranker  XLMRobertaForSequenceClassification, num_labels 1, no token types; CrossEncoder save
+  distilbert-reranker   DistilBertForSequenceClassification (pre_classifier + ReLU), num_labels 1; CrossEncoder save
+  mpnet-reranker        MPNetForSequenceClassification (dense + tanh + out_proj), num_labels 1; CrossEncoder save
   bert-classifier       BertForSequenceClassification, num_labels 3 with id2label; model.save_pretrained(dir) and
                         tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files);
                         its expected.json adds "left": the ids, logits and softmax with truncation_side="left"
@@ -64,6 +66,8 @@ MODELS = {
     "xlm-roberta-reranker": dict(tok=mf.tok_xlmr, cfg=mf.cfg_xlmr, labels=1, msl=32, save="cross-encoder"),
     "bert-classifier": dict(tok=mf.tok_bert, cfg=mf.cfg_bert, labels=3, msl=24, save="transformers",
                             id2label={0: "negative", 1: "neutral", 2: "positive"}),
+    "distilbert-reranker": dict(tok=mf.tok_distilbert, cfg=mf.cfg_distilbert, labels=1, msl=32, save="cross-encoder"),
+    "mpnet-reranker": dict(tok=mf.tok_mpnet, cfg=mf.cfg_mpnet, labels=1, msl=32, save="cross-encoder"),
 }
 
 

@@ -83,6 +83,16 @@ class RerankerTest {
         check("xlm-roberta-reranker", false);
     }
 
+    @Test
+    void distilbertRerankerMatchesCrossEncoder() {
+        check("distilbert-reranker", false);
+    }
+
+    @Test
+    void mpnetRerankerMatchesCrossEncoder() {
+        check("mpnet-reranker", false); // padded batches: MPNet's position bias takes no ragged ones
+    }
+
     void check(String name, boolean types) {
         Map<String, Object> x = expected(name);
         List<List<String>> pairs = list(x.get("pairs"));
