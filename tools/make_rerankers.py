@@ -130,6 +130,20 @@ def make(name, idx):
         for r in expected["rank"]:
             r["score"] = float(r["score"])
         expected["ce_max_length"] = ce.max_seq_length
+        # TEI's truncation_direction "left" on pairs: transformers' truncation_side="left" (longest first, the first
+        # tokens of the longer text dropped), sigmoid of the logits
+        left_tok = AutoTokenizer.from_pretrained(out, truncation_side="left")
+        left_items = []
+        for a, b in inputs:
+            enc = left_tok([a], [b], truncation=True, max_length=spec["msl"])
+            left_items.append({"input_ids": enc["input_ids"][0],
+                               "token_type_ids": enc["token_type_ids"][0] if "token_type_ids" in enc else None})
+        with torch.no_grad():
+            lb = left_tok([p[0] for p in inputs], [p[1] for p in inputs], truncation=True, padding=True,
+                          max_length=spec["msl"], return_tensors="pt")
+            left_logits = hf(**lb).logits.double()
+        expected["left"] = {"items": left_items, "logits": left_logits.tolist(),
+                            "scores": torch.sigmoid(left_logits)[:, 0].tolist()}
     else:
         expected["texts"] = inputs
         expected["id2label"] = {str(k): v for k, v in hf.config.id2label.items()}

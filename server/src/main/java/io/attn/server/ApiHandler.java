@@ -44,7 +44,7 @@ import org.eclipse.jetty.util.Callback;
  *       {@code truncate} default false: a text over the maximum length is then 413, {@code truncation_direction}
  *       right|left, {@code prompt_name}); a JSON array of arrays.
  *   <li>{@code POST /rerank} (TEI: {@code query}, {@code texts}, {@code raw_scores}, {@code return_text}, {@code
- *       truncate}, {@code truncation_direction}: {@code [{"index", "score"(, "text")}]} best first) and {@code POST
+ *       truncate}, {@code truncation_direction} right|left: {@code [{"index", "score"(, "text")}]} best first) and {@code POST
  *       /v1/rerank} (Cohere / Jina: {@code model}, {@code query}, {@code documents}, {@code top_n}, {@code
  *       return_documents}: {@code {"results": [{"index", "relevance_score"(, "document": {"text"})}]}}).
  *   <li>{@code POST /predict} (TEI: {@code inputs} a text, texts, or [a, b] pairs, {@code raw_scores}, {@code
@@ -446,9 +446,8 @@ final class ApiHandler extends Handler.Abstract {
         }
         if (query == null) throw ApiError.badRequest("missing_parameter", "query is required");
         if (texts == null) throw ApiError.badRequest("missing_parameter", "texts is required");
-        if (left) throw ApiError.badRequest("invalid_value", "truncation_direction Left is not supported for pairs");
         ModelService model = pick(name, ModelService.Kind.RERANK, "/rerank");
-        float[] scores = rerank(model, query, texts, raw, truncate, deadline);
+        float[] scores = rerank(model, query, texts, raw, truncate, left, deadline);
         StringBuilder b = new StringBuilder("[");
         int i = 0;
         for (Reranker.Ranked r : Reranker.ranked(scores, 0)) {
@@ -492,7 +491,7 @@ final class ApiHandler extends Handler.Abstract {
                     "invalid_value",
                     "top_n " + topN + " is not between 1 and the " + documents.size() + " documents sent");
         ModelService model = pick(name, ModelService.Kind.RERANK, "/v1/rerank");
-        float[] scores = rerank(model, query, documents, false, true, deadline);
+        float[] scores = rerank(model, query, documents, false, true, false, deadline);
         StringBuilder b = new StringBuilder("{\"id\":")
                 .append(JsonOut.string(java.util.UUID.randomUUID().toString()))
                 .append(",\"results\":[");
@@ -544,7 +543,13 @@ final class ApiHandler extends Handler.Abstract {
 
     /** The passages' scores for the query, in input order, batched with other requests' pairs. */
     private float[] rerank(
-            ModelService model, String query, List<String> passages, boolean raw, boolean truncate, long deadline) {
+            ModelService model,
+            String query,
+            List<String> passages,
+            boolean raw,
+            boolean truncate,
+            boolean left,
+            long deadline) {
         float[][] logits = admitted(model, () -> {
             if (passages.size() > options.maxInputs())
                 throw ApiError.tooLarge(
@@ -552,7 +557,7 @@ final class ApiHandler extends Handler.Abstract {
                         passages.size() + " passages: at most " + options.maxInputs() + " per request");
             TokenizedTexts t;
             try {
-                t = model.reranker.tokenize(query, passages);
+                t = model.reranker.tokenize(query, passages, left);
             } catch (io.attn.AttnException e) {
                 throw ApiError.badRequest("invalid_input", e.getMessage());
             }

@@ -92,6 +92,7 @@ class RerankServerTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
     void teiRerankGivesCrossEncoderScoresRanked() throws Exception {
         for (String[] m : new String[][] {{"bert-rr", "bert-reranker"}, {"xlmr-rr", "xlm-roberta-reranker"}}) {
             Map<String, Object> x = expected(m[1]);
@@ -126,6 +127,19 @@ class RerankServerTest {
                                 ((Number) rank.get(k).get("corpus_id")).intValue(),
                                 a.get(k).getAsJsonObject().get("index").getAsInt());
                 }
+            }
+            // truncation_direction Left: transformers' truncation_side="left" (the judge's "left" scores)
+            Map<String, Object> left = (Map<String, Object>) x.get("left");
+            List<Number> leftScores = list(left.get("scores"));
+            HttpResponse<String> lr = s.post(
+                    "/rerank",
+                    "{\"model\":\"" + m[0] + "\",\"query\":" + str(query) + ",\"texts\":" + strings(passages)
+                            + ",\"truncate\":true,\"truncation_direction\":\"Left\"}");
+            assertEquals(200, lr.statusCode(), lr.body());
+            for (JsonElement e : JsonParser.parseString(lr.body()).getAsJsonArray()) {
+                JsonObject o = e.getAsJsonObject();
+                int i = o.get("index").getAsInt();
+                assertEquals(leftScores.get(i).doubleValue(), o.get("score").getAsDouble(), 2e-6, m[0] + " left " + i);
             }
             // a pair past the maximum length without truncate: 413 naming the limit
             error(

@@ -102,11 +102,19 @@ public final class Reranker implements AutoCloseable {
      * TokenizedTexts#concat}).
      */
     public TokenizedTexts tokenize(String query, List<String> passages) {
+        return tokenize(query, passages, false);
+    }
+
+    /**
+     * {@link #tokenize(String, List)}, pairs over the maximum length cut on the left when {@code left} (the longer
+     * text's first tokens dropped: transformers' {@code truncation_side="left"}, TEI's {@code truncation_direction}).
+     */
+    public TokenizedTexts tokenize(String query, List<String> passages, boolean left) {
         if (query == null) throw AttnException.badInput("query is null");
         if (passages == null) throw AttnException.badInput("passages is null");
         s.gate.enter();
         try {
-            return s.tokenizePairs(Collections.nCopies(passages.size(), query), passages);
+            return s.tokenizePairs(Collections.nCopies(passages.size(), query), passages, left);
         } finally {
             s.gate.exit();
         }

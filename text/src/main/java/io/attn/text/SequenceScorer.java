@@ -93,12 +93,20 @@ final class SequenceScorer implements AutoCloseable {
 
     /** Pairs checked and tokenized together ({@code first[i]}, {@code second[i]}). */
     TokenizedTexts tokenizePairs(List<String> first, List<String> second) {
+        return tokenizePairs(first, second, false);
+    }
+
+    /** Pairs checked and tokenized together, cut on the left when {@code left}. */
+    TokenizedTexts tokenizePairs(List<String> first, List<String> second, boolean left) {
         check(first, "query");
         check(second, "passage");
         if (first.size() != second.size())
             throw AttnException.badInput(first.size() + " first texts but " + second.size() + " second texts");
         return new TokenizedTexts(
-                first.isEmpty() ? new TextTokenizer.Tokens[0] : tokenizer.encodePairs(first, second), tokenizer);
+                first.isEmpty()
+                        ? new TextTokenizer.Tokens[0]
+                        : left ? tokenizer.encodePairsLeft(first, second) : tokenizer.encodePairs(first, second),
+                tokenizer);
     }
 
     private static void check(List<String> texts, String what) {

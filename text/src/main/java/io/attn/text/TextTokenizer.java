@@ -136,19 +136,7 @@ final class TextTokenizer implements AutoCloseable {
      * the special tokens kept, the text's first tokens dropped until it fits the maximum length.
      */
     Tokens[] encodeLeft(List<String> texts) {
-        HuggingFaceTokenizer w;
-        synchronized (this) {
-            if (whole == null) {
-                try {
-                    whole = HuggingFaceTokenizer.newInstance(
-                            file, Map.of("padding", "false", "truncation", "false", "addSpecialTokens", "true"));
-                } catch (IOException e) {
-                    throw AttnException.badInput(file + ": cannot read (" + e.getMessage() + ")");
-                }
-            }
-            w = whole;
-        }
-        Encoding[] enc = w.batchEncode(texts.toArray(String[]::new), true, false);
+        Encoding[] enc = whole().batchEncode(texts.toArray(String[]::new), true, false);
         Tokens[] out = new Tokens[enc.length];
         for (int i = 0; i < enc.length; i++) {
             long[] ids = enc[i].getIds(), special = enc[i].getSpecialTokenMask();
@@ -161,6 +149,70 @@ final class TextTokenizer implements AutoCloseable {
             int[] a = new int[n - drop];
             for (int j = 0, k = 0; j < n; j++) if (j < lead || j >= lead + drop) a[k++] = Math.toIntExact(ids[j]);
             out[i] = new Tokens(a, drop > 0);
+        }
+        return out;
+    }
+
+    /** The tokenizer without truncation, made on first use. */
+    private synchronized HuggingFaceTokenizer whole() {
+        if (whole == null) {
+            try {
+                whole = HuggingFaceTokenizer.newInstance(
+                        file, Map.of("padding", "false", "truncation", "false", "addSpecialTokens", "true"));
+            } catch (IOException e) {
+                throw AttnException.badInput(file + ": cannot read (" + e.getMessage() + ")");
+            }
+        }
+        return whole;
+    }
+
+    /**
+     * Pairs cut on the left, as transformers' fast tokenizers cut a pair with {@code truncation_side="left"}: the
+     * tokenizers library's longest-first split of the length left after the special tokens (the shorter text keeps all
+     * of its tokens if it can, the longer one gets the rest; if both are too long each gets half, the second text the
+     * odd one), each text losing its first tokens; the special tokens and token types as the untruncated pair has them.
+     */
+    Tokens[] encodePairsLeft(List<String> first, List<String> second) {
+        HuggingFaceTokenizer w = whole();
+        Encoding[] pairs = w.batchEncode(new ai.djl.util.PairList<>(first, second), true, false);
+        Encoding[] a = w.batchEncode(first.toArray(String[]::new), false, false);
+        Encoding[] b = w.batchEncode(second.toArray(String[]::new), false, false);
+        Tokens[] out = new Tokens[pairs.length];
+        for (int i = 0; i < pairs.length; i++) {
+            long[] ids = pairs[i].getIds(), types = pairs[i].getTypeIds(), special = pairs[i].getSpecialTokenMask();
+            int la = a[i].getIds().length, lb = b[i].getIds().length, n = ids.length;
+            int budget = maxLength - (n - la - lb);
+            int na = la, nb = lb;
+            if (la + lb > budget) {
+                // tokenizers' truncate_encodings, LongestFirst
+                boolean swap = la > lb;
+                int n1 = swap ? lb : la, n2;
+                if (n1 > budget) n2 = n1;
+                else n2 = Math.max(n1, budget - n1);
+                if (n1 + n2 > budget) {
+                    n1 = budget / 2;
+                    n2 = n1 + budget % 2;
+                }
+                na = swap ? n2 : n1;
+                nb = swap ? n1 : n2;
+                na = Math.min(na, la);
+                nb = Math.min(nb, lb);
+            }
+            int dropA = la - na, dropB = lb - nb;
+            int[] keptIds = new int[n - dropA - dropB], keptTypes = new int[keptIds.length];
+            int text = 0, k = 0; // text: how many of the pair's text tokens have been seen
+            for (int j = 0; j < n; j++) {
+                boolean sp = special.length == n && special[j] != 0;
+                if (!sp) {
+                    boolean inA = text < la;
+                    int at = inA ? text : text - la;
+                    text++;
+                    if (inA ? at < dropA : at < dropB) continue;
+                }
+                keptIds[k] = Math.toIntExact(ids[j]);
+                keptTypes[k++] = types.length == n ? Math.toIntExact(types[j]) : 0;
+            }
+            out[i] = new Tokens(keptIds, dropA + dropB > 0, 0, keptTypes);
         }
         return out;
     }

@@ -132,6 +132,18 @@ class RerankerTest {
                         got.get(i).index(),
                         name + " rank");
             assertEquals(3, r.rank(first.get(0), second.subList(0, 5), 3, false).size());
+            // truncation on the left (TEI's truncation_direction), against truncation_side="left"
+            if (x.get("left") instanceof Map<?, ?> left) {
+                TokenizedTexts lt = r.scorer().tokenizePairs(first, second, true);
+                List<Map<String, Object>> litems = list(left.get("items"));
+                for (int i = 0; i < pairs.size(); i++) {
+                    assertArrayEquals(ints(litems.get(i).get("input_ids")), lt.tokens[i].ids(), name + " left " + i);
+                    if (types)
+                        assertArrayEquals(
+                                ints(litems.get(i).get("token_type_ids")), lt.tokens[i].types(), name + " left " + i);
+                }
+                close(doubles(left.get("scores")), r.scores(lt, false), SCORE_BOUND, name + " left sigmoid scores");
+            }
             // bitwise the same alone, in twos, and padded
             for (int i = 0; i < pairs.size(); i++) {
                 float alone =
