@@ -19,6 +19,8 @@ import picocli.CommandLine.Command;
             DemoCommand.class,
             RunCommand.class,
             EmbedCommand.class,
+            RerankCommand.class,
+            ClassifyCommand.class,
             ConvertCommand.class,
             ServeCommand.class,
             InspectCommand.class,

@@ -3,7 +3,11 @@ package io.attn.cli;
 import io.attn.engine.Engine;
 import io.attn.server.AttnServer;
 import io.attn.server.ServerOptions;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -18,16 +22,18 @@ import picocli.CommandLine.Option;
 @Command(
         name = "serve",
         sortOptions = false,
-        description =
-                "Serve a model over HTTP: OpenAI /v1/embeddings, TEI /embed, /v1/encode, /health, /info, /metrics.")
+        description = "Serve models over HTTP: OpenAI /v1/embeddings and /v1/models, TEI /embed, /rerank, /predict,"
+                + " /tokenize, /decode, Cohere/Jina /v1/rerank, /v1/encode, /health, /info, /metrics.")
 final class ServeCommand implements Callable<Integer> {
     @Option(
             names = "--model",
             required = true,
-            paramLabel = "DIR|FILE",
-            description =
-                    "A Hugging Face model folder or .onnx (text embeddings), or an attn .safetensors (tensor model).")
-    Path model;
+            paramLabel = "[NAME=]DIR|FILE",
+            description = "A Hugging Face model folder or .onnx (embeddings; a *ForSequenceClassification folder:"
+                    + " reranking with one label, classification with several), or an attn .safetensors (tensor"
+                    + " model). Repeat to serve several, each named NAME (default: its folder's name); requests pick"
+                    + " one by their \"model\" field.")
+    List<String> model;
 
     @Option(names = "--host", description = "Address to bind (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface).")
     String host = "127.0.0.1";
@@ -112,18 +118,49 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
         }
+        Map<String, Path> models = new LinkedHashMap<>();
+        for (String m : model) {
+            int eq = m.indexOf('=');
+            // NAME=DIR, unless the whole is an existing path (a folder whose name holds '=')
+            boolean named = eq > 0 && !Files.exists(Path.of(m));
+            String name = named ? m.substring(0, eq) : null;
+            Path dir = Path.of(named ? m.substring(eq + 1) : m);
+            if (name != null && models.containsKey(name))
+                throw new picocli.CommandLine.ParameterException(
+                        new picocli.CommandLine(this), "two --model options are named \"" + name + "\"");
+            models.put(name != null ? name : "\u0000" + models.size(), dir);
+        }
         Engine engine = Engine.open(device.engineOptions());
-        AttnServer server = AttnServer.start(engine, model, embed.options(), o, new Main.Version().getVersion()[0]);
+        AttnServer server =
+                AttnServer.start(engine, folderNamed(models), embed.options(), o, new Main.Version().getVersion()[0]);
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
             server.close();
             stopped.countDown();
         };
         Signals.onTerminate(stop);
-        System.err.println("attn: serving " + server.modelName() + " on http://" + host + ":" + server.port() + " ("
-                + engine.description() + ")" + (key != null ? ", API key required" : ""));
+        System.err.println("attn: serving " + String.join(", ", server.modelNames()) + " on http://" + host + ":"
+                + server.port() + " (" + engine.description() + ")" + (key != null ? ", API key required" : ""));
         stopped.await();
         System.err.println("attn: stopped");
         return 0;
+    }
+
+    /** Unnamed models named by their folder (file) name, the named ones as given. */
+    private static Map<String, Path> folderNamed(Map<String, Path> models) {
+        Map<String, Path> out = new LinkedHashMap<>();
+        for (var e : models.entrySet()) {
+            String name = e.getKey();
+            if (name.startsWith("\u0000")) {
+                Path f = e.getValue().toAbsolutePath().normalize().getFileName();
+                name = f == null ? "model" : f.toString();
+                if (name.endsWith(".safetensors")) name = name.substring(0, name.length() - ".safetensors".length());
+                if (name.endsWith(".onnx")) name = name.substring(0, name.length() - ".onnx".length());
+            }
+            if (out.put(name, e.getValue()) != null)
+                throw io.attn.AttnException.badInput(
+                        "two models are called \"" + name + "\": name them apart with --model NAME=DIR");
+        }
+        return out;
     }
 }

@@ -96,6 +96,43 @@ class ServeCommandTest {
     }
 
     @Test
+    void severalNamedModelsAreServedAndListed() throws Exception {
+        Path model = TinyTextModel.folder(dir, true);
+        Path reranker = Path.of("../tests/rerankers/bert-reranker");
+        Process p = serve("--model", "emb=" + model, "--model", "rr=" + reranker, "--port", "0", "--device", "cpu");
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        int port = -1;
+        StringBuilder log = new StringBuilder();
+        for (String line; port < 0 && (line = out.readLine()) != null; ) {
+            log.append(line).append('\n');
+            Matcher m = Pattern.compile("serving emb, rr on http://127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(line);
+            if (m.find()) port = Integer.parseInt(m.group(1));
+        }
+        try {
+            assertTrue(port > 0, "the server did not start:\n" + log);
+            HttpClient http = HttpClient.newHttpClient();
+            String models = http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/models"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
+            assertTrue(models.contains("\"id\":\"emb\"") && models.contains("\"id\":\"rr\""), models);
+            HttpResponse<String> r = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/rerank"))
+                            .header("content-type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString("{\"query\":\"q\",\"texts\":[\"a\",\"b\"]}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode(), r.body());
+        } finally {
+            p.toHandle().destroy();
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        }
+        assertEquals(0, p.exitValue());
+    }
+
+    @Test
     void aModelThatDoesNotLoadExits3BeforeListening() throws Exception {
         Process p = serve("--model", dir.resolve("missing").toString(), "--port", "0", "--device", "cpu");
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));

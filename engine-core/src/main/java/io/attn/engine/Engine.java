@@ -139,7 +139,11 @@ public final class Engine implements AutoCloseable {
         ModelConfig c = ModelConfig.parse(config, name);
         if (stateDict == null) throw AttnException.badInput("state dict is null");
         Map<String, Tensor> weights = c.encoder() != null && !config.containsKey("module")
-                ? EncoderFamily.encoderWeights(EncoderFamily.of(c.encoder().modelType(), name), stateDict, name)
+                ? EncoderFamily.encoderWeights(
+                        EncoderFamily.of(c.encoder().modelType(), name),
+                        stateDict,
+                        name,
+                        c.head() == null ? List.of() : c.head().prefixes())
                 : stateDict;
         return register(() -> Model.load(c, new StateDict(weights, source == null ? "state_dict" : source)));
     }

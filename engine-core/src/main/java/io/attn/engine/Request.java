@@ -85,6 +85,7 @@ public final class Request {
         boolean causal, memoryCausal, finiteCheck = true;
         AttentionWeights weights = AttentionWeights.NONE;
         int[] sequenceLengths;
+        Tensor tokenTypes;
         DoubleConsumer progress;
 
         Fields copy() {
@@ -226,6 +227,22 @@ public final class Request {
         Fields n = f.copy();
         n.progress = listener;
         return new Request(n);
+    }
+
+    /**
+     * Token type ids (segments) for a token model, the shape of the ids: BERT's 0 for a pair's first text and 1 for
+     * its second (integral values stored as float, below the model's {@code type_vocab_size}). Without them every
+     * token is type 0. Only for models with token types.
+     */
+    public Request withTokenTypes(Tensor types) {
+        Fields n = f.copy();
+        n.tokenTypes = types;
+        return new Request(n);
+    }
+
+    /** The token type ids, or null. */
+    public Tensor tokenTypes() {
+        return f.tokenTypes;
     }
 
     /**

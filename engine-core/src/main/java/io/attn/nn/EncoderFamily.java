@@ -122,6 +122,12 @@ public interface EncoderFamily {
      * @throws AttnException BAD_INPUT when a tensor appears both with and without the prefix
      */
     static Map<String, Tensor> encoderWeights(EncoderFamily family, Map<String, Tensor> raw, String source) {
+        return encoderWeights(family, raw, source, List.of());
+    }
+
+    /** {@link #encoderWeights(EncoderFamily, Map, String)}, keeping the tensors under {@code keep} (a head's). */
+    static Map<String, Tensor> encoderWeights(
+            EncoderFamily family, Map<String, Tensor> raw, String source, List<String> keep) {
         String prefix = family.checkpointPrefix();
         boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
         Map<String, Tensor> out = new LinkedHashMap<>();
@@ -129,7 +135,7 @@ public interface EncoderFamily {
             String k = e.getKey();
             if (prefixed && k.startsWith(prefix)) k = k.substring(prefix.length());
             String key = k;
-            if (NOT_ENCODER.stream().anyMatch(key::startsWith)) continue;
+            if (NOT_ENCODER.stream().anyMatch(key::startsWith) && keep.stream().noneMatch(key::startsWith)) continue;
             if (k.endsWith(".gamma")) k = k.substring(0, k.length() - 6) + ".weight";
             else if (k.endsWith(".beta")) k = k.substring(0, k.length() - 5) + ".bias";
             if (out.put(k, e.getValue()) != null)

@@ -50,7 +50,8 @@ public final class Model implements AutoCloseable {
 
         record Both(TransformerEncoder encoder, TransformerDecoder decoder) implements Root {}
 
-        record Encoder(EncoderModel m) implements Root {}
+        /** A text encoder; {@code head} its sequence-classification head, or null. */
+        record Encoder(EncoderModel m, ClassifierHead.Loaded head) implements Root {}
     }
 
     private Model(ModelConfig config, Root root) {
@@ -79,7 +80,11 @@ public final class Model implements AutoCloseable {
                                 new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true));
                     case BertModel -> {
                         EncoderModel m = new EncoderModel(sd, c.encoder());
-                        yield new Root.Encoder(m);
+                        ClassifierHead.Loaded head = c.head() == null
+                                ? null
+                                : ClassifierHead.Loaded.load(
+                                        c.head(), sd, c.encoder().hiddenSize());
+                        yield new Root.Encoder(m, head);
                     }
                 };
         sd.checkAllUsed();
@@ -112,7 +117,9 @@ public final class Model implements AutoCloseable {
      * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
      */
     public boolean runsRaggedBatches(Backend backend) {
-        return root instanceof Root.Encoder(EncoderModel m) && !m.takesPositionBias() && supportsRaggedBatches(backend);
+        return root instanceof Root.Encoder(EncoderModel m, var h)
+                && !m.takesPositionBias()
+                && supportsRaggedBatches(backend);
     }
 
     /**
@@ -137,11 +144,14 @@ public final class Model implements AutoCloseable {
     /**
      * Runs a token model on ids {@code (B, L)}: padded with a bool key-padding mask {@code (B, L)} (non-zero =
      * padding; may be null), or a ragged batch {@code (1, T)} of sequences of the lengths {@code segments}. The model
-     * feeds its positions and token types itself.
+     * feeds its positions itself, and its token types when {@code tokenTypes} is null (all 0). A model with a
+     * classification head returns each sequence's logits, {@code (B, C)} or, ragged, {@code (N, C)} for N sequences;
+     * the others the last hidden state.
      */
     public Outputs runTokens(
             Backend backend,
             Tensor ids,
+            Tensor tokenTypes,
             Tensor keyPadding,
             List<Integer> segments,
             AttentionWeights weights,
@@ -171,9 +181,38 @@ public final class Model implements AutoCloseable {
         }
         feeds.put("input", ids);
         feeds.put(EncoderModel.POSITIONS, Tensor.of(positions, b, len));
-        if (config.encoder().typeVocabSize() > 0) feeds.put(EncoderModel.TOKEN_TYPES, Tensor.zeros(b, len));
+        if (config.encoder().typeVocabSize() > 0)
+            feeds.put(EncoderModel.TOKEN_TYPES, tokenTypes != null ? tokenTypes : Tensor.zeros(b, len));
+        ClassifierHead.Loaded head = ((Root.Encoder) root).head();
+        if (head != null) feeds.put(ClassifierHead.SELECT, firstTokens(b, len, segments));
         Signature s = new Signature(ids.shape(), null, null, masks, false, false, weights, segments);
-        return execute(backend, s, feeds, progress);
+        Outputs out = execute(backend, s, feeds, progress);
+        if (head == null) return out;
+        Tensor y = out.output(); // (B, 1, C) padded, (1, N, C) ragged
+        return new Outputs(
+                y.reshape(segments != null ? segments.size() : b, head.head().numLabels()),
+                out.weightBlocks(),
+                out.weights());
+    }
+
+    /**
+     * The one-hot rows that pick each sequence's first token: padded {@code (B, 1, L)} (position 0 of each row),
+     * ragged {@code (1, N, T)} (each sequence's start).
+     */
+    private static Tensor firstTokens(int b, int len, List<Integer> segments) {
+        if (segments == null) {
+            float[] sel = new float[b * len];
+            for (int i = 0; i < b; i++) sel[i * len] = 1f;
+            return Tensor.of(sel, b, 1, len);
+        }
+        int n = segments.size();
+        float[] sel = new float[n * len];
+        int at = 0;
+        for (int i = 0; i < n; i++) {
+            sel[i * len + at] = 1f;
+            at += segments.get(i);
+        }
+        return Tensor.of(sel, 1, n, len);
     }
 
     private static final String KEY_PADDING = "key_padding_mask";
@@ -209,7 +248,7 @@ public final class Model implements AutoCloseable {
                     case Root.Decoder(TransformerDecoder d) -> d.forward(f, x, mem, tgtMasks, memMasks);
                     case Root.Both(TransformerEncoder encoder, TransformerDecoder decoder) ->
                         decoder.forward(f, tgt, encoder.forward(f, x, selfMasks), tgtMasks, memMasks);
-                    case Root.Encoder(EncoderModel m) -> {
+                    case Root.Encoder(EncoderModel m, ClassifierHead.Loaded head) -> {
                         Masks masks = k.segments() != null
                                 ? Masks.segments(
                                         k.segments().stream()
@@ -224,12 +263,18 @@ public final class Model implements AutoCloseable {
                                                 kind(k, KEY_PADDING),
                                                 false)
                                         : Masks.keyPadding(nodes.get(KEY_PADDING), false);
-                        yield m.forward(
+                        Node hidden = m.forward(
                                 f,
                                 x,
                                 g.input(EncoderModel.POSITIONS, k.input()),
                                 m.takesTokenTypes() ? g.input(EncoderModel.TOKEN_TYPES, k.input()) : null,
                                 masks);
+                        if (head == null) yield hidden;
+                        int b = k.input().dim(0), len = k.input().dim(1);
+                        Node select = k.segments() != null
+                                ? g.input(ClassifierHead.SELECT, 1, k.segments().size(), len)
+                                : g.input(ClassifierHead.SELECT, b, 1, len);
+                        yield head.forward(f, hidden, select);
                     }
                 };
         List<Node> outputs = new ArrayList<>();

@@ -47,7 +47,8 @@ public record ModelConfig(
         int numEncoderLayers,
         int numDecoderLayers,
         EncoderConfig encoder,
-        boolean batchFirst) {
+        boolean batchFirst,
+        ClassifierHead head) {
 
     /** A batch-first config of any kind but {@code BertModel}. */
     public ModelConfig(
@@ -71,7 +72,8 @@ public record ModelConfig(
                 numEncoderLayers,
                 numDecoderLayers,
                 null,
-                true);
+                true,
+                null);
     }
 
     /** This config with {@code batch_first} set. */
@@ -87,11 +89,17 @@ public record ModelConfig(
                 numEncoderLayers,
                 numDecoderLayers,
                 encoder,
-                b);
+                b,
+                head);
     }
 
     /** A {@code BertModel} config. */
     public static ModelConfig encoder(EncoderConfig c) {
+        return encoder(c, null);
+    }
+
+    /** A {@code BertModel} config with a sequence-classification head (null: none). */
+    public static ModelConfig encoder(EncoderConfig c, ClassifierHead head) {
         return new ModelConfig(
                 Kind.BertModel,
                 null,
@@ -103,7 +111,8 @@ public record ModelConfig(
                 0,
                 0,
                 c,
-                true);
+                true,
+                head);
     }
 
     /**
@@ -143,6 +152,10 @@ public record ModelConfig(
                 m.put("max_position_embeddings", encoder.maxPositionEmbeddings());
                 m.put("type_vocab_size", encoder.typeVocabSize());
                 if (encoder.positionOffset() != 0) m.put("first_position_id", encoder.positionOffset());
+                if (head != null) {
+                    m.put("num_labels", head.numLabels());
+                    m.put("labels", head.labels());
+                }
             }
         }
         if (kind != Kind.SelfAttention && kind != Kind.BertModel) m.put("batch_first", batchFirst);
@@ -216,8 +229,11 @@ public record ModelConfig(
 
     /** Parses a config map (from JSON). {@code source} names the file in error messages. */
     public static ModelConfig parse(Map<String, Object> m, String source) {
-        if (!m.containsKey("module") && m.containsKey("model_type"))
-            return encoder(EncoderFamily.fromHuggingFace(new JsonFields(m, source)));
+        if (!m.containsKey("module") && m.containsKey("model_type")) {
+            JsonFields r = new JsonFields(m, source);
+            EncoderConfig ec = EncoderFamily.fromHuggingFace(r);
+            return encoder(ec, ClassifierHead.fromHuggingFace(r, EncoderFamily.of(ec.modelType(), source)));
+        }
         Object mod = m.get("module");
         if (!(mod instanceof String s))
             throw AttnException.badInput(

@@ -6,6 +6,8 @@ import io.attn.text.EmbedderOptions;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -39,26 +41,36 @@ public final class AttnServer implements AutoCloseable {
 
     private final ServerOptions options;
     private final Engine engine;
-    private final ModelService model;
+    private final Map<String, ModelService> models;
     private final Metrics metrics;
     private final Semaphore admitted;
-    private final Batcher batcher;
+    private final int maxAdmitted;
+    private final Drain drain = new Drain();
     private final ApiHandler api;
     private final GracefulHandler graceful;
     private final Server server;
     private final ServerConnector connector;
     private volatile boolean closed;
 
-    private AttnServer(ServerOptions options, Engine engine, ModelService model, String version) {
+    private AttnServer(ServerOptions options, Engine engine, Map<String, ModelService> models, String version) {
         this.options = options;
         this.engine = engine;
-        this.model = model;
-        this.admitted = new Semaphore(options.maxQueuedRequests());
-        this.metrics = new Metrics(() -> options.maxQueuedRequests() - admitted.availablePermits());
-        this.batcher = model.isText()
-                ? new Batcher(model.embedder, options.maxBatchTokens(), options.maxWaitMillis(), metrics)
-                : null;
-        this.api = new ApiHandler(model, batcher, options, metrics, admitted, engine.device(), version);
+        this.models = models;
+        // requests read at once, all models together; each model then admits up to max-concurrent-requests
+        this.maxAdmitted = options.maxQueuedRequests() * models.size();
+        this.admitted = new Semaphore(maxAdmitted);
+        Map<String, java.util.function.IntSupplier> byModel = new LinkedHashMap<>();
+        for (ModelService m : models.values()) byModel.put(m.name, m::admittedNow);
+        this.metrics = new Metrics(
+                () -> {
+                    int n = 0;
+                    for (ModelService m : models.values()) n += m.admittedNow();
+                    return n;
+                },
+                byModel);
+        for (ModelService m : models.values())
+            m.startBatching(options.maxBatchTokens(), options.maxWaitMillis(), metrics);
+        this.api = new ApiHandler(models, options, metrics, admitted, drain, engine.device(), version);
 
         QueuedThreadPool threads = new QueuedThreadPool();
         threads.setName("attn-http");
@@ -73,6 +85,7 @@ public final class AttnServer implements AutoCloseable {
         connector.setHost(options.host());
         connector.setPort(options.port());
         connector.setIdleTimeout(options.idleTimeoutMillis());
+        connector.addBean(drain);
         server.addConnector(connector);
         server.addBean(new NetworkConnectionLimit(MAX_CONNECTIONS, server));
         graceful = new GracefulHandler(new SizeLimitHandler(options.maxBodyBytes(), -1));
@@ -90,15 +103,48 @@ public final class AttnServer implements AutoCloseable {
      */
     public static AttnServer start(
             Engine engine, Path model, EmbedderOptions embedder, ServerOptions options, String version) {
-        ModelService m;
+        Map<String, Path> one = new LinkedHashMap<>();
+        one.put(null, model);
+        return start(engine, one, embedder, options, version);
+    }
+
+    /**
+     * Loads several models on {@code engine} (owned by the server from then on), by the names clients pick them with
+     * (a null name: the model's own, its folder's), warms each up and starts listening. Each model batches on its own
+     * and admits up to {@code options.maxQueuedRequests()} requests.
+     *
+     * @throws AttnException a model cannot be loaded or two share a name (nothing is listening then), or the port
+     *     cannot be opened
+     */
+    public static AttnServer start(
+            Engine engine, Map<String, Path> models, EmbedderOptions embedder, ServerOptions options, String version) {
+        Map<String, ModelService> loaded = new LinkedHashMap<>();
         try {
-            m = ModelService.load(engine, model, embedder, options.maxBatchTokens());
-            m.warmUp();
+            if (models.isEmpty()) throw AttnException.badInput("no model to serve");
+            for (var e : models.entrySet()) {
+                if (e.getKey() != null && !e.getKey().matches("[A-Za-z0-9._:/@+-]{1,128}"))
+                    throw AttnException.badInput(
+                            "model name \"" + e.getKey() + "\": use 1 to 128 letters, digits and . _ : / @ + -");
+                ModelService m = ModelService.load(
+                        engine,
+                        e.getKey(),
+                        e.getValue(),
+                        embedder,
+                        options.maxBatchTokens(),
+                        options.maxQueuedRequests());
+                if (loaded.putIfAbsent(m.name, m) != null) {
+                    m.close();
+                    throw AttnException.badInput(
+                            "two models are called \"" + m.name + "\": name them apart with --model NAME=DIR");
+                }
+                m.warmUp();
+            }
         } catch (RuntimeException | Error e) {
+            for (ModelService m : loaded.values()) m.close();
             engine.close();
             throw e;
         }
-        AttnServer s = new AttnServer(options, engine, m, version);
+        AttnServer s = new AttnServer(options, engine, loaded, version);
         try {
             s.server.start();
         } catch (Exception e) {
@@ -115,8 +161,29 @@ public final class AttnServer implements AutoCloseable {
         return connector.getLocalPort();
     }
 
+    /** The first model's name. */
     public String modelName() {
-        return model.name;
+        return models.keySet().iterator().next();
+    }
+
+    /** Every model's name, in the order given. */
+    public java.util.List<String> modelNames() {
+        return java.util.List.copyOf(models.keySet());
+    }
+
+    /** Requests admitted and not yet answered (for tests). */
+    int admittedForTest() {
+        return maxAdmitted - admitted.availablePermits();
+    }
+
+    /** Whether the drain has started (for tests). */
+    boolean drainingForTest() {
+        return drain.draining();
+    }
+
+    /** Connections open now (for tests). */
+    int connectionsForTest() {
+        return drain.connections();
     }
 
     /** Blocks until the server has stopped. */
@@ -125,21 +192,22 @@ public final class AttnServer implements AutoCloseable {
     }
 
     /**
-     * Stops gracefully: new requests get 503 (and {@code /health} says draining), requests in flight get up to the
-     * drain timeout to finish, the rest are answered 503; then the port closes and the model and device are released.
-     * Idempotent.
+     * Stops gracefully: every request received before this call (see {@link Drain}) is answered from the model within
+     * the drain timeout; new connections and later requests get 503 (and {@code /health} says draining); every answer
+     * while draining closes its connection. Past the drain timeout what is left is answered 503; then the port closes
+     * and the model and device are released. Idempotent.
      */
     @Override
     public synchronized void close() {
         if (closed) return;
         closed = true;
+        drain.start();
         api.draining();
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(options.drainTimeoutMillis());
         try {
-            // wait for admitted requests (queued in the batcher or running) to be answered
-            while (admitted.availablePermits() < options.maxQueuedRequests() && System.nanoTime() < until)
-                Thread.sleep(10);
-            if (batcher != null) batcher.close(); // anything left is answered 503
+            // wait for the requests received before the drain (queued in the batcher, running, or not yet parsed)
+            drain.awaitQuiet(until);
+            for (ModelService m : models.values()) m.stopBatching(); // anything left is answered 503
             graceful.shutdown().get(Math.max(1, (until - System.nanoTime()) / 1_000_000), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             // past the drain timeout: stop anyway
@@ -149,7 +217,7 @@ public final class AttnServer implements AutoCloseable {
         } catch (Exception e) {
             // the port closes with the JVM in the worst case
         }
-        model.close();
+        for (ModelService m : models.values()) m.close();
         engine.close();
     }
 

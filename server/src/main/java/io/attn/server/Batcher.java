@@ -22,57 +22,99 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread-safe: {@link #submit} from any thread.
  */
-final class Batcher implements AutoCloseable {
+final class Batcher<R> implements AutoCloseable {
     /** One request's texts and the future its handler waits on. */
-    record Item(TokenizedTexts texts, long deadlineNanos, CompletableFuture<Embeddings> result) {}
+    record Item<R>(TokenizedTexts texts, long deadlineNanos, CompletableFuture<R> result) {}
 
-    private final Embedder embedder;
+    /** The model's work: a batch of tokenized texts (or pairs) in, its result out, and one request's part of it. */
+    interface Runner<R> {
+        R run(TokenizedTexts all);
+
+        R slice(R all, int from, int to);
+    }
+
+    /** An embedder's vectors. */
+    static Runner<Embeddings> embeddings(Embedder embedder) {
+        return new Runner<>() {
+            @Override
+            public Embeddings run(TokenizedTexts all) {
+                return embedder.embed(all);
+            }
+
+            @Override
+            public Embeddings slice(Embeddings e, int from, int to) {
+                return new Embeddings(
+                        Arrays.copyOfRange(e.vectors(), from, to),
+                        Arrays.copyOfRange(e.tokens(), from, to),
+                        Arrays.copyOfRange(e.truncated(), from, to));
+            }
+        };
+    }
+
+    /** A sequence classifier's logits ({@code [sequences][labels]}). */
+    static Runner<float[][]> logits(java.util.function.Function<TokenizedTexts, float[][]> f) {
+        return new Runner<>() {
+            @Override
+            public float[][] run(TokenizedTexts all) {
+                return f.apply(all);
+            }
+
+            @Override
+            public float[][] slice(float[][] all, int from, int to) {
+                return Arrays.copyOfRange(all, from, to);
+            }
+        };
+    }
+
+    private final Runner<R> runner;
+    private final String model;
     private final int maxBatchTokens;
     private final long maxWaitNanos;
     private final Metrics metrics;
-    private final LinkedBlockingDeque<Item> queue = new LinkedBlockingDeque<>();
+    private final LinkedBlockingDeque<Item<R>> queue = new LinkedBlockingDeque<>();
     private final Thread worker;
     private volatile boolean closed;
 
-    Batcher(Embedder embedder, int maxBatchTokens, long maxWaitMillis, Metrics metrics) {
-        this.embedder = embedder;
+    Batcher(Runner<R> runner, String model, int maxBatchTokens, long maxWaitMillis, Metrics metrics) {
+        this.runner = runner;
+        this.model = model;
         this.maxBatchTokens = maxBatchTokens;
         this.maxWaitNanos = TimeUnit.MILLISECONDS.toNanos(maxWaitMillis);
         this.metrics = metrics;
-        this.worker = Thread.ofPlatform().name("attn-batcher").daemon().start(this::loop);
+        this.worker = Thread.ofPlatform().name("attn-batcher-" + model).daemon().start(this::loop);
     }
 
     /** Queues the texts; the future completes with their vectors, or with an {@link ApiError}. */
-    CompletableFuture<Embeddings> submit(TokenizedTexts texts, long deadlineNanos) {
-        CompletableFuture<Embeddings> f = new CompletableFuture<>();
+    CompletableFuture<R> submit(TokenizedTexts texts, long deadlineNanos) {
+        CompletableFuture<R> f = new CompletableFuture<>();
         if (closed) f.completeExceptionally(ApiError.unavailable("shutting_down", "the server is shutting down"));
-        else queue.add(new Item(texts, deadlineNanos, f));
+        else queue.add(new Item<>(texts, deadlineNanos, f));
         return f;
     }
 
     private void loop() {
         try {
             while (!closed) {
-                List<Item> batch = next();
+                List<Item<R>> batch = next();
                 if (!batch.isEmpty()) run(batch);
             }
         } catch (InterruptedException e) {
             // closing
         }
-        for (Item i; (i = queue.poll()) != null; )
+        for (Item<R> i; (i = queue.poll()) != null; )
             i.result().completeExceptionally(ApiError.unavailable("shutting_down", "the server is shutting down"));
     }
 
     /** The next batch: the oldest live request, then others until the token budget or the wait runs out. */
-    private List<Item> next() throws InterruptedException {
-        Item first = live(queue.take());
+    private List<Item<R>> next() throws InterruptedException {
+        Item<R> first = live(queue.take());
         if (first == null) return List.of();
-        List<Item> batch = new ArrayList<>(List.of(first));
+        List<Item<R>> batch = new ArrayList<>(List.of(first));
         long tokens = first.texts().totalTokens();
         long until = System.nanoTime() + maxWaitNanos;
         while (tokens < maxBatchTokens) {
             long left = until - System.nanoTime();
-            Item next = left > 0 ? queue.poll(left, TimeUnit.NANOSECONDS) : queue.poll();
+            Item<R> next = left > 0 ? queue.poll(left, TimeUnit.NANOSECONDS) : queue.poll();
             if (next == null) break;
             if (live(next) == null) continue;
             if (tokens + next.texts().totalTokens() > maxBatchTokens) {
@@ -86,7 +128,7 @@ final class Batcher implements AutoCloseable {
     }
 
     /** The item, or null when its caller gave up or its deadline passed (it is answered 503 then). */
-    private static Item live(Item i) {
+    private static <R> Item<R> live(Item<R> i) {
         if (i.result().isDone()) return null;
         if (System.nanoTime() - i.deadlineNanos() > 0) {
             i.result().completeExceptionally(ApiError.unavailable("timeout", "the request waited past its deadline"));
@@ -95,14 +137,14 @@ final class Batcher implements AutoCloseable {
         return i;
     }
 
-    private void run(List<Item> batch) {
+    private void run(List<Item<R>> batch) {
         List<TokenizedTexts> parts = new ArrayList<>(batch.size());
-        for (Item i : batch) parts.add(i.texts());
+        for (Item<R> i : batch) parts.add(i.texts());
         TokenizedTexts all = TokenizedTexts.concat(parts);
         long start = System.nanoTime();
-        Embeddings e;
+        R e;
         try {
-            e = embedder.embed(all);
+            e = runner.run(all);
         } catch (OutOfMemoryError oom) {
             fail(batch, ApiError.unavailable("out_of_memory", "out of memory running this batch; retry later"));
             return;
@@ -120,25 +162,21 @@ final class Batcher implements AutoCloseable {
             fail(batch, new ApiError(500, "server_error", "internal_error", "internal error running this batch"));
             return;
         }
-        metrics.batchSeconds.observe((System.nanoTime() - start) / 1e9);
-        metrics.batchTexts.observe(all.size());
-        metrics.batchTokens.observe(all.totalTokens());
-        metrics.texts.inc(all.size());
-        metrics.tokens.inc(all.totalTokens());
+        metrics.batchSeconds.labelValues(model).observe((System.nanoTime() - start) / 1e9);
+        metrics.batchTexts.labelValues(model).observe(all.size());
+        metrics.batchTokens.labelValues(model).observe(all.totalTokens());
+        metrics.texts.labelValues(model).inc(all.size());
+        metrics.tokens.labelValues(model).inc(all.totalTokens());
         int at = 0;
-        for (Item i : batch) {
+        for (Item<R> i : batch) {
             int n = i.texts().size();
-            i.result()
-                    .complete(new Embeddings(
-                            Arrays.copyOfRange(e.vectors(), at, at + n),
-                            Arrays.copyOfRange(e.tokens(), at, at + n),
-                            Arrays.copyOfRange(e.truncated(), at, at + n)));
+            i.result().complete(runner.slice(e, at, at + n));
             at += n;
         }
     }
 
-    private static void fail(List<Item> batch, ApiError error) {
-        for (Item i : batch) i.result().completeExceptionally(error);
+    private static <R> void fail(List<Item<R>> batch, ApiError error) {
+        for (Item<R> i : batch) i.result().completeExceptionally(error);
     }
 
     /** Stops taking work; what is queued is answered 503. */

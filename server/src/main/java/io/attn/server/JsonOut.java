@@ -28,6 +28,11 @@ final class JsonOut {
         return b.append('"').toString();
     }
 
+    /** A finite float as a JSON number (the shortest decimal that parses back to it); non-finite as null. */
+    static String number(float f) {
+        return Float.isFinite(f) ? Float.toString(f) : "null";
+    }
+
     /** {@code [x0,x1,...]}: {@link Float#toString} is the shortest decimal that parses back to the same float. */
     static void floats(StringBuilder b, float[] v) {
         b.append('[');

@@ -8,9 +8,12 @@ import io.attn.engine.Request;
 import io.attn.engine.Result;
 import io.attn.engine.Tensors;
 import io.attn.tensor.Tensor;
+import io.attn.text.Classifier;
 import io.attn.text.Embedder;
 import io.attn.text.EmbedderOptions;
+import io.attn.text.Reranker;
 import io.attn.text.TextModel;
+import io.attn.text.Token;
 import io.attn.text.TokenizedTexts;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,17 +27,86 @@ import java.util.Map;
  * one of the engine's tensor models (a {@code .safetensors} export, through an {@link AttnModel}). Thread-safe.
  */
 final class ModelService implements AutoCloseable {
+    /** What a model serves: embeddings, reranking (a one-label cross-encoder), classification, tensors. */
+    enum Kind {
+        EMBED("embeddings: /v1/embeddings, /embed"),
+        RERANK("reranking: /rerank, /v1/rerank"),
+        CLASSIFY("classification: /predict"),
+        TENSOR("tensors: /v1/encode");
+
+        final String serves;
+
+        Kind(String serves) {
+            this.serves = serves;
+        }
+
+        String label() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     final String name;
-    final Embedder embedder; // null for a tensor model
-    final AttnModel tensorModel; // null for a text model
+    final Kind kind;
+    final Embedder embedder; // EMBED only
+    final Reranker reranker; // RERANK only
+    final Classifier classifier; // CLASSIFY only
+    final AttnModel tensorModel; // TENSOR only
     /** Whether the model lists a Normalize module: OpenAI's endpoint then returns unit vectors. */
     final boolean normalizes;
+    /** Requests admitted for this model and not yet answered; more get 429 (this model only). */
+    final java.util.concurrent.Semaphore admitted;
 
-    private ModelService(String name, Embedder embedder, AttnModel tensorModel, boolean normalizes) {
+    final int maxQueued;
+    private Batcher<?> batcher;
+
+    private ModelService(
+            String name,
+            Kind kind,
+            Embedder embedder,
+            Reranker reranker,
+            Classifier classifier,
+            AttnModel tensorModel,
+            boolean normalizes,
+            int maxQueued) {
         this.name = name;
+        this.kind = kind;
         this.embedder = embedder;
+        this.reranker = reranker;
+        this.classifier = classifier;
         this.tensorModel = tensorModel;
         this.normalizes = normalizes;
+        this.maxQueued = maxQueued;
+        this.admitted = new java.util.concurrent.Semaphore(maxQueued);
+    }
+
+    /** Starts this model's batcher (its own worker thread: each model batches on its own). */
+    void startBatching(int maxBatchTokens, long maxWaitMillis, Metrics metrics) {
+        batcher = switch (kind) {
+            case EMBED -> new Batcher<>(Batcher.embeddings(embedder), name, maxBatchTokens, maxWaitMillis, metrics);
+            case RERANK ->
+                new Batcher<>(Batcher.logits(reranker::logits), name, maxBatchTokens, maxWaitMillis, metrics);
+            case CLASSIFY ->
+                new Batcher<>(Batcher.logits(classifier::logits), name, maxBatchTokens, maxWaitMillis, metrics);
+            case TENSOR -> null;
+        };
+    }
+
+    @SuppressWarnings("unchecked")
+    Batcher<io.attn.text.Embeddings> embeddings() {
+        return (Batcher<io.attn.text.Embeddings>) batcher;
+    }
+
+    @SuppressWarnings("unchecked")
+    Batcher<float[][]> logits() {
+        return (Batcher<float[][]>) batcher;
+    }
+
+    int admittedNow() {
+        return maxQueued - admitted.availablePermits();
+    }
+
+    void stopBatching() {
+        if (batcher != null) batcher.close();
     }
 
     /**
@@ -42,30 +114,62 @@ final class ModelService implements AutoCloseable {
      *
      * @throws AttnException naming the file and the problem
      */
-    static ModelService load(Engine engine, Path path, EmbedderOptions options, int maxBatchTokens) {
+    static ModelService load(
+            Engine engine, String name, Path path, EmbedderOptions options, int maxBatchTokens, int maxQueued) {
         String file = path.getFileName() == null
                 ? path.toString()
                 : path.getFileName().toString();
         if (Files.isRegularFile(path) && file.toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
             AttnModel m = engine.load(path);
-            return new ModelService(file.substring(0, file.length() - ".safetensors".length()), null, m, false);
+            return new ModelService(
+                    name != null ? name : file.substring(0, file.length() - ".safetensors".length()),
+                    Kind.TENSOR,
+                    null,
+                    null,
+                    null,
+                    m,
+                    false,
+                    maxQueued);
         }
         TextModel t = TextModel.read(path, options.tokenizer());
+        String n = name != null ? name : t.name();
+        if (t.isClassifier()) {
+            EmbedderOptions o = options.withMaxBatchTokens(
+                            Math.max(maxBatchTokens, options.maxLength() > 0 ? options.maxLength() : t.maxLength()))
+                    .withMaxBatchSize(Integer.MAX_VALUE);
+            if (t.labels().size() == 1)
+                return new ModelService(
+                        n, Kind.RERANK, null, Reranker.load(engine, t, o), null, null, false, maxQueued);
+            return new ModelService(
+                    n, Kind.CLASSIFY, null, null, Classifier.load(engine, t, o), null, false, maxQueued);
+        }
         boolean normalizes = options.normalize() != null ? options.normalize() : t.normalize();
         EmbedderOptions o = options.withNormalize(false)
                 .withMaxBatchTokens(
                         Math.max(maxBatchTokens, options.maxLength() > 0 ? options.maxLength() : t.maxLength()))
                 .withMaxBatchSize(Integer.MAX_VALUE);
-        return new ModelService(t.name(), Embedder.load(engine, t, o), null, normalizes);
+        return new ModelService(n, Kind.EMBED, Embedder.load(engine, t, o), null, null, null, normalizes, maxQueued);
     }
 
     boolean isText() {
-        return embedder != null;
+        return kind != Kind.TENSOR;
+    }
+
+    /** The most tokens a text (or pair) may have. */
+    int maxLength() {
+        return switch (kind) {
+            case EMBED -> embedder.maxLength();
+            case RERANK -> reranker.maxLength();
+            case CLASSIFY -> classifier.maxLength();
+            case TENSOR -> 0;
+        };
     }
 
     /** One short pass through the model, so that the first request does not pay for compilation and packing. */
     void warmUp() {
-        if (isText()) embedder.embed(List.of("warm up the model"));
+        if (kind == Kind.EMBED) embedder.embed(List.of("warm up the model"));
+        else if (kind == Kind.RERANK) reranker.score("warm up", List.of("the model"));
+        else if (kind == Kind.CLASSIFY) classifier.classify(List.of("warm up the model"));
         else {
             int e = tensorModel.width();
             tensorModel.run(Request.of(Tensors.of(new float[2 * e], 2, e)));
@@ -73,22 +177,51 @@ final class ModelService implements AutoCloseable {
     }
 
     int dimension() {
-        return isText() ? embedder.dimension() : tensorModel.width();
+        return switch (kind) {
+            case EMBED -> embedder.dimension();
+            case RERANK -> 1;
+            case CLASSIFY -> classifier.labels().size();
+            case TENSOR -> tensorModel.width();
+        };
     }
 
-    TokenizedTexts tokenize(List<String> texts) {
-        return tokenize(texts, null);
+    /** Each text's tokens with their strings, whether special, and character offsets (TEI's /tokenize). */
+    List<List<Token>> tokenDetails(List<String> texts, boolean addSpecial) {
+        try {
+            return switch (kind) {
+                case EMBED -> embedder.tokenDetails(texts, addSpecial);
+                case RERANK -> reranker.tokenDetails(texts, addSpecial);
+                case CLASSIFY -> classifier.tokenDetails(texts, addSpecial);
+                case TENSOR -> throw new IllegalStateException();
+            };
+        } catch (AttnException e) {
+            throw ApiError.badRequest("invalid_input", e.getMessage());
+        }
+    }
+
+    /** The text of token ids (TEI's /decode). */
+    String decode(int[] ids, boolean skipSpecial) {
+        try {
+            return switch (kind) {
+                case EMBED -> embedder.decode(ids, skipSpecial);
+                case RERANK -> reranker.decode(ids, skipSpecial);
+                case CLASSIFY -> classifier.decode(ids, skipSpecial);
+                case TENSOR -> throw new IllegalStateException();
+            };
+        } catch (AttnException | IllegalArgumentException e) {
+            throw ApiError.badRequest("invalid_input", e.getMessage());
+        }
     }
 
     /** The texts after the model's prompt {@code promptName} (null: its default prompt); a bad one is a 400. */
-    TokenizedTexts tokenize(List<String> texts, String promptName) {
+    TokenizedTexts tokenize(List<String> texts, String promptName, boolean left) {
         if (promptName != null && !embedder.prompts().byName().containsKey(promptName))
             throw ApiError.badRequest(
                     "invalid_value",
                     "prompt_name: \"" + promptName + "\" is not one of this model's prompts "
                             + embedder.prompts().byName().keySet());
         try {
-            return embedder.tokenize(texts, promptName);
+            return embedder.tokenize(texts, promptName, left);
         } catch (AttnException e) {
             throw ApiError.badRequest("invalid_input", e.getMessage());
         }
@@ -119,34 +252,43 @@ final class ModelService implements AutoCloseable {
     }
 
     Map<String, Object> info() {
-        return isText()
-                ? Map.of(
-                        "model",
-                        name,
-                        "kind",
-                        "text",
-                        "dimensions",
-                        dimension(),
-                        "max_input_tokens",
-                        embedder.maxLength(),
-                        "pooling",
-                        embedder.pooling().label(),
-                        "normalize",
-                        normalizes)
-                : Map.of(
-                        "model",
-                        name,
-                        "kind",
-                        "tensor",
-                        "dimensions",
-                        dimension(),
-                        "module",
-                        tensorModel.kind().toString());
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("model", name);
+        m.put("model_type", kind.label());
+        switch (kind) {
+            case EMBED -> {
+                m.put("kind", "text");
+                m.put("dimensions", dimension());
+                m.put("max_input_tokens", embedder.maxLength());
+                m.put("pooling", embedder.pooling().label());
+                m.put("normalize", normalizes);
+            }
+            case RERANK -> {
+                m.put("kind", "text");
+                m.put("max_input_tokens", reranker.maxLength());
+                m.put("activation", reranker.activation());
+            }
+            case CLASSIFY -> {
+                m.put("kind", "text");
+                m.put("max_input_tokens", classifier.maxLength());
+                m.put("activation", classifier.activation());
+                m.put("labels", classifier.labels());
+            }
+            case TENSOR -> {
+                m.put("kind", "tensor");
+                m.put("dimensions", dimension());
+                m.put("module", tensorModel.kind());
+            }
+        }
+        return m;
     }
 
     @Override
     public void close() {
+        stopBatching();
         if (embedder != null) embedder.close();
+        if (reranker != null) reranker.close();
+        if (classifier != null) classifier.close();
         if (tensorModel != null) tensorModel.close();
     }
 }

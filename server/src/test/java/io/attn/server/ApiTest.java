@@ -163,8 +163,8 @@ class ApiTest {
         }
         String metrics = s.get("/metrics").body();
         // some forward pass held more than one text: requests were batched together
-        double single = metric(metrics, "attn_batch_texts_bucket{le=\"1.0\"}");
-        double passes = metric(metrics, "attn_batch_texts_count");
+        double single = metric(metrics, "attn_batch_texts_bucket{model=\"tiny-bert\",le=\"1.0\"}");
+        double passes = metric(metrics, "attn_batch_texts_count{model=\"tiny-bert\"}");
         assertTrue(passes > single, "no forward pass held two requests' texts:\n" + metrics);
     }
 
@@ -183,7 +183,7 @@ class ApiTest {
                 m.headers().firstValue("content-type").orElse("").startsWith("text/plain"),
                 m.headers().toString());
         for (String name : List.of(
-                "attn_requests_total{endpoint=\"/v1/embeddings\",status=\"200\"}",
+                "attn_requests_total{endpoint=\"/v1/embeddings\",model=\"tiny-bert\",status=\"200\"}",
                 "attn_request_duration_seconds_bucket",
                 "attn_requests_admitted",
                 "attn_batch_texts_bucket",

@@ -50,7 +50,8 @@ class LimitsTest {
             error(s.post("/v1/embeddings", "{\"model\":\"m\"}"), 400, "missing_parameter");
             error(s.post("/v1/embeddings", "{\"input\":\"a\",\"temperature\":1}"), 400, "unknown_parameter");
             error(s.post("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":NaN}"), 400, "invalid_json");
-            error(s.post("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":8}"), 400, "invalid_value");
+            error(s.post("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":17}"), 400, "invalid_value");
+            error(s.post("/v1/embeddings", "{\"input\":\"a\",\"dimensions\":0}"), 400, "invalid_value");
             error(s.post("/v1/embeddings", "{\"input\":\"a\",\"encoding_format\":\"int8\"}"), 400, "invalid_value");
             error(s.post("/v1/embeddings", "{\"input\":\"\\ud800\"}"), 400, "invalid_input"); // a lone surrogate
             error(s.post("/embed", "{\"inputs\":\"a\",\"normalize\":\"yes\"}"), 400, "invalid_type");

@@ -38,6 +38,12 @@ final class ServerFixture implements AutoCloseable {
                 "test");
     }
 
+    /** A client for a server already started (it is closed with the fixture). */
+    ServerFixture(AttnServer server, Path model) {
+        this.model = model;
+        this.server = server;
+    }
+
     String url(String path) {
         return "http://127.0.0.1:" + server.port() + path;
     }

@@ -97,6 +97,12 @@ public final class Embedder implements AutoCloseable {
     public static Embedder load(Engine engine, TextModel m, EmbedderOptions o) {
         if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
         if (o == null) o = EmbedderOptions.defaults();
+        if (m.isClassifier())
+            throw AttnException.badInput(
+                    m.source() + ": a sequence classifier (" + m.labels().size()
+                            + " label" + (m.labels().size() == 1 ? "" : "s")
+                            + ", a *ForSequenceClassification model), not an embedding model: score pairs with a Reranker,"
+                            + " texts with a Classifier");
         int maxLength = o.maxLength() > 0 ? o.maxLength() : m.maxLength();
         if (maxLength > m.maxPositions())
             throw AttnException.badInput("max length " + maxLength + " is more than the model's " + m.maxPositions()
@@ -194,6 +200,26 @@ public final class Embedder implements AutoCloseable {
         return tokenize(texts, null);
     }
 
+    /**
+     * {@link #tokenize(List, String)}, cutting texts over the maximum length on the left when {@code left} (their
+     * first tokens dropped, the special tokens kept; transformers' {@code truncation_side="left"}). Left truncation
+     * takes no prompt (it would cut the prompt first).
+     */
+    public TokenizedTexts tokenize(List<String> texts, String promptName, boolean left) {
+        if (!left) return tokenize(texts, promptName);
+        gate.enter();
+        try {
+            Prompt p = promptName == null ? defaultPrompt : prompt(prompts.get(promptName));
+            if (!p.text().isEmpty())
+                throw AttnException.badInput("left truncation takes no prompt (it would cut the prompt first)");
+            tokens(texts, p); // checks the texts
+            return new TokenizedTexts(
+                    texts.isEmpty() ? new TextTokenizer.Tokens[0] : tokenizer.encodeLeft(texts), tokenizer);
+        } finally {
+            gate.exit();
+        }
+    }
+
     /** {@link #tokenize(List)} after the model's prompt {@code promptName} (null: the default prompt). */
     public TokenizedTexts tokenize(List<String> texts, String promptName) {
         gate.enter();
@@ -277,6 +303,31 @@ public final class Embedder implements AutoCloseable {
                         ? ""
                         : ", prompt \"" + defaultPrompt.text() + "\""
                                 + (defaultPrompt.skip() > 0 ? " (left out of the pooling)" : ""));
+    }
+
+    /** Each text's tokens (strings, special flags, character spans), not truncated; for tools such as TEI's /tokenize. */
+    public List<List<Token>> tokenDetails(List<String> texts, boolean addSpecial) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        for (int i = 0; i < texts.size(); i++)
+            if (texts.get(i) == null) throw AttnException.badInput("text " + i + " is null");
+        gate.enter();
+        try {
+            return tokenizer.details(texts, addSpecial);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
+    public String decode(int[] ids, boolean skipSpecial) {
+        if (ids == null) throw AttnException.badInput("ids is null");
+        for (int id : ids) if (id < 0) throw AttnException.badInput("token id " + id + " is negative");
+        gate.enter();
+        try {
+            return tokenizer.decode(ids, skipSpecial);
+        } finally {
+            gate.exit();
+        }
     }
 
     public boolean isClosed() {

@@ -53,6 +53,8 @@ public final class TextModel {
     private final boolean normalize;
     private final int maxLength;
     private final Prompts prompts;
+    private final List<String> labels; // empty for an encoder without a classification head
+    private final String activation; // sentence-transformers' CrossEncoder activation_fn, or null
 
     /**
      * sentence-transformers' prompts ({@code config_sentence_transformers.json}): text put before each input, by name,
@@ -93,7 +95,8 @@ public final class TextModel {
             Pooling pooling,
             boolean normalize,
             int maxSeqLength,
-            Prompts prompts) {
+            Prompts prompts,
+            String activation) {
         this.name = name;
         this.source = source;
         this.config = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(config));
@@ -108,6 +111,10 @@ public final class TextModel {
         this.normalize = normalize;
         this.maxLength = maxLength(tokenizer, maxSeqLength, maxPositions);
         this.prompts = prompts;
+        List<String> l = new java.util.ArrayList<>();
+        if (args.get("labels") instanceof List<?> ls) for (Object o : ls) l.add(String.valueOf(o));
+        this.labels = List.copyOf(l);
+        this.activation = activation;
     }
 
     /** Reads a model folder or an {@code .onnx} file (its tokenizer found beside it). */
@@ -159,6 +166,29 @@ public final class TextModel {
     /** The model's {@code model_type}. */
     public String modelType() {
         return String.valueOf(config.get("model_type"));
+    }
+
+    /**
+     * The labels of a sequence-classification model ({@code architectures} {@code *ForSequenceClassification}: its
+     * {@code id2label}, one per output); empty for an encoder without a head.
+     */
+    public List<String> labels() {
+        return labels;
+    }
+
+    /** Whether the model is a sequence classifier (a cross-encoder or a text classifier). */
+    public boolean isClassifier() {
+        return !labels.isEmpty();
+    }
+
+    /**
+     * The activation sentence-transformers' {@code CrossEncoder} applies to the logits, as the model's files declare it
+     * ({@code activation_fn} in {@code config_sentence_transformers.json}, sentence-transformers 6; or under {@code
+     * sentence_transformers} in {@code config.json}, earlier versions), e.g. {@code torch.nn.modules.activation.Sigmoid};
+     * null when they declare none.
+     */
+    public String activation() {
+        return activation;
     }
 
     /** The model's prompts (none for a folder without {@code config_sentence_transformers.json}). */
@@ -275,8 +305,9 @@ public final class TextModel {
                 }
             }
         }
-        Prompts prompts =
-                promptsOf(firstExisting(dir.resolve("config_sentence_transformers.json")), pooling.includePrompt());
+        Path stConfig = firstExisting(dir.resolve("config_sentence_transformers.json"));
+        Prompts prompts = promptsOf(stConfig, pooling.includePrompt());
+        String activation = stConfig == null ? null : JsonFields.read(stConfig).string("activation_fn", null);
         Path configFile = transformer.resolve("config.json");
         if (!Files.exists(configFile)) {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
@@ -291,13 +322,16 @@ public final class TextModel {
                         pooling.pooling(),
                         normalize,
                         m.maxLength,
-                        prompts);
+                        prompts,
+                        activation);
             }
             throw AttnException.badInput(dir + ": no config.json (a Hugging Face model folder holds config.json,"
                     + " model.safetensors and tokenizer.json)");
         }
         Map<String, Object> config = Json.readObject(configFile);
         ModelConfigs.withDefaults(config, configFile.toString()); // the family and its keys, named by config.json
+        if (activation == null && config.get("sentence_transformers") instanceof Map<?, ?> st)
+            activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
         Map<String, Tensor> weights = readWeights(transformer);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = 0;
@@ -318,7 +352,8 @@ public final class TextModel {
                 pooling.pooling(),
                 normalize,
                 seq,
-                prompts);
+                prompts,
+                activation);
     }
 
     /** A Pooling module's mode and whether prompt tokens take part. */
@@ -421,7 +456,8 @@ public final class TextModel {
                 Pooling.MEAN,
                 false,
                 0,
-                Prompts.NONE);
+                Prompts.NONE,
+                null);
     }
 
     // ---------------------------------------------------------------------------------------------------- helpers

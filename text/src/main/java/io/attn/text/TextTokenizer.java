@@ -51,20 +51,27 @@ final class TextTokenizer implements AutoCloseable {
 
     private final HuggingFaceTokenizer tokenizer;
     private final int maxLength;
+    private final Path file;
+    private HuggingFaceTokenizer whole; // the same without truncation, made on first use (left truncation)
 
     /**
      * One text's token ids, whether the text was cut at the maximum length, and how many leading tokens (a prompt's)
      * the pooling leaves out.
      */
-    record Tokens(int[] ids, boolean truncated, int skip) {
+    record Tokens(int[] ids, boolean truncated, int skip, int[] types) {
         Tokens(int[] ids, boolean truncated) {
-            this(ids, truncated, 0);
+            this(ids, truncated, 0, null);
+        }
+
+        Tokens(int[] ids, boolean truncated, int skip) {
+            this(ids, truncated, skip, null);
         }
     }
 
-    private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength) {
+    private TextTokenizer(HuggingFaceTokenizer tokenizer, int maxLength, Path file) {
         this.tokenizer = tokenizer;
         this.maxLength = maxLength;
+        this.file = file;
     }
 
     static TextTokenizer load(Path file, int maxLength) {
@@ -79,7 +86,7 @@ final class TextTokenizer implements AutoCloseable {
                 "true");
         try {
             loadNative();
-            return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength);
+            return new TextTokenizer(HuggingFaceTokenizer.newInstance(file, options), maxLength, file);
         } catch (LinkageError e) {
             throw unavailable(e);
         } catch (IOException e) {
@@ -125,6 +132,145 @@ final class TextTokenizer implements AutoCloseable {
     }
 
     /**
+     * The token ids of each text cut on the left, as transformers' {@code truncation_side="left"} cuts a single text:
+     * the special tokens kept, the text's first tokens dropped until it fits the maximum length.
+     */
+    Tokens[] encodeLeft(List<String> texts) {
+        Encoding[] enc = whole().batchEncode(texts.toArray(String[]::new), true, false);
+        Tokens[] out = new Tokens[enc.length];
+        for (int i = 0; i < enc.length; i++) {
+            long[] ids = enc[i].getIds(), special = enc[i].getSpecialTokenMask();
+            int n = ids.length, lead = 0, trail = 0;
+            if (special.length == n) {
+                while (lead < n && special[lead] != 0) lead++;
+                while (trail < n - lead && special[n - 1 - trail] != 0) trail++;
+            }
+            int drop = Math.max(0, n - maxLength);
+            int[] a = new int[n - drop];
+            for (int j = 0, k = 0; j < n; j++) if (j < lead || j >= lead + drop) a[k++] = Math.toIntExact(ids[j]);
+            out[i] = new Tokens(a, drop > 0);
+        }
+        return out;
+    }
+
+    /** The tokenizer without truncation, made on first use. */
+    private synchronized HuggingFaceTokenizer whole() {
+        if (whole == null) {
+            try {
+                whole = HuggingFaceTokenizer.newInstance(
+                        file, Map.of("padding", "false", "truncation", "false", "addSpecialTokens", "true"));
+            } catch (IOException e) {
+                throw AttnException.badInput(file + ": cannot read (" + e.getMessage() + ")");
+            }
+        }
+        return whole;
+    }
+
+    /**
+     * Pairs cut on the left, as transformers' fast tokenizers cut a pair with {@code truncation_side="left"}: the
+     * tokenizers library's longest-first split of the length left after the special tokens (the shorter text keeps all
+     * of its tokens if it can, the longer one gets the rest; if both are too long each gets half, the second text the
+     * odd one), each text losing its first tokens; the special tokens and token types as the untruncated pair has them.
+     */
+    Tokens[] encodePairsLeft(List<String> first, List<String> second) {
+        HuggingFaceTokenizer w = whole();
+        Encoding[] pairs = w.batchEncode(new ai.djl.util.PairList<>(first, second), true, false);
+        Encoding[] a = w.batchEncode(first.toArray(String[]::new), false, false);
+        Encoding[] b = w.batchEncode(second.toArray(String[]::new), false, false);
+        Tokens[] out = new Tokens[pairs.length];
+        for (int i = 0; i < pairs.length; i++) {
+            long[] ids = pairs[i].getIds(), types = pairs[i].getTypeIds(), special = pairs[i].getSpecialTokenMask();
+            int la = a[i].getIds().length, lb = b[i].getIds().length, n = ids.length;
+            int budget = maxLength - (n - la - lb);
+            int na = la, nb = lb;
+            if (la + lb > budget) {
+                // tokenizers' truncate_encodings, LongestFirst
+                boolean swap = la > lb;
+                int n1 = swap ? lb : la, n2;
+                if (n1 > budget) n2 = n1;
+                else n2 = Math.max(n1, budget - n1);
+                if (n1 + n2 > budget) {
+                    n1 = budget / 2;
+                    n2 = n1 + budget % 2;
+                }
+                na = swap ? n2 : n1;
+                nb = swap ? n1 : n2;
+                na = Math.min(na, la);
+                nb = Math.min(nb, lb);
+            }
+            int dropA = la - na, dropB = lb - nb;
+            int[] keptIds = new int[n - dropA - dropB], keptTypes = new int[keptIds.length];
+            int text = 0, k = 0; // text: how many of the pair's text tokens have been seen
+            for (int j = 0; j < n; j++) {
+                boolean sp = special.length == n && special[j] != 0;
+                if (!sp) {
+                    boolean inA = text < la;
+                    int at = inA ? text : text - la;
+                    text++;
+                    if (inA ? at < dropA : at < dropB) continue;
+                }
+                keptIds[k] = Math.toIntExact(ids[j]);
+                keptTypes[k++] = types.length == n ? Math.toIntExact(types[j]) : 0;
+            }
+            out[i] = new Tokens(keptIds, dropA + dropB > 0, 0, keptTypes);
+        }
+        return out;
+    }
+
+    /**
+     * The token ids and token type ids of each pair {@code (first[i], second[i])} with the special tokens as the
+     * tokenizer's post-processor puts them (BERT: {@code [CLS] a [SEP] b [SEP]}, types 0 then 1; XLM-R: {@code <s> a
+     * </s></s> b </s>}), cut at the maximum length as transformers' {@code truncation=True} cuts a pair
+     * ('longest_first': a token at a time from the longer text).
+     */
+    Tokens[] encodePairs(List<String> first, List<String> second) {
+        ai.djl.util.PairList<String, String> pairs = new ai.djl.util.PairList<>(first, second);
+        Encoding[] enc = tokenizer.batchEncode(pairs, true, false);
+        Tokens[] out = new Tokens[enc.length];
+        for (int i = 0; i < enc.length; i++) {
+            long[] ids = enc[i].getIds(), types = enc[i].getTypeIds();
+            int[] a = new int[ids.length], t = new int[ids.length];
+            for (int j = 0; j < a.length; j++) {
+                a[j] = Math.toIntExact(ids[j]);
+                t[j] = types.length == ids.length ? Math.toIntExact(types[j]) : 0;
+            }
+            out[i] = new Tokens(a, enc[i].exceedMaxLength(), 0, t);
+        }
+        return out;
+    }
+
+    /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
+    String decode(int[] ids, boolean skipSpecial) {
+        long[] l = new long[ids.length];
+        for (int i = 0; i < ids.length; i++) l[i] = ids[i];
+        return tokenizer.decode(l, skipSpecial);
+    }
+
+    /** Each text's tokens with their strings, special flags and character spans (not truncated). */
+    List<List<Token>> details(List<String> texts, boolean addSpecial) {
+        List<List<Token>> out = new java.util.ArrayList<>(texts.size());
+        for (String text : texts) {
+            Encoding e = tokenizer.encode(text, addSpecial, false);
+            long[] ids = e.getIds(), special = e.getSpecialTokenMask();
+            String[] toks = e.getTokens();
+            ai.djl.huggingface.tokenizers.jni.CharSpan[] spans = e.getCharTokenSpans();
+            List<Token> l = new java.util.ArrayList<>(ids.length);
+            for (int i = 0; i < ids.length; i++) {
+                boolean sp = special.length == ids.length && special[i] != 0;
+                var span = spans != null && i < spans.length ? spans[i] : null;
+                l.add(new Token(
+                        Math.toIntExact(ids[i]),
+                        toks[i],
+                        sp,
+                        sp || span == null ? -1 : span.getStart(),
+                        sp || span == null ? -1 : span.getEnd()));
+            }
+            out.add(List.copyOf(l));
+        }
+        return out;
+    }
+
+    /**
      * The tokens of {@code prompt} as sentence-transformers counts them to leave a prompt out of the pooling: its
      * tokens with the special tokens, less a trailing special token ({@code [SEP]}, {@code </s>}).
      */
@@ -141,7 +287,8 @@ final class TextTokenizer implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         tokenizer.close();
+        if (whole != null) whole.close();
     }
 }

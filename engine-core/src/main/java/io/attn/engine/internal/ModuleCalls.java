@@ -241,7 +241,23 @@ public final class ModuleCalls {
                         + in.input().shape() + ": expected the same shape");
         }
         if (in.finiteCheck() && kp != null) checkFinite(kp, "key_padding_mask");
-        Model.Outputs out = model.runTokens(backend, ids, kp, segments, in.attentionWeights(), in.progress());
+        Tensor types = in.tokenTypes();
+        if (types != null) {
+            int typeVocab = config.encoder().typeVocabSize();
+            if (typeVocab == 0)
+                throw AttnException.badInput(
+                        config.encoder().modelType() + " has no token types (type_vocab_size 0): send none");
+            if (unbatched && types.rank() == 1) types = types.reshape(1, types.dim(0));
+            if (!types.shape().equals(ids.shape()))
+                throw AttnException.shape("token types " + in.tokenTypes().shape() + " do not fit token ids "
+                        + in.input().shape() + ": expected the same shape");
+            float[] t = types.data();
+            for (int i = 0; i < t.length; i++)
+                if (!(t[i] >= 0 && t[i] < typeVocab && t[i] == Math.rint(t[i])))
+                    throw AttnException.badInput("token type " + t[i] + " at [" + i / len + ", " + i % len
+                            + "] is not in [0, " + typeVocab + ") (type_vocab_size)");
+        }
+        Model.Outputs out = model.runTokens(backend, ids, types, kp, segments, in.attentionWeights(), in.progress());
         Tensor y = out.output();
         return new Result(unbatched ? y.reshape(y.shape().remove(0)) : y, weights(out, unbatched));
     }

@@ -1,0 +1,151 @@
+package io.attn.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import io.attn.io.Json;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code attn rerank} and {@code attn classify} on the committed fixtures ({@code tests/rerankers}, written by {@code
+ * tools/make_rerankers.py}): the ranking is {@code CrossEncoder.rank}'s and the scores are within 2e-6 of {@code
+ * CrossEncoder.predict}'s; the classifier's labels and softmax scores are transformers'; bad input is one line and exit 3.
+ */
+class RerankCommandTest {
+    static final Path ROOT = Path.of("../tests/rerankers");
+
+    @TempDir
+    Path dir;
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> expected(String name) {
+        return (Map<String, Object>) Json.read(ROOT.resolve(name).resolve("expected.json"));
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void ranksAsCrossEncoderDoes() throws Exception {
+        Map<String, Object> x = expected("bert-reranker");
+        List<List<String>> pairs = (List<List<String>>) x.get("pairs");
+        List<Number> scores = (List<Number>) x.get("scores");
+        String query = pairs.get(0).get(0);
+        List<String> passages = new ArrayList<>();
+        for (int i = 0; i < 5; i++) passages.add(pairs.get(i).get(1));
+        Path in = dir.resolve("passages.txt");
+        Files.write(in, passages, StandardCharsets.UTF_8);
+        Path out = dir.resolve("ranked.jsonl");
+        var r = RunCommandTest.cli(
+                "rerank",
+                "--model",
+                ROOT.resolve("bert-reranker").toString(),
+                "--device",
+                "cpu",
+                "--query",
+                query,
+                "--input",
+                in.toString(),
+                "--output",
+                out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        List<Map<String, Object>> rank = (List<Map<String, Object>>) x.get("rank");
+        assertEquals(rank.size(), lines.size());
+        for (int i = 0; i < lines.size(); i++) {
+            JsonObject o = JsonParser.parseString(lines.get(i)).getAsJsonObject();
+            int index = o.get("index").getAsInt();
+            assertEquals(((Number) rank.get(i).get("corpus_id")).intValue(), index, "rank " + i);
+            assertEquals(scores.get(index).doubleValue(), o.get("score").getAsDouble(), 2e-6, "score of " + index);
+            assertEquals(passages.get(index), o.get("text").getAsString());
+        }
+        var top = RunCommandTest.cli(
+                "rerank",
+                "--model",
+                ROOT.resolve("bert-reranker").toString(),
+                "--device",
+                "cpu",
+                "--query",
+                query,
+                "--text",
+                passages.get(0),
+                "--text",
+                passages.get(1),
+                "--text",
+                passages.get(2),
+                "--top-n",
+                "2",
+                "--raw-scores");
+        assertEquals(0, top.code(), top.err());
+        assertEquals(2, top.out().lines().count(), top.out());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void classifiesAsTransformersDoes() throws Exception {
+        Map<String, Object> x = expected("bert-classifier");
+        List<String> texts = (List<String>) x.get("texts");
+        List<List<Number>> soft = (List<List<Number>>) x.get("softmax");
+        Path in = dir.resolve("texts.txt");
+        Files.write(in, texts, StandardCharsets.UTF_8);
+        Path out = dir.resolve("labels.jsonl");
+        var r = RunCommandTest.cli(
+                "classify",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--input",
+                in.toString(),
+                "--output",
+                out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        assertEquals(texts.size(), lines.size());
+        String[] labels = {"negative", "neutral", "positive"};
+        for (int i = 0; i < lines.size(); i++) {
+            JsonObject o = JsonParser.parseString(lines.get(i)).getAsJsonObject();
+            int best = 0;
+            for (int k = 0; k < 3; k++) {
+                double want = soft.get(i).get(k).doubleValue();
+                assertEquals(want, o.getAsJsonObject("scores").get(labels[k]).getAsDouble(), 2e-6);
+                if (want > soft.get(i).get(best).doubleValue()) best = k;
+            }
+            assertEquals(labels[best], o.get("label").getAsString());
+        }
+    }
+
+    @Test
+    void badInputIsOneLineAndExit3() throws Exception {
+        Path empty = dir.resolve("empty.txt");
+        Files.writeString(empty, "");
+        var r = RunCommandTest.cli(
+                "rerank",
+                "--model",
+                ROOT.resolve("bert-reranker").toString(),
+                "--device",
+                "cpu",
+                "--query",
+                "q",
+                "--input",
+                empty.toString());
+        assertEquals(3, r.code(), r.err());
+        assertEquals(1, r.err().lines().filter(l -> l.startsWith("attn:")).count(), r.err());
+        var e = RunCommandTest.cli(
+                "rerank", "--model", "../tests/families/bert", "--device", "cpu", "--query", "q", "--text", "p");
+        assertEquals(3, e.code(), e.err());
+        assertTrue(e.err().contains("not a sequence classifier"), e.err());
+        assertEquals(1, e.err().lines().count(), e.err());
+        var c = RunCommandTest.cli(
+                "embed", "--model", ROOT.resolve("bert-classifier").toString(), "--device", "cpu", "--text", "p");
+        assertEquals(3, c.code(), c.err());
+        assertTrue(c.err().contains("sequence classifier"), c.err());
+    }
+}

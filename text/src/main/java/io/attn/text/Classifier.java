@@ -1,0 +1,147 @@
+package io.attn.text;
+
+import io.attn.AttnException;
+import io.attn.engine.Engine;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A text classifier on an {@link Engine} (a {@code *ForSequenceClassification} Hugging Face folder): texts in, one
+ * score per label out, as transformers' model computes the logits and the model's activation turns them into scores
+ * (its declared {@code activation_fn}; else sigmoid for one label, softmax over several). Same lifecycle, batching and
+ * guarantees as {@link Embedder} and {@link Reranker}: thread-safe, a text's scores bitwise the same in any batch.
+ */
+public final class Classifier implements AutoCloseable {
+    private final SequenceScorer s;
+
+    /** One text's scores, one per label (in the order of {@link #labels()}), and the best label. */
+    public record Prediction(float[] scores, String label, float score) {}
+
+    private Classifier(SequenceScorer s) {
+        this.s = s;
+    }
+
+    public static Classifier load(Engine engine, Path model) {
+        return load(engine, model, EmbedderOptions.defaults());
+    }
+
+    public static Classifier load(Engine engine, Path model, EmbedderOptions options) {
+        if (options == null) options = EmbedderOptions.defaults();
+        return load(engine, TextModel.read(model, options.tokenizer()), options);
+    }
+
+    public static Classifier load(Engine engine, TextModel m, EmbedderOptions options) {
+        return new Classifier(SequenceScorer.load("classifier", engine, m, options));
+    }
+
+    public String name() {
+        return s.name;
+    }
+
+    /** The labels ({@code id2label}), one per score. */
+    public List<String> labels() {
+        return s.labels;
+    }
+
+    public int maxLength() {
+        return s.maxLength();
+    }
+
+    /** {@code sigmoid}, {@code softmax}, {@code identity} or {@code tanh}. */
+    public String activation() {
+        return s.activation.label();
+    }
+
+    /** Texts tokenized alone (cut at the maximum length), for {@link #predict(TokenizedTexts, boolean)}. */
+    public TokenizedTexts tokenize(List<String> texts) {
+        return tokenize(texts, false);
+    }
+
+    /**
+     * Texts tokenized alone, those over the maximum length cut on the left when {@code left} (their first tokens
+     * dropped, the special tokens kept: transformers' {@code truncation_side="left"}).
+     */
+    public TokenizedTexts tokenize(List<String> texts, boolean left) {
+        s.gate.enter();
+        try {
+            return s.tokenizeTexts(texts, left);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /** Each text's prediction (activated scores). */
+    public List<Prediction> classify(List<String> texts) {
+        return predict(tokenize(texts), false);
+    }
+
+    /** Each text's prediction, raw logits when {@code raw}. */
+    public List<Prediction> predict(TokenizedTexts texts, boolean raw) {
+        float[][] l = logits(texts);
+        Prediction[] out = new Prediction[l.length];
+        for (int i = 0; i < l.length; i++) {
+            float[] sc = raw ? l[i] : s.activation.apply(l[i]);
+            int best = 0;
+            for (int k = 1; k < sc.length; k++) if (sc[k] > sc[best]) best = k;
+            out[i] = new Prediction(sc, s.labels.get(best), sc[best]);
+        }
+        return List.of(out);
+    }
+
+    /** The logits {@code [texts][labels]} of texts tokenized by this classifier. */
+    public float[][] logits(TokenizedTexts texts) {
+        s.gate.enter();
+        try {
+            return s.logits(texts);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    public String description() {
+        return s.name + ": classifier, labels " + s.labels + ", " + activation() + ", max " + maxLength() + " tokens";
+    }
+
+    SequenceScorer scorer() {
+        return s;
+    }
+
+    /** Each text's tokens (strings, special flags, character spans), not truncated; for tools such as TEI's /tokenize. */
+    public List<List<Token>> tokenDetails(List<String> texts, boolean addSpecial) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        for (int i = 0; i < texts.size(); i++)
+            if (texts.get(i) == null) throw AttnException.badInput("text " + i + " is null");
+        s.gate.enter();
+        try {
+            return s.tokenizer.details(texts, addSpecial);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
+    public String decode(int[] ids, boolean skipSpecial) {
+        if (ids == null) throw AttnException.badInput("ids is null");
+        for (int id : ids) if (id < 0) throw AttnException.badInput("token id " + id + " is negative");
+        s.gate.enter();
+        try {
+            return s.tokenizer.decode(ids, skipSpecial);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /** The model's activation applied to one sequence's logits (a new array). */
+    public float[] activate(float[] logits) {
+        return s.activation.apply(logits);
+    }
+
+    public boolean isClosed() {
+        return s.gate.isClosed();
+    }
+
+    @Override
+    public void close() {
+        s.close();
+    }
+}
