@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.graph.OpParams;
 
 /**
  * A Hugging Face text encoder's configuration, whatever its family ({@link EncoderFamily}): its sizes, feed-forward
@@ -17,6 +18,7 @@ import io.attn.AttnException;
  *     family and MPNet (whose positions count from past the padding index)
  * @param relativeAttentionBuckets MPNet's relative position buckets ({@code relative_attention_num_buckets}): a bias
  *     per head and bucket added to every layer's attention scores; 0 for none
+ * @param variant what a rotary, gated family does otherwise than BERT ({@link Variant#BERT} for BERT's shape)
  */
 public record EncoderConfig(
         String modelType,
@@ -31,7 +33,71 @@ public record EncoderConfig(
         int typeVocabSize,
         int positionOffset,
         int relativeAttentionBuckets,
-        EncoderFamily.Names names) {
+        EncoderFamily.Names names,
+        Variant variant) {
+    /**
+     * Rotary positions (rotate-half layout, transformers' {@code rotate_half}) in place of a position table: the first
+     * {@code dims} of each head's query and key rotate, with base {@code theta}.
+     */
+    public record Rotary(float theta, int dims) {}
+
+    /**
+     * What GTE and NomicBERT do otherwise than BERT's layers.
+     *
+     * @param rotary rotary positions instead of {@code position_embeddings}; null for a position table
+     * @param glu a gated feed-forward block: the first projection gives 2F values, {@code act(gate) * up} of its two
+     *     halves ({@link Glu}); null for BERT's {@code act(dense_1(x))}
+     * @param qkvBias biases on the query, key and value projections
+     * @param outBias bias on the attention output projection
+     * @param ffnInBias bias on the feed-forward's first projection
+     * @param ffnOutBias bias on its second
+     */
+    public record Variant(
+            Rotary rotary, Glu glu, boolean qkvBias, boolean outBias, boolean ffnInBias, boolean ffnOutBias) {
+        /** BERT's layers: a position table, {@code act(dense_1(x))}, every projection with its bias. */
+        public static final Variant BERT = new Variant(null, null, true, true, true, true);
+    }
+
+    /** Which half of a gated feed-forward's first projection (2F outputs) goes through the activation. */
+    public enum Glu {
+        /** {@code act(h[..., :F]) * h[..., F:]}: the weight is [gate; up] (NomicBERT's fc12 then fc11). */
+        GATE_FIRST,
+        /** {@code h[..., :F] * act(h[..., F:])}: [up; gate] (GTE's {@code up_gate_proj}). */
+        GATE_SECOND
+    }
+
+    /** A config of BERT's shape ({@link Variant#BERT}). */
+    public EncoderConfig(
+            String modelType,
+            int vocabSize,
+            int hiddenSize,
+            int numHiddenLayers,
+            int numAttentionHeads,
+            int intermediateSize,
+            String hiddenAct,
+            float layerNormEps,
+            int maxPositionEmbeddings,
+            int typeVocabSize,
+            int positionOffset,
+            int relativeAttentionBuckets,
+            EncoderFamily.Names names) {
+        this(
+                modelType,
+                vocabSize,
+                hiddenSize,
+                numHiddenLayers,
+                numAttentionHeads,
+                intermediateSize,
+                hiddenAct,
+                layerNormEps,
+                maxPositionEmbeddings,
+                typeVocabSize,
+                positionOffset,
+                relativeAttentionBuckets,
+                names,
+                Variant.BERT);
+    }
+
     public EncoderConfig {
         positive("vocab_size", vocabSize);
         positive("hidden_size", hiddenSize);
@@ -50,7 +116,32 @@ public record EncoderConfig(
             throw AttnException.badInput(
                     "hidden_size " + hiddenSize + " is not divisible by num_attention_heads " + numAttentionHeads);
         if (!(layerNormEps > 0)) throw AttnException.badInput("layer_norm_eps must be positive, got " + layerNormEps);
-        activation(hiddenAct); // validates
+        if (variant == null) throw new IllegalArgumentException("variant is null");
+        if (variant.glu() != null) gluActivation(hiddenAct); // validates
+        else activation(hiddenAct);
+        Rotary rot = variant.rotary();
+        if (rot != null) {
+            int d = hiddenSize / numAttentionHeads;
+            if (rot.dims() < 2 || rot.dims() % 2 != 0 || rot.dims() > d)
+                throw AttnException.badInput("the rotary dims " + rot.dims() + " must be even, at least 2 and at most"
+                        + " the head size " + d);
+            if (!(rot.theta() > 0) || Float.isInfinite(rot.theta()))
+                throw AttnException.badInput("rope_theta must be positive, got " + rot.theta());
+        }
+    }
+
+    /** The activation of a gated feed-forward's gate named by {@code hidden_act}. */
+    static OpParams.Glu.Activation gluActivation(String hiddenAct) {
+        return switch (hiddenAct) {
+            case "silu", "swish" -> OpParams.Glu.Activation.SILU;
+            case "gelu" -> OpParams.Glu.Activation.GELU;
+            case "gelu_new", "gelu_pytorch_tanh" -> OpParams.Glu.Activation.GELU_TANH;
+            case null -> throw AttnException.badInput("hidden_act is missing");
+            default ->
+                throw AttnException.badInput("hidden_act \"" + hiddenAct
+                        + "\" is not supported for a gated feed-forward (silu, swish, gelu, gelu_new,"
+                        + " gelu_pytorch_tanh)");
+        };
     }
 
     /** A BERT config (the names of transformers' {@code BertModel}, positions from 0). */

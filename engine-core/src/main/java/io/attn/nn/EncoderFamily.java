@@ -19,7 +19,14 @@ public interface EncoderFamily {
      * The weight names, relative to the model (no task-model prefix): the embeddings', then per layer {@code layer}
      * (a format with the layer index, e.g. {@code encoder.layer.%d.}) followed by each block's prefix.
      *
+     * @param position null for a family with rotary positions
      * @param tokenType null for a family without token-type embeddings
+     * @param key null when {@code query} names one fused projection (3E, E) of query, key and value, in that order
+     *     (GTE's {@code qkv_proj}, NomicBERT's {@code Wqkv}); {@code value} null then too
+     * @param ffnIn the feed-forward's first projection; in a gated family (2F, E) [up; gate] when {@code ffnGate} is
+     *     null, else (F, E) the up projection alone
+     * @param ffnGate a gated family's separate gate projection (F, E), concatenated as [gate; up] with {@code ffnIn}
+     *     when loaded; null otherwise
      */
     record Names(
             String word,
@@ -34,7 +41,40 @@ public interface EncoderFamily {
             String attentionNorm,
             String ffnIn,
             String ffnOut,
-            String ffnNorm) {
+            String ffnNorm,
+            String ffnGate) {
+        /** The names of a family with no separate gate projection. */
+        public Names(
+                String word,
+                String position,
+                String tokenType,
+                String embeddingNorm,
+                String layer,
+                String query,
+                String key,
+                String value,
+                String attentionOutput,
+                String attentionNorm,
+                String ffnIn,
+                String ffnOut,
+                String ffnNorm) {
+            this(
+                    word,
+                    position,
+                    tokenType,
+                    embeddingNorm,
+                    layer,
+                    query,
+                    key,
+                    value,
+                    attentionOutput,
+                    attentionNorm,
+                    ffnIn,
+                    ffnOut,
+                    ffnNorm,
+                    null);
+        }
+
         String layer(int i) {
             return layer.formatted(i);
         }
@@ -55,9 +95,11 @@ public interface EncoderFamily {
     EncoderFamily ROBERTA = new RobertaFamily();
     EncoderFamily DISTILBERT = new DistilBertFamily();
     EncoderFamily MPNET = new MpnetFamily();
+    EncoderFamily GTE = new GteFamily();
+    EncoderFamily NOMIC_BERT = new NomicBertFamily();
 
     /** Every family the engine runs. */
-    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET);
+    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {

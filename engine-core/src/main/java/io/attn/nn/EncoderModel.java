@@ -3,6 +3,7 @@ package io.attn.nn;
 import io.attn.AttnException;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
+import io.attn.graph.OpParams;
 import io.attn.tensor.Tensor;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,29 +49,52 @@ public final class EncoderModel {
     public EncoderModel(StateDict sd, EncoderConfig c) {
         this.config = c;
         EncoderFamily.Names n = c.names();
+        EncoderConfig.Variant v = c.variant();
         int e = c.hiddenSize(), f = c.intermediateSize(), h = c.numAttentionHeads();
         word = sd.take(n.word(), c.vocabSize(), e);
-        position = sd.take(n.position(), c.maxPositionEmbeddings(), e);
-        tokenType = n.tokenType() == null ? null : sd.take(n.tokenType(), c.typeVocabSize(), e);
+        position = v.rotary() != null ? null : sd.take(n.position(), c.maxPositionEmbeddings(), e);
+        tokenType =
+                n.tokenType() == null || c.typeVocabSize() == 0 ? null : sd.take(n.tokenType(), c.typeVocabSize(), e);
         embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), true);
         relativeBias = c.relativeAttentionBuckets() == 0
                 ? null
                 : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
                         .data();
-        FeedForward.Activation act = EncoderConfig.activation(c.hiddenAct());
+        FeedForward.Activation act = v.glu() == null ? EncoderConfig.activation(c.hiddenAct()) : null;
+        OpParams.Glu glu = v.glu() == null
+                ? null
+                : new OpParams.Glu(EncoderConfig.gluActivation(c.hiddenAct()), v.glu() == EncoderConfig.Glu.GATE_FIRST);
         LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), false, true);
         for (int i = 0; i < c.numHiddenLayers(); i++) {
             String p = n.layer(i);
+            Linear q, k, val;
+            String attnName = p + n.query().substring(0, n.query().indexOf('.'));
+            if (n.key() == null) { // one fused (3E, E) projection, split into its query, key and value rows
+                Tensor w = sd.take(p + n.query() + "weight", 3 * e, e);
+                Tensor b = sd.takeIf(v.qkvBias(), p + n.query() + "bias", 3 * e);
+                String qkv = p + n.query().substring(0, n.query().length() - 1);
+                q = new Linear(qkv + ".q", w.slice0(0, e), b == null ? null : b.slice0(0, e));
+                k = new Linear(qkv + ".k", w.slice0(e, 2 * e), b == null ? null : b.slice0(e, 2 * e));
+                val = new Linear(qkv + ".v", w.slice0(2 * e, 3 * e), b == null ? null : b.slice0(2 * e, 3 * e));
+            } else {
+                q = Linear.load(sd, p + n.query(), e, e, v.qkvBias());
+                k = Linear.load(sd, p + n.key(), e, e, v.qkvBias());
+                val = Linear.load(sd, p + n.value(), e, e, v.qkvBias());
+            }
             MultiheadAttention attn = new MultiheadAttention(
-                    p + n.query().substring(0, n.query().indexOf('.')),
-                    e,
-                    h,
-                    Linear.load(sd, p + n.query(), e, e, true),
-                    Linear.load(sd, p + n.key(), e, e, true),
-                    Linear.load(sd, p + n.value(), e, e, true),
-                    Linear.load(sd, p + n.attentionOutput(), e, e, true));
-            FeedForward ff = new FeedForward(
-                    Linear.load(sd, p + n.ffnIn(), e, f, true), Linear.load(sd, p + n.ffnOut(), f, e, true), act);
+                    attnName, e, h, q, k, val, Linear.load(sd, p + n.attentionOutput(), e, e, v.outBias()));
+            Linear in;
+            if (glu == null) in = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
+            else if (n.ffnGate() == null) in = Linear.load(sd, p + n.ffnIn(), e, 2 * f, v.ffnInBias());
+            else { // separate up and gate projections: one [gate; up] (2F, E) matmul, the gate half activated
+                Linear up = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
+                Linear gate = Linear.load(sd, p + n.ffnGate(), e, f, v.ffnInBias());
+                in = new Linear(
+                        up.name() + "+gate",
+                        concat0(gate.weight(), up.weight()),
+                        up.bias() == null ? null : concat0(gate.bias(), up.bias()));
+            }
+            FeedForward ff = new FeedForward(in, Linear.load(sd, p + n.ffnOut(), f, e, v.ffnOutBias()), act, glu);
             layers.add(new TransformerEncoderLayer(
                     lc,
                     attn,
@@ -78,6 +102,13 @@ public final class EncoderModel {
                     LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), true),
                     LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), true)));
         }
+    }
+
+    /** {@code a} then {@code b} along the first dimension (copied). */
+    private static Tensor concat0(Tensor a, Tensor b) {
+        float[] d = java.util.Arrays.copyOf(a.data(), a.size() + b.size());
+        System.arraycopy(b.data(), 0, d, a.size(), b.size());
+        return Tensor.of(a.shape().with(0, a.dim(0) + b.dim(0)), d);
     }
 
     public EncoderConfig config() {
@@ -134,9 +165,13 @@ public final class EncoderModel {
         EncoderFamily.Names n = config.names();
         Node x = g.embedding(ids, g.constant(n.word(), word));
         if (tokenType != null) x = g.add(x, g.embedding(tokenTypes, g.constant(n.tokenType(), tokenType)));
-        x = g.add(x, g.embedding(positions, g.constant(n.position(), position)));
+        if (position != null) x = g.add(x, g.embedding(positions, g.constant(n.position(), position)));
         x = embeddingNorm.forward(f, x);
-        for (TransformerEncoderLayer l : layers) x = l.forward(f, x, masks);
+        EncoderConfig.Rotary rotary = config.variant().rotary();
+        for (TransformerEncoderLayer l : layers)
+            x = rotary == null
+                    ? l.forward(f, x, masks)
+                    : l.forward(f, x, h -> l.selfAttn().forwardRotary(f, h, masks, rotary, positions));
         return x;
     }
 }

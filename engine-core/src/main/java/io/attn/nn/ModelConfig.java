@@ -152,6 +152,30 @@ public record ModelConfig(
                 m.put("max_position_embeddings", encoder.maxPositionEmbeddings());
                 m.put("type_vocab_size", encoder.typeVocabSize());
                 if (encoder.positionOffset() != 0) m.put("first_position_id", encoder.positionOffset());
+                EncoderConfig.Variant v = encoder.variant();
+                if (v.rotary() != null) {
+                    m.put("positions", "rotary");
+                    m.put(
+                            "rope_theta",
+                            Double.parseDouble(Float.toString(v.rotary().theta())));
+                    m.put("rotary_dims", v.rotary().dims());
+                    m.put("head_dim", encoder.hiddenSize() / encoder.numAttentionHeads());
+                }
+                if (v.glu() != null)
+                    m.put(
+                            "feed_forward",
+                            "gated: down("
+                                    + (v.glu() == EncoderConfig.Glu.GATE_FIRST
+                                            ? "act(h[:F]) * h[F:]"
+                                            : "h[:F] * act(h[F:])")
+                                    + "), act " + encoder.hiddenAct());
+                if (encoder.names().key() == null) m.put("fused_qkv", true);
+                if (!v.equals(EncoderConfig.Variant.BERT)) {
+                    m.put("qkv_bias", v.qkvBias());
+                    m.put("attention_output_bias", v.outBias());
+                    m.put("ffn_in_bias", v.ffnInBias());
+                    m.put("ffn_out_bias", v.ffnOutBias());
+                }
                 if (head != null) {
                     m.put("num_labels", head.numLabels());
                     m.put("labels", head.labels());

@@ -87,6 +87,23 @@ public final class MultiheadAttention {
     }
 
     /**
+     * Self-attention of {@code x (B, L, E)} with rotary positions: the first {@code rotary.dims()} of each head's
+     * query and key rotated (rotate-half, base {@code rotary.theta()}) by the position ids {@code positions (B, L)}
+     * before the scores (transformers' {@code apply_rotary_pos_emb}). Returns {@code (B, L, E)}.
+     */
+    public Node forwardRotary(Forward f, Node x, Masks masks, EncoderConfig.Rotary rotary, Node positions) {
+        GraphBuilder g = f.g;
+        if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
+            throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim);
+        Node qh = g.rope(q.forwardHeads(f, x, numHeads), positions, rotary.theta(), rotary.dims(), 0);
+        Node kh = g.rope(k.forwardHeads(f, x, numHeads), positions, rotary.theta(), rotary.dims(), 0);
+        Node vh = v.forwardHeads(f, x, numHeads);
+        float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
+        Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
+        return out.forward(f, g.mergeHeads(o));
+    }
+
+    /**
      * Self-attention of new tokens {@code x (B, L, E)} against a key/value cache: their keys and values are written into
      * {@code kCache} and {@code vCache} {@code (B, H, C, D)} (graph inputs, usually bound to backend buffers) at the row
      * held by {@code pos (1)}, and the queries attend to every cache row the masks leave visible (the caller's key-padding

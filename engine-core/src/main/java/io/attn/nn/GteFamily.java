@@ -1,0 +1,120 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.io.JsonFields;
+import java.util.List;
+
+/**
+ * GTE ({@code model_type} {@code gte}, transformers' {@code GteModel}; {@code new}, Alibaba-NLP's remote-code
+ * {@code NewModel} that gte-multilingual-base and gte-base-en-v1.5 ship, the same weights): BERT's keys and post-norm
+ * layers with rotary positions (no position table; {@code rope_parameters.rope_theta}, or {@code rope_theta} for
+ * {@code new}), one fused {@code qkv_proj} (3E, E) with biases, and a gated feed-forward: {@code up_gate_proj} (2F, E,
+ * no bias) is [up; gate], {@code down_proj(up * act(gate))} with {@code hidden_act} (GELU). Token types when {@code
+ * type_vocab_size} is not 0 (always type 0). transformers' {@code GteConfig} defaults (theta 160000, 8192 positions,
+ * one token type); {@code new}'s of its {@code NewConfig} (theta 10000, 512 positions, no token types).
+ *
+ * <p>Refused with their key named: rope scaling ({@code rope_scaling} / a {@code rope_type} other than {@code
+ * default}: gte-base-en-v1.5's NTK scaling changes every frequency, not just theta), {@code logn_attention_scale},
+ * {@code layer_norm_type} other than {@code layer_norm}, unpacked q/k/v ({@code pack_qkv: false}).
+ */
+final class GteFamily implements EncoderFamily {
+    static final Names NAMES = new Names(
+            "embeddings.word_embeddings.weight",
+            null,
+            "embeddings.token_type_embeddings.weight",
+            "embeddings.LayerNorm.",
+            "encoder.layer.%d.",
+            "attention.qkv_proj.",
+            null,
+            null,
+            "attention.o_proj.",
+            "attn_ln.",
+            "mlp.up_gate_proj.",
+            "mlp.down_proj.",
+            "mlp_ln.");
+
+    @Override
+    public List<String> modelTypes() {
+        return List.of("gte", "new");
+    }
+
+    @Override
+    public String checkpointPrefix() {
+        return "new.";
+    }
+
+    @Override
+    public Names names() {
+        return NAMES;
+    }
+
+    @Override
+    public EncoderConfig read(JsonFields r, String modelType) {
+        boolean hub = modelType.equals("new");
+        if (hub) {
+            if (r.get("rope_scaling") != null)
+                throw AttnException.badInput(r.source() + ": rope_scaling " + r.get("rope_scaling")
+                        + " is not supported (attn runs GTE's plain rotary positions, rope_scaling null)");
+            if (!r.string("position_embedding_type", "rope").equals("rope"))
+                throw AttnException.badInput(r.source() + ": position_embedding_type \""
+                        + r.string("position_embedding_type", null) + "\" is not supported for GTE (only \"rope\")");
+            if (r.bool("logn_attention_scale", false))
+                throw AttnException.badInput(r.source() + ": logn_attention_scale true is not supported");
+            if (!r.string("layer_norm_type", "layer_norm").equals("layer_norm"))
+                throw AttnException.badInput(r.source() + ": layer_norm_type \"" + r.string("layer_norm_type", null)
+                        + "\" is not supported (only \"layer_norm\")");
+            if (!r.bool("pack_qkv", true))
+                throw AttnException.badInput(
+                        r.source() + ": pack_qkv false is not supported (GTE's weights hold one qkv_proj)");
+        }
+        int hidden = r.integer("hidden_size", 768), heads = r.integer("num_attention_heads", 12);
+        Rope rope = Rope.read(r, hub ? 10000.0 : 160000.0, hub ? "rope_theta" : null);
+        return new EncoderConfig(
+                modelType,
+                r.integer("vocab_size", hub ? 30528 : 250048),
+                hidden,
+                r.integer("num_hidden_layers", 12),
+                heads,
+                r.integer("intermediate_size", 3072),
+                r.string("hidden_act", "gelu"),
+                (float) r.number("layer_norm_eps", 1e-12),
+                r.integer("max_position_embeddings", hub ? 512 : 8192),
+                r.integer("type_vocab_size", hub ? 0 : 1),
+                0,
+                0,
+                NAMES,
+                new EncoderConfig.Variant(
+                        rope.rotary(hidden, heads), EncoderConfig.Glu.GATE_SECOND, true, true, false, true));
+    }
+
+    /**
+     * The rotary settings of a config: transformers 5's {@code rope_parameters} ({@code rope_theta}, {@code rope_type}
+     * {@code default} only, {@code partial_rotary_factor}), else a top-level {@code legacyTheta} key (the remote
+     * code's), else {@code theta}; {@code fraction} of the head size rotates.
+     */
+    record Rope(double theta, double fraction) {
+        static Rope read(JsonFields r, double theta, String legacyTheta) {
+            JsonFields p = r.object("rope_parameters");
+            double fraction = 1.0;
+            if (p != null) {
+                String type = p.string("rope_type", "default");
+                if (!type.equals("default"))
+                    throw AttnException.badInput(r.source() + ": rope_parameters.rope_type \"" + type
+                            + "\" is not supported (only \"default\": no rope scaling)");
+                theta = p.number("rope_theta", theta);
+                fraction = p.number("partial_rotary_factor", 1.0);
+            } else if (legacyTheta != null) theta = r.number(legacyTheta, theta);
+            return new Rope(theta, fraction);
+        }
+
+        /** The rotary dims of a head of {@code hidden / heads}: {@code int(head_dim * fraction)}, as transformers. */
+        EncoderConfig.Rotary rotary(int hidden, int heads) {
+            if (heads <= 0 || hidden % heads != 0)
+                throw AttnException.badInput(
+                        "hidden_size " + hidden + " is not divisible by num_attention_heads " + heads);
+            if (!(fraction > 0 && fraction <= 1))
+                throw AttnException.badInput("the rotary fraction " + fraction + " must be in (0, 1]");
+            return new EncoderConfig.Rotary((float) theta, (int) (hidden / heads * fraction));
+        }
+    }
+}

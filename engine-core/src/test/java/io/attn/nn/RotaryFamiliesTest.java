@@ -1,0 +1,118 @@
+package io.attn.nn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.io.Json;
+import io.attn.io.JsonFields;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How GTE and NomicBERT configs read: transformers 5's keys (the committed fixtures' form, whose outputs {@code
+ * FamiliesTest} checks), the remote code's keys of the hub checkpoints (nomic-embed-text-v1.5, Alibaba-NLP's {@code
+ * new}), and the settings attn does not implement, refused by name.
+ */
+class RotaryFamiliesTest {
+    @SuppressWarnings("unchecked")
+    static EncoderConfig read(String json) {
+        return EncoderFamily.fromHuggingFace(new JsonFields((Map<String, Object>) Json.parse(json), "config.json"));
+    }
+
+    static String refused(String json) {
+        AttnException e = assertThrows(AttnException.class, () -> read(json));
+        assertEquals(AttnException.Code.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().startsWith("config.json: "), e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void gteOfTransformers() {
+        EncoderConfig c = read("""
+                {"model_type": "gte", "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64,
+                 "num_hidden_layers": 2, "vocab_size": 431, "max_position_embeddings": 64, "type_vocab_size": 1,
+                 "rope_parameters": {"rope_theta": 160000.0, "rope_type": "default"}}""");
+        assertEquals(new EncoderConfig.Rotary(160000f, 8), c.variant().rotary());
+        assertEquals(EncoderConfig.Glu.GATE_SECOND, c.variant().glu());
+        assertEquals("gelu", c.hiddenAct());
+        assertEquals(1, c.typeVocabSize());
+        assertNull(c.names().key()); // fused qkv_proj
+        assertEquals(
+                new EncoderConfig.Rotary(160000f, 64),
+                read("{\"model_type\": \"gte\"}").variant().rotary());
+    }
+
+    @Test
+    void gteOfTheRemoteCode() {
+        EncoderConfig c = read("""
+                {"model_type": "new", "auto_map": {"AutoModel": "Alibaba-NLP/new-impl--modeling.NewModel"},
+                 "hidden_size": 768, "num_attention_heads": 12, "rope_theta": 20000, "rope_scaling": null,
+                 "position_embedding_type": "rope", "layer_norm_type": "layer_norm", "pack_qkv": true,
+                 "logn_attention_scale": false, "type_vocab_size": 0, "max_position_embeddings": 8192}""");
+        assertEquals(new EncoderConfig.Rotary(20000f, 64), c.variant().rotary());
+        assertEquals(0, c.typeVocabSize());
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
+                .contains("rope_scaling"));
+        assertTrue(refused("{\"model_type\": \"new\", \"logn_attention_scale\": true}")
+                .contains("logn_attention_scale"));
+        assertTrue(refused("{\"model_type\": \"new\", \"pack_qkv\": false}").contains("pack_qkv"));
+        assertTrue(refused("{\"model_type\": \"new\", \"layer_norm_type\": \"rms_norm\"}")
+                .contains("layer_norm_type"));
+        assertTrue(
+                refused("{\"model_type\": \"gte\", \"rope_parameters\": {\"rope_type\": \"dynamic\", \"factor\": 2}}")
+                        .contains("rope_type \"dynamic\""));
+    }
+
+    @Test
+    void nomicOfTransformers() {
+        EncoderConfig c = read("""
+                {"model_type": "nomic_bert", "hidden_size": 32, "num_attention_heads": 4, "head_dim": 8,
+                 "intermediate_size": 64, "hidden_act": "silu", "rope_parameters": {"rope_theta": 1000.0,
+                 "rope_type": "default", "partial_rotary_factor": 0.5}}""");
+        assertEquals(new EncoderConfig.Rotary(1000f, 4), c.variant().rotary());
+        assertEquals(EncoderConfig.Glu.GATE_FIRST, c.variant().glu());
+        assertEquals(
+                new EncoderConfig.Variant(
+                        c.variant().rotary(), EncoderConfig.Glu.GATE_FIRST, false, false, false, false),
+                c.variant());
+        assertEquals("mlp.fc12.", c.names().ffnGate());
+        assertTrue(refused("{\"model_type\": \"nomic_bert\", \"hidden_size\": 32, \"num_attention_heads\": 4,"
+                        + " \"head_dim\": 16}")
+                .contains("head_dim 16"));
+    }
+
+    @Test
+    void nomicOfTheRemoteCode() {
+        // nomic-embed-text-v1.5's config.json keys
+        EncoderConfig c = read("""
+                {"model_type": "nomic_bert", "activation_function": "swiglu", "layer_norm_epsilon": 1e-12,
+                 "mlp_fc1_bias": false, "mlp_fc2_bias": false, "n_embd": 768, "n_head": 12, "n_inner": 3072,
+                 "n_layer": 12, "n_positions": 8192, "prenorm": false, "qkv_proj_bias": false,
+                 "rotary_emb_base": 1000, "rotary_emb_fraction": 1.0, "rotary_emb_interleaved": false,
+                 "rotary_scaling_factor": null, "type_vocab_size": 2, "use_rms_norm": false, "causal": false,
+                 "parallel_block": false, "vocab_size": 30528}""");
+        assertEquals(768, c.hiddenSize());
+        assertEquals(12, c.numHiddenLayers());
+        assertEquals(3072, c.intermediateSize());
+        assertEquals(8192, c.maxPositionEmbeddings());
+        assertEquals("silu", c.hiddenAct());
+        assertEquals(new EncoderConfig.Rotary(1000f, 64), c.variant().rotary());
+        assertEquals(
+                32,
+                read("{\"model_type\": \"nomic_bert\", \"rotary_emb_fraction\": 0.5}")
+                        .variant()
+                        .rotary()
+                        .dims());
+        assertTrue(refused("{\"model_type\": \"nomic_bert\", \"rotary_emb_interleaved\": true}")
+                .contains("rotary_emb_interleaved"));
+        assertTrue(refused("{\"model_type\": \"nomic_bert\", \"rotary_scaling_factor\": 2.0}")
+                .contains("rotary_scaling_factor"));
+        assertTrue(
+                refused("{\"model_type\": \"nomic_bert\", \"prenorm\": true}").contains("prenorm"));
+        assertTrue(refused("{\"model_type\": \"nomic_bert\", \"activation_function\": \"gelu\"}")
+                .contains("activation_function"));
+    }
+}
