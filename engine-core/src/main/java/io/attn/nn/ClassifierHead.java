@@ -88,6 +88,10 @@ public record ClassifierHead(boolean relu, List<String> labels, String dense, St
                 && !pt.equals("multi_label_classification")
                 && !pt.equals("regression"))
             throw AttnException.badInput(r.source() + ": problem_type \"" + pt + "\" is not known");
+        if (family == EncoderFamily.GTE || family == EncoderFamily.NOMIC_BERT)
+            throw AttnException.badInput(
+                    r.source() + ": a " + family.modelTypes().getFirst() + " sequence classifier (" + a
+                            + ") is not supported: attn runs this family's encoder only");
         if (family == EncoderFamily.BERT) return new ClassifierHead(false, labels, "pooler.dense.", "classifier.");
         if (family == EncoderFamily.DISTILBERT)
             return new ClassifierHead(true, labels, "pre_classifier.", "classifier.");

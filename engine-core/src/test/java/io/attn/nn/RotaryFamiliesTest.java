@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.AttnException;
 import io.attn.io.Json;
-import io.attn.io.JsonFields;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +18,8 @@ import org.junit.jupiter.api.Test;
 class RotaryFamiliesTest {
     @SuppressWarnings("unchecked")
     static EncoderConfig read(String json) {
-        return EncoderFamily.fromHuggingFace(new JsonFields((Map<String, Object>) Json.parse(json), "config.json"));
+        return ModelConfig.parse((Map<String, Object>) Json.parse(json), "config.json")
+                .encoder();
     }
 
     static String refused(String json) {
@@ -56,6 +56,8 @@ class RotaryFamiliesTest {
         assertEquals(0, c.typeVocabSize());
         assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
                 .contains("rope_scaling"));
+        assertTrue(refused("{\"model_type\": \"new\", \"architectures\": [\"NewForSequenceClassification\"]}")
+                .contains("sequence classifier"));
         assertTrue(refused("{\"model_type\": \"new\", \"logn_attention_scale\": true}")
                 .contains("logn_attention_scale"));
         assertTrue(refused("{\"model_type\": \"new\", \"pack_qkv\": false}").contains("pack_qkv"));
