@@ -51,7 +51,16 @@ public enum Op {
      * {@link #INPUT} read by nothing else: the executor then runs the op in place, the output sharing the cache's buffer
      * (so a cache bound to a backend buffer stays there across calls); kernels must also accept a distinct output.
      */
-    CACHE_WRITE;
+    CACHE_WRITE,
+    /**
+     * Dynamically quantized product (ONNX Runtime's {@code DynamicQuantizeLinear} + {@code MatMulInteger} + the scales):
+     * x {@code (..., K)} float, the weight int8 {@code (K, N)} with its scale and zero point (per tensor or per output
+     * column) in {@link OpParams.QMatMul}; output {@code (..., N)} float. Each row group of x (the whole tensor, or each
+     * sequence) is quantized per call to uint8 with DynamicQuantizeLinear's scale and zero point (float arithmetic,
+     * round half to even, saturated); the products are accumulated exactly in int32; then {@code out = (float) acc *
+     * (float) (xScale * wScale[n])}. See {@link OpParams.QMatMul} for the exact definition.
+     */
+    QMATMUL;
 
     /**
      * The input whose buffer this op's output may share (it is computed in place), or -1. Only {@link #CACHE_WRITE}:

@@ -16,6 +16,7 @@ import io.attn.cpu.ops.LayerNorm;
 import io.attn.cpu.ops.MatMul;
 import io.attn.cpu.ops.Mean;
 import io.attn.cpu.ops.PositionalEncoding;
+import io.attn.cpu.ops.QMatMul;
 import io.attn.cpu.ops.Softmax;
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
@@ -180,6 +181,7 @@ public final class CpuBackend implements Backend {
             case MEAN -> Mean.run(node, o, in[0]);
             case ATTENTION -> Attention.run(par, node, o, in);
             case CACHE_WRITE -> CacheWrite.run(node, o, in[0], in[1], in[2]);
+            case QMATMUL -> QMatMul.run(par, node, o, in[0]);
         }
     }
 

@@ -150,6 +150,12 @@ public final class PlantedBugBackend implements Backend {
                 for (int i = 0; i < c.dim(0) * c.dim(1); i++)
                     System.arraycopy(in[1], i * rows * d, o, (i * c.dim(2) + p) * d, rows * d);
             }
+            case QMATMUL -> {
+                OpParams.QMatMul p = n.params(OpParams.QMatMul.class);
+                float[] rowScale = new float[in[0].length / p.k()];
+                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, in[0], rowScale);
+                for (int i = 0; i < size; i++) o[i] = (float) acc[i] * (rowScale[i / p.n()] * p.scale(i % p.n()));
+            }
         }
     }
 
