@@ -132,6 +132,7 @@ public final class EncoderModel {
                     + (config.positionOffset() > 0 ? " less the first position id " + config.positionOffset() : "")
                     + ")");
         EncoderFamily.Names n = config.names();
+        f.segments(masks.segments());
         Node x = g.embedding(ids, g.constant(n.word(), word));
         if (tokenType != null) x = g.add(x, g.embedding(tokenTypes, g.constant(n.tokenType(), tokenType)));
         x = g.add(x, g.embedding(positions, g.constant(n.position(), position)));

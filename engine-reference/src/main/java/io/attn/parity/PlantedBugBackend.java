@@ -152,8 +152,9 @@ public final class PlantedBugBackend implements Backend {
             }
             case QMATMUL -> {
                 OpParams.QMatMul p = n.params(OpParams.QMatMul.class);
-                float[] rowScale = new float[in[0].length / p.k()];
-                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, in[0], rowScale);
+                float[] x = java.util.Arrays.copyOf(in[0], n.input(0).shape().size());
+                float[] rowScale = new float[x.length / p.k()];
+                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, x, rowScale);
                 for (int i = 0; i < size; i++) o[i] = (float) acc[i] * (rowScale[i / p.n()] * p.scale(i % p.n()));
             }
         }

@@ -280,6 +280,7 @@ public final class TextModel {
         Path configFile = transformer.resolve("config.json");
         if (!Files.exists(configFile)) {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
+            if (onnx == null) onnx = soleOnnx(transformer);
             if (onnx != null) {
                 TextModel m = readOnnx(onnx, tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer));
                 return new TextModel(
@@ -398,6 +399,21 @@ public final class TextModel {
     }
 
     // ---------------------------------------------------------------------------------------------------- ONNX
+
+    /** The folder's one {@code .onnx} file (say langchain4j's {@code all-minilm-l6-v2-q.onnx}), or null. */
+    private static Path soleOnnx(Path dir) {
+        try (var files = Files.list(dir)) {
+            List<Path> onnx = files.filter(f -> f.getFileName()
+                            .toString()
+                            .toLowerCase(java.util.Locale.ROOT)
+                            .endsWith(".onnx"))
+                    .filter(Files::isRegularFile)
+                    .toList();
+            return onnx.size() == 1 ? onnx.get(0) : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
 
     private static TextModel readOnnx(Path onnx, Path tokenizerOverride) {
         OnnxBert.Imported imp = OnnxBert.read(onnx);

@@ -45,7 +45,8 @@ public final class QMatMul {
 
     public static void run(Parallel par, Node node, float[] out, float[] x) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
-        run(par, p, x, out, x.length / p.k(), null);
+        // buffers may be larger than the value (slots are reused): the row count comes from the shape
+        run(par, p, x, out, node.input(0).shape().size() / p.k(), null);
     }
 
     /**
@@ -64,7 +65,7 @@ public final class QMatMul {
 
     /** DynamicQuantizeLinear per group; writes {@code q - z} as floats into {@code a} and each row's scale. */
     static void quantize(Parallel par, int[] groups, float[] x, int k, float[] a, float[] rowScale) {
-        int rows = rowScale.length;
+        int rows = rowScale.length; // x may be longer than rows * k
         float[] lo = new float[rows], hi = new float[rows];
         par.forRange(rows, Math.max(1, 8192 / Math.max(1, k)), (from, to) -> {
             for (int r = from; r < to; r++) {
