@@ -3,6 +3,7 @@ package io.attn.cpu.ops;
 import io.attn.cpu.Parallel;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
+import jdk.incubator.vector.ByteVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorOperators;
@@ -26,10 +27,13 @@ public final class QMatMul {
     private static final int VL = SP.length();
     /** K chunk: partial sums of this many products stay exact in fp32 (see the class comment). */
     static final int KC = 256;
-    /** Register tile: MR rows by NR = 2 vectors of columns. */
-    static final int MR = 4, NR = 2 * VL;
-    /** Rows and columns of one task's block. */
-    static final int MB = 64, NB = 64;
+    /** Register tile: MR rows by NR = 2 vectors of columns (12 accumulators: 15 of AVX2's 16 registers). */
+    static final int MR = 6, NR = 2 * VL;
+    /**
+     * Rows and columns of one task's block: the int8 block is widened once per 256-deep chunk for all MB rows (so the
+     * widening is ~1% of the block's FMAs).
+     */
+    static final int MB = 240, NB = Math.max(64, NR);
     /** float 1.5 * 2^23: adding then subtracting it rounds a float of magnitude < 2^22 half to even. */
     private static final float MAGIC = 12582912f;
 
@@ -39,6 +43,7 @@ public final class QMatMul {
         float[] a = new float[0];
         float[] b = new float[KC * NB];
         int[] acc = new int[MB * NB];
+        float[] sums = new float[MB * NB];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -133,6 +138,7 @@ public final class QMatMul {
         Scratch s = SCRATCH.get();
         float[] b = s.b;
         int[] acc = s.acc;
+        float[] sums = s.sums;
         java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
         byte[] w = p.weight().int8();
         float[] zero = new float[NB];
@@ -140,11 +146,18 @@ public final class QMatMul {
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
             widen(w, n, k0, kc, j0, cols, zero, b);
-            int r = r0;
-            for (; r + MR <= r1; r += MR)
-                for (int jp = 0; jp < NB; jp += NR) kernel4(a, r * k + k0, k, b, jp, kc, acc, (r - r0) * NB + jp);
-            for (; r < r1; r++)
-                for (int jp = 0; jp < NB; jp += NR) kernel1(a, r * k + k0, b, jp, kc, acc, (r - r0) * NB + jp);
+            // panel by panel (kc x NR, 8 or 16 KB: stays in L1) over every row strip of the block
+            for (int jp = 0; jp < NB; jp += NR) {
+                int pb = jp * kc; // panel jp / NR starts at (jp / NR) * kc * NR
+                int r = r0;
+                for (; r + MR <= r1; r += MR) kernel6(a, r * k + k0, k, b, pb, kc, sums, (r - r0) * NB + jp);
+                for (; r < r1; r++) kernel1(a, r * k + k0, b, pb, kc, sums, (r - r0) * NB + jp);
+            }
+            // the chunk's sums are exact integers (< 2^24): added to the int32 accumulators as such
+            for (int i = 0, n8 = (r1 - r0) * NB; i < n8; i += VL)
+                ((IntVector) FloatVector.fromArray(SP, sums, i).convertShape(VectorOperators.F2I, IS, 0))
+                        .add(IntVector.fromArray(IS, acc, i))
+                        .intoArray(acc, i);
         }
         for (int r = r0; r < r1; r++) {
             int ai = (r - r0) * NB, oi = r * n + j0;
@@ -156,24 +169,39 @@ public final class QMatMul {
         }
     }
 
-    /** Widens weight rows {@code k0 .. k0+kc}, columns {@code j0 .. j0+cols}, less their zero points, into b (kc, NB). */
+    /**
+     * Widens weight rows {@code k0 .. k0+kc}, columns {@code j0 .. j0+cols}, less their zero points, into b as NB / NR
+     * panels of (kc, NR), each contiguous: column j of row kk at {@code (j / NR) * kc * NR + kk * NR + j % NR}.
+     */
     private static void widen(byte[] w, int n, int k0, int kc, int j0, int cols, float[] zero, float[] b) {
         for (int kk = 0; kk < kc; kk++) {
-            int wi = (k0 + kk) * n + j0, bi = kk * NB;
-            for (int j = 0; j < cols; j++) b[bi + j] = w[wi + j] - zero[j];
-            for (int j = cols; j < NB; j++) b[bi + j] = 0f;
+            int wi = (k0 + kk) * n + j0, j = 0;
+            for (; j + 8 <= cols; j += 8)
+                ((FloatVector) ByteVector.fromArray(BS, w, wi + j).convertShape(VectorOperators.B2F, FS8, 0))
+                        .sub(FloatVector.fromArray(FS8, zero, j))
+                        .intoArray(b, (j / NR) * kc * NR + kk * NR + j % NR);
+            for (; j < cols; j++) b[(j / NR) * kc * NR + kk * NR + j % NR] = w[wi + j] - zero[j];
+            for (; j < NB; j++) b[(j / NR) * kc * NR + kk * NR + j % NR] = 0f;
         }
     }
 
-    /** Rows {@code a[ai + r*lda ..]} (4 of them) times b's columns {@code jp .. jp+NR} over kc, added to acc (width NB). */
-    private static void kernel4(float[] a, int ai, int lda, float[] b, int jp, int kc, int[] acc, int ci) {
+    private static final VectorSpecies<Byte> BS = ByteVector.SPECIES_64;
+    private static final VectorSpecies<Float> FS8 = FloatVector.SPECIES_256;
+
+    /**
+     * Rows {@code a[ai + r*lda ..]} (6 of them) times b's columns {@code jp .. jp+NR} over kc, added to acc (width NB)
+     * as the exact integers the float sums hold.
+     */
+    private static void kernel6(float[] a, int ai, int lda, float[] b, int pb, int kc, float[] sums, int ci) {
         FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
         FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
         FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
         FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
-        int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda;
+        FloatVector c40 = FloatVector.zero(SP), c41 = FloatVector.zero(SP);
+        FloatVector c50 = FloatVector.zero(SP), c51 = FloatVector.zero(SP);
+        int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda, a4 = a3 + lda, a5 = a4 + lda;
         for (int kk = 0; kk < kc; kk++) {
-            int bi = kk * NB + jp;
+            int bi = pb + kk * NR;
             FloatVector b0 = FloatVector.fromArray(SP, b, bi), b1 = FloatVector.fromArray(SP, b, bi + VL);
             FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
             c00 = x.fma(b0, c00);
@@ -187,32 +215,36 @@ public final class QMatMul {
             x = FloatVector.broadcast(SP, a[a3 + kk]);
             c30 = x.fma(b0, c30);
             c31 = x.fma(b1, c31);
+            x = FloatVector.broadcast(SP, a[a4 + kk]);
+            c40 = x.fma(b0, c40);
+            c41 = x.fma(b1, c41);
+            x = FloatVector.broadcast(SP, a[a5 + kk]);
+            c50 = x.fma(b0, c50);
+            c51 = x.fma(b1, c51);
         }
-        addInt(c00, acc, ci);
-        addInt(c01, acc, ci + VL);
-        addInt(c10, acc, ci + NB);
-        addInt(c11, acc, ci + NB + VL);
-        addInt(c20, acc, ci + 2 * NB);
-        addInt(c21, acc, ci + 2 * NB + VL);
-        addInt(c30, acc, ci + 3 * NB);
-        addInt(c31, acc, ci + 3 * NB + VL);
+        c00.intoArray(sums, ci);
+        c01.intoArray(sums, ci + VL);
+        c10.intoArray(sums, ci + NB);
+        c11.intoArray(sums, ci + NB + VL);
+        c20.intoArray(sums, ci + 2 * NB);
+        c21.intoArray(sums, ci + 2 * NB + VL);
+        c30.intoArray(sums, ci + 3 * NB);
+        c31.intoArray(sums, ci + 3 * NB + VL);
+        c40.intoArray(sums, ci + 4 * NB);
+        c41.intoArray(sums, ci + 4 * NB + VL);
+        c50.intoArray(sums, ci + 5 * NB);
+        c51.intoArray(sums, ci + 5 * NB + VL);
     }
 
-    private static void kernel1(float[] a, int ai, float[] b, int jp, int kc, int[] acc, int ci) {
+    private static void kernel1(float[] a, int ai, float[] b, int pb, int kc, float[] sums, int ci) {
         FloatVector c0 = FloatVector.zero(SP), c1 = FloatVector.zero(SP);
         for (int kk = 0; kk < kc; kk++) {
-            int bi = kk * NB + jp;
+            int bi = pb + kk * NR;
             FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
             c0 = x.fma(FloatVector.fromArray(SP, b, bi), c0);
             c1 = x.fma(FloatVector.fromArray(SP, b, bi + VL), c1);
         }
-        addInt(c0, acc, ci);
-        addInt(c1, acc, ci + VL);
-    }
-
-    /** acc[i ..] += the exact integers held by c (float to int32 is exact: |c| < 2^24). */
-    private static void addInt(FloatVector c, int[] acc, int i) {
-        IntVector v = (IntVector) c.convertShape(VectorOperators.F2I, IS, 0);
-        IntVector.fromArray(IS, acc, i).add(v).intoArray(acc, i);
+        c0.intoArray(sums, ci);
+        c1.intoArray(sums, ci + VL);
     }
 }

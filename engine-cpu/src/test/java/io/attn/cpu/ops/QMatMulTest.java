@@ -18,7 +18,7 @@ class QMatMulTest {
     @Test
     void accumulatorsAreExactAtEmbeddingShapes() {
         Random rnd = new Random(37);
-        int[][] shapes = {{101, 384, 384}, {37, 1536, 384}, {9, 384, 1536}, {3, 257, 70}};
+        int[][] shapes = {{101, 384, 384}, {37, 1536, 384}, {9, 384, 1536}, {3, 257, 70}, {487, 384, 130}};
         try (Parallel par = new Parallel(2)) {
             for (int[] s : shapes) {
                 int m = s[0], k = s[1], n = s[2];
