@@ -52,6 +52,7 @@ public final class ParityCases {
         layout(all);
         attention(all);
         qmatmul(all);
+        qmatmulChains(all);
         return List.copyOf(all);
     }
 
@@ -376,6 +377,19 @@ public final class ParityCases {
             if (kind.equals("extremes"))
                 for (int i = 0; i < w.size(); i++) w.int8()[i] = (byte) (i % 3 == 0 ? -128 : 127);
             all.add(c.done(c.g.qmatmul(c.in("x", x), w, scales(c, 33), new byte[] {0}, null), EXACT, QMATMUL_WHY));
+        }
+    }
+
+    /** QMATMUL with its epilogue (the CPU fuses it): bias, GELU, residual; fp32 arithmetic after the exact product. */
+    private static void qmatmulChains(List<ParityCase> all) {
+        for (String act : new String[] {"bias+gelu+residual", "bias+residual"}) {
+            CaseBuilder c = new CaseBuilder("qmatmul epilogue " + act + " (1,70,96) n 40");
+            Node x = c.normal("x", 1, 70, 96);
+            Node y = c.g.addBias(
+                    c.g.qmatmul(x, int8(c, 96, 40), scales(c, 40), new byte[] {0}, new int[] {30, 40}),
+                    c.constNormal("bias", 40));
+            if (act.contains("gelu")) y = c.g.gelu(y, false);
+            all.add(c.done(c.g.add(c.normal("residual", 1, 70, 40), y), FP32, FP32_WHY));
         }
     }
 

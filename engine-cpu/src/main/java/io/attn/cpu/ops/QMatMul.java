@@ -49,9 +49,14 @@ public final class QMatMul {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     public static void run(Parallel par, Node node, float[] out, float[] x) {
+        run(par, node, out, x, null);
+    }
+
+    /** The op, then (e non-null) the GEMM epilogue {@link Fusions} matched after it, applied block by block. */
+    public static void run(Parallel par, Node node, float[] out, float[] x, Gemm.Epilogue e) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
         // buffers may be larger than the value (slots are reused): the row count comes from the shape
-        run(par, p, x, out, node.input(0).shape().size() / p.k(), null);
+        run(par, p, x, out, node.input(0).shape().size() / p.k(), null, e);
     }
 
     /**
@@ -59,13 +64,17 @@ public final class QMatMul {
      * tests).
      */
     public static void run(Parallel par, OpParams.QMatMul p, float[] x, float[] out, int rows, int[] accOut) {
+        run(par, p, x, out, rows, accOut, null);
+    }
+
+    static void run(Parallel par, OpParams.QMatMul p, float[] x, float[] out, int rows, int[] accOut, Gemm.Epilogue e) {
         int k = p.k();
         Scratch s = SCRATCH.get();
         if (s.a.length < rows * k) s.a = new float[rows * k];
         float[] a = s.a;
         float[] rowScale = new float[rows];
         quantize(par, p.groupsOf(rows), x, k, a, rowScale);
-        gemm(par, p, a, rowScale, rows, out, accOut);
+        gemm(par, p, a, rowScale, rows, out, accOut, e);
     }
 
     /** DynamicQuantizeLinear per group; writes {@code q - z} as floats into {@code a} and each row's scale. */
@@ -125,14 +134,29 @@ public final class QMatMul {
 
     /** {@code out[r][n] = (float) acc * (rowScale[r] * wScale[n])}, acc the exact product of a and the weight. */
     static void gemm(
-            Parallel par, OpParams.QMatMul p, float[] a, float[] rowScale, int rows, float[] out, int[] accOut) {
+            Parallel par,
+            OpParams.QMatMul p,
+            float[] a,
+            float[] rowScale,
+            int rows,
+            float[] out,
+            int[] accOut,
+            Gemm.Epilogue e) {
         int n = p.n();
         int mBlocks = (rows + MB - 1) / MB, nBlocks = (n + NB - 1) / NB;
-        par.forEach(mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, t / nBlocks, t % nBlocks));
+        par.forEach(mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, t / nBlocks, t % nBlocks));
     }
 
     private static void task(
-            OpParams.QMatMul p, float[] a, float[] rowScale, int rows, float[] out, int[] accOut, int mb, int nb) {
+            OpParams.QMatMul p,
+            float[] a,
+            float[] rowScale,
+            int rows,
+            float[] out,
+            int[] accOut,
+            Gemm.Epilogue e,
+            int mb,
+            int nb) {
         int k = p.k(), n = p.n();
         int r0 = mb * MB, r1 = Math.min(rows, r0 + MB), j0 = nb * NB, cols = Math.min(NB, n - j0);
         Scratch s = SCRATCH.get();
@@ -167,6 +191,7 @@ public final class QMatMul {
                 if (accOut != null) accOut[oi + j] = acc[ai + j];
             }
         }
+        if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
     }
 
     /**
