@@ -246,6 +246,20 @@ public final class GraphBuilder {
                 table);
     }
 
+    /** An int8 table's rows, dequantized ({@link Op#QEMBEDDING}); the result is {@code ids.shape + (E)}. */
+    public Node qembedding(Node ids, Tensor table, float scale, int zeroPoint) {
+        if (table.dtype() != DType.I8 || table.rank() != 2)
+            throw shape("qembedding needs an int8 (V, E) table, got " + table.dtype() + table.shape());
+        if (!(scale > 0) || !Float.isFinite(scale))
+            throw shape("qembedding: scale " + scale + " is not a positive float");
+        if (zeroPoint < -128 || zeroPoint > 127) throw shape("qembedding: zero point " + zeroPoint + " is not int8");
+        return add(
+                Op.QEMBEDDING,
+                new OpParams.QEmbedding(table, scale, zeroPoint),
+                ids.shape().insert(ids.shape().rank(), table.dim(1)),
+                ids);
+    }
+
     public Node positionalEncoding(Node x, int offset) {
         if (x.shape().rank() != 3) throw shape("positional encoding needs (B, L, E), got " + x.shape());
         if (offset < 0) throw new IllegalArgumentException("negative position offset " + offset);

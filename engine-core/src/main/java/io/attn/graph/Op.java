@@ -60,7 +60,13 @@ public enum Op {
      * round half to even, saturated); the products are accumulated exactly in int32; then {@code out = (float) acc *
      * (float) (xScale * wScale[n])}. See {@link OpParams.QMatMul} for the exact definition.
      */
-    QMATMUL;
+    QMATMUL,
+    /**
+     * Row lookup in an int8 table, dequantized as ONNX's DequantizeLinear: ids {@code (...)} (integral values stored as
+     * float), the table {@code (V, E)} with its scale and zero point in {@link OpParams.QEmbedding}; output {@code ids
+     * + (E)}, each element {@code (float) (q - zeroPoint) * scale}.
+     */
+    QEMBEDDING;
 
     /**
      * The input whose buffer this op's output may share (it is computed in place), or -1. Only {@link #CACHE_WRITE}:

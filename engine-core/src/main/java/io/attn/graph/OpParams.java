@@ -75,6 +75,12 @@ public sealed interface OpParams {
      * @param zeroPoint the weight's zero point, one value or one per output column N
      * @param groups the row count of each group quantized on its own (a sequence of a batch), or null for one group
      */
+    /**
+     * {@link Op#QEMBEDDING}'s table: int8 {@code (V, E)} ({@link io.attn.tensor.DType#I8}), one scale and one zero point
+     * (per tensor, as the embedding tables of ONNX Runtime's dynamic quantization).
+     */
+    record QEmbedding(io.attn.tensor.Tensor table, float scale, int zeroPoint) implements OpParams {}
+
     record QMatMul(io.attn.tensor.Tensor weight, float[] scale, byte[] zeroPoint, int[] groups) implements OpParams {
         /** Output columns N. */
         public int n() {

@@ -182,6 +182,7 @@ public final class CpuBackend implements Backend {
             case ATTENTION -> Attention.run(par, node, o, in);
             case CACHE_WRITE -> CacheWrite.run(node, o, in[0], in[1], in[2]);
             case QMATMUL -> QMatMul.run(par, node, o, in[0]);
+            case QEMBEDDING -> Embedding.runInt8(node, o, in[0]);
         }
     }
 

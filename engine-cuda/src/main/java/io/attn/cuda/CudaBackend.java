@@ -190,6 +190,8 @@ public final class CudaBackend implements Backend {
         if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
         if (node.op() == io.attn.graph.Op.QMATMUL)
             return "int8 quantized products (QMATMUL): no kernel yet, the CPU backend runs them";
+        if (node.op() == io.attn.graph.Op.QEMBEDDING)
+            return "int8 embedding tables (QEMBEDDING): no kernel yet, the CPU backend runs them";
         // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
         if (node.op() == io.attn.graph.Op.ATTENTION
                 && node.params(OpParams.Attention.class).mask().segmented())
@@ -319,7 +321,7 @@ public final class CudaBackend implements Backend {
             case MEAN -> Mean.run(st, node, y, x[0]);
             case ATTENTION -> Attention.run(st, attentionPath, precision, capability, node, y, x, null);
             case CACHE_WRITE -> CacheWrite.run(st, node, y, x);
-            case QMATMUL -> throw new UnsupportedOperationException(unsupported(node));
+            case QMATMUL, QEMBEDDING -> throw new UnsupportedOperationException(unsupported(node));
         }
     }
 

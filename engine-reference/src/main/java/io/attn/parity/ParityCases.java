@@ -53,6 +53,7 @@ public final class ParityCases {
         attention(all);
         qmatmul(all);
         qmatmulChains(all);
+        qembedding(all);
         return List.copyOf(all);
     }
 
@@ -390,6 +391,21 @@ public final class ParityCases {
                     c.constNormal("bias", 40));
             if (act.contains("gelu")) y = c.g.gelu(y, false);
             all.add(c.done(c.g.add(c.normal("residual", 1, 70, 40), y), FP32, FP32_WHY));
+        }
+    }
+
+    /** QEMBEDDING: int8 tables' rows dequantized; the first and last rows, zero points -128, 0 and 127. */
+    private static void qembedding(List<ParityCase> all) {
+        for (int zero : new int[] {-128, 0, 127}) {
+            CaseBuilder c = new CaseBuilder("qembedding ids (3,7) table (1000,17) zero " + zero);
+            Tensor ids = c.uniformT(0, 1000, 3, 7);
+            for (int i = 0; i < ids.size(); i++) ids.data()[i] = (float) Math.floor(ids.data()[i]);
+            ids.data()[0] = 0;
+            ids.data()[ids.size() - 1] = 999;
+            all.add(c.done(
+                    c.g.qembedding(c.in("ids", ids), int8(c, 1000, 17), 0.0123f, zero),
+                    EXACT,
+                    "one float product per element, the definition's (DequantizeLinear)"));
         }
     }
 

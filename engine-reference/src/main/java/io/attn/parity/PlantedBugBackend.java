@@ -150,6 +150,13 @@ public final class PlantedBugBackend implements Backend {
                 for (int i = 0; i < c.dim(0) * c.dim(1); i++)
                     System.arraycopy(in[1], i * rows * d, o, (i * c.dim(2) + p) * d, rows * d);
             }
+            case QEMBEDDING -> {
+                OpParams.QEmbedding p = n.params(OpParams.QEmbedding.class);
+                int e = p.table().dim(1);
+                for (int i = 0; i < n.input(0).shape().size(); i++)
+                    for (int c = 0; c < e; c++)
+                        o[i * e + c] = (float) (p.table().int8()[(int) in[0][i] * e + c] - p.zeroPoint()) * p.scale();
+            }
             case QMATMUL -> {
                 OpParams.QMatMul p = n.params(OpParams.QMatMul.class);
                 float[] x = java.util.Arrays.copyOf(in[0], n.input(0).shape().size());

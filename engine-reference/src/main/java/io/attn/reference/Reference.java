@@ -65,6 +65,7 @@ public final class Reference {
             case ATTENTION -> attention(n, in);
             case CACHE_WRITE -> cacheWrite(n, in);
             case QMATMUL -> qmatmul(n, in[0]);
+            case QEMBEDDING -> qembedding(n, in[0]);
         };
     }
 
@@ -355,6 +356,22 @@ public final class Reference {
             if (id != Math.rint(id) || id < 0 || id >= v)
                 throw new IllegalArgumentException("embedding id " + id + " is not an integer in [0, " + v + ")");
             System.arraycopy(table, (int) id * e, out, i * e, e);
+        }
+        return out;
+    }
+
+    /** QEMBEDDING: DequantizeLinear's {@code (float) (q - zeroPoint) * scale} of each looked-up row. */
+    private static double[] qembedding(Node n, double[] ids) {
+        OpParams.QEmbedding p = n.params(OpParams.QEmbedding.class);
+        int v = p.table().dim(0), e = p.table().dim(1);
+        byte[] t = p.table().int8();
+        int count = n.input(0).shape().size();
+        double[] out = new double[count * e];
+        for (int i = 0; i < count; i++) {
+            double id = ids[i];
+            if (id != Math.rint(id) || id < 0 || id >= v)
+                throw new IllegalArgumentException("embedding id " + id + " is not an integer in [0, " + v + ")");
+            for (int c = 0; c < e; c++) out[i * e + c] = (float) (t[(int) id * e + c] - p.zeroPoint()) * p.scale();
         }
         return out;
     }

@@ -35,13 +35,12 @@ final class BertMatcher {
     private static final List<String> NORMS = List.of("attention.output.LayerNorm", "output.LayerNorm");
     private static final int POSITION_STEPS = 8;
 
-    /** How a piece is converted: float values, an int8 weight, its scale or zero point, or a table to dequantize. */
+    /** How a piece is converted: float values, an int8 weight or table, its scale or its zero point. */
     enum Kind {
         FLOAT,
         INT8,
         SCALE,
-        ZERO_POINT,
-        DEQUANTIZE
+        ZERO_POINT
     }
 
     /**
@@ -132,7 +131,7 @@ final class BertMatcher {
 
     private final Map<String, Piece> dequantized = new LinkedHashMap<>();
 
-    /** A table stored uint8/int8, gathered and then dequantized per tensor (its floats are made once, at import). */
+    /** A table stored uint8/int8, gathered, then dequantized per tensor: kept int8 with its scale and zero point. */
     private void quantizedTable(String name, NodeProto gather, int[] dims) {
         NodeProto dq = g.valueConsumers(Graph.output(gather)).stream()
                 .filter(n -> Graph.is(n, "DequantizeLinear") && n.getInputCount() == 3)
@@ -156,7 +155,7 @@ final class BertMatcher {
                         g.required(name + QUANTIZED),
                         g.what(name + QUANTIZED),
                         false,
-                        Kind.DEQUANTIZE,
+                        Kind.INT8,
                         g.required(scale),
                         z));
     }
@@ -368,8 +367,17 @@ final class BertMatcher {
 
     private void add(String hfName, String constant, boolean transpose) {
         Piece dq = dequantized.get(hfName);
-        if (dq != null) {
-            pieces.add(dq);
+        if (dq != null) { // an int8 table: kept int8, with its scale and zero point (QEMBEDDING)
+            pieces.add(new Piece(hfName, dq.tensor(), dq.what(), false, Kind.INT8, null, dq.zeroPoint()));
+            pieces.add(new Piece(hfName + "_scale", dq.scale(), dq.what() + "'s scale", false, Kind.SCALE, null, null));
+            pieces.add(new Piece(
+                    hfName + "_zero_point",
+                    dq.zeroPoint(),
+                    dq.what() + "'s zero point",
+                    false,
+                    Kind.ZERO_POINT,
+                    null,
+                    dq.zeroPoint()));
             return;
         }
         pieces.add(new Piece(hfName, g.required(constant), g.what(constant), transpose));

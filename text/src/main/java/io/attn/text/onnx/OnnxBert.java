@@ -121,23 +121,9 @@ public final class OnnxBert {
                     float[] s = data.floats(p.tensor(), p.what());
                     weights.put(p.name(), Tensor.of(s, s.length));
                 }
-                case DEQUANTIZE -> weights.put(p.name(), Tensor.of(dequantize(data, p), dims));
             }
         }
         return weights;
-    }
-
-    /** DequantizeLinear as ONNX Runtime computes it: {@code (float) (q - zeroPoint) * scale}. */
-    private static float[] dequantize(TensorData data, Piece p) {
-        byte[] q = data.bytes(p.tensor(), p.what());
-        boolean unsigned = TensorData.isUnsigned8(p.tensor());
-        if (unsigned != TensorData.isUnsigned8(p.zeroPoint()))
-            throw new IllegalStateException(p.what() + " and its zero point differ in signedness");
-        int zero = unsigned ? data.bytes(p.zeroPoint(), p.what())[0] & 0xff : data.bytes(p.zeroPoint(), p.what())[0];
-        float scale = data.floats(p.scale(), p.what())[0];
-        float[] out = new float[q.length];
-        for (int i = 0; i < q.length; i++) out[i] = (float) ((unsigned ? q[i] & 0xff : q[i]) - zero) * scale;
-        return out;
     }
 
     /** The (cols, rows) transpose of a row-major (rows, cols) matrix, in cache-sized blocks. */

@@ -39,7 +39,7 @@ class OnnxQuantizedTest {
     }
 
     @Test
-    void linearsStayInt8WithPerColumnScalesAndTheTablesAreDequantized() {
+    void linearsAndTablesStayInt8WithTheirScales() {
         Tensor up = q.weights().get("encoder.layer.0.intermediate.dense.weight");
         assertEquals(DType.I8, up.dtype());
         assertEquals(384, up.dim(0)); // (in, out): MatMulInteger's B
@@ -53,8 +53,15 @@ class OnnxQuantizedTest {
         assertEquals(DType.I8, zero.dtype());
         assertEquals(1536, zero.size());
         Tensor word = q.weights().get("embeddings.word_embeddings.weight");
-        assertEquals(DType.F32, word.dtype());
+        assertEquals(DType.I8, word.dtype()); // uint8 with zero point 128 in the file: shifted to int8, zero point 0
         assertEquals(30522, word.dim(0));
+        assertEquals(
+                0,
+                q.weights().get("embeddings.word_embeddings.weight_zero_point").int8()[0]);
+        assertEquals(
+                0.00823059f,
+                q.weights().get("embeddings.word_embeddings.weight_scale").get(0),
+                1e-8f);
         assertEquals("gelu", q.config().get("hidden_act"));
         assertEquals(12, q.config().get("num_attention_heads"));
         assertEquals(6, q.config().get("num_hidden_layers"));
