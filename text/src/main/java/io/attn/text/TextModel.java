@@ -198,6 +198,10 @@ public final class TextModel {
      * so a failure leaves nothing; an existing non-empty folder is refused.
      */
     public void writeFolder(Path dir, Pooling pooling, boolean normalize) {
+        for (var w : weights.entrySet())
+            if (w.getValue().dtype() == io.attn.tensor.DType.I8)
+                throw AttnException.badInput(source + ": " + w.getKey() + " is int8 (a quantized model): writing int8"
+                        + " weights as a folder is not supported yet; load the .onnx file directly (nothing written)");
         Path abs = dir.toAbsolutePath();
         if (Files.exists(abs)) {
             try (var s = Files.list(abs)) {
@@ -282,7 +286,11 @@ public final class TextModel {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
             if (onnx == null) onnx = soleOnnx(transformer);
             if (onnx != null) {
-                TextModel m = readOnnx(onnx, tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer));
+                // no tokenizer.json in the folder: the .onnx's own <name>-tokenizer.json beside it (langchain4j's)
+                Path tok = tokenizerOverride != null
+                        ? tokenizerOverride
+                        : Files.exists(transformer.resolve("tokenizer.json")) ? tokenizerIn(transformer) : null;
+                TextModel m = readOnnx(onnx, tok);
                 return new TextModel(
                         dir.getFileName().toString(),
                         m.source,
