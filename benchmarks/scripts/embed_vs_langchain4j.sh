@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # attn's Embedder against langchain4j's stock in-process embedding model, alternating in one JVM:
-#   benchmarks/scripts/embed_vs_langchain4j.sh [minilm|bge] [texts.txt] [rounds] [seconds] [attn threads] [batch|single]
+#   benchmarks/scripts/embed_vs_langchain4j.sh [minilm|minilm-q|bge] [texts.txt] [rounds] [seconds] [attn threads] [batch|single]
 # (default: all-MiniLM-L6-v2 on text/src/test/resources/io/attn/text/mixed.txt, 7 rounds of 3 s per side, all texts in
-# one call; single: one text per call, as a service embedding each request as it comes).
+# one call; single: one text per call, as a service embedding each request as it comes). minilm-q: langchain4j's int8
+# all-minilm-l6-v2-q (ONNX Runtime's dynamic quantization) against attn running the same .onnx file (QMATMUL).
 # Builds the text module and its test classes first; the class path is Maven's (test scope: langchain4j, ONNX Runtime).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -191,6 +191,42 @@ public final class GraphBuilder {
         return add(Op.RELU, new OpParams.Relu(), x.shape(), x);
     }
 
+    /**
+     * A dynamically quantized product {@code x (..., K) -> (..., N)} ({@link Op#QMATMUL}): the int8 weight {@code (K,
+     * N)} (MatMulInteger's B) with its scale and zero point, each of one value or N; {@code groups} the row counts quantized on their own
+     * (null: the whole of x at once).
+     */
+    public Node qmatmul(Node x, Tensor weight, float[] scale, byte[] zeroPoint, int[] groups) {
+        Shape sx = x.shape();
+        if (weight.dtype() != DType.I8 || weight.rank() != 2)
+            throw shape("qmatmul needs an int8 (K, N) weight, got " + weight.dtype() + weight.shape());
+        int k = weight.dim(0), n = weight.dim(1);
+        if (sx.rank() < 2 || sx.dim(-1) != k)
+            throw shape(
+                    "qmatmul: x " + sx + " does not end in the weight's K = " + k + " (weight " + weight.shape() + ")");
+        if (scale.length != 1 && scale.length != n)
+            throw shape("qmatmul: " + scale.length + " weight scales for " + n + " columns");
+        if (zeroPoint.length != 1 && zeroPoint.length != n)
+            throw shape("qmatmul: " + zeroPoint.length + " weight zero points for " + n + " columns");
+        for (float v : scale)
+            if (!(v > 0) || !Float.isFinite(v)) throw shape("qmatmul: weight scale " + v + " is not a positive float");
+        int rows = sx.size() / k;
+        if (groups != null) {
+            long sum = 0;
+            for (int r : groups) {
+                if (r <= 0) throw shape("qmatmul: a row group of " + r + " rows");
+                sum += r;
+            }
+            if (sum != rows)
+                throw shape("qmatmul: row groups of " + sum + " rows for x " + sx + " (" + rows + " rows)");
+        }
+        return add(
+                Op.QMATMUL,
+                new OpParams.QMatMul(weight, scale.clone(), zeroPoint.clone(), groups == null ? null : groups.clone()),
+                sx.with(sx.rank() - 1, n),
+                x);
+    }
+
     public Node silu(Node x) {
         return add(Op.SILU, new OpParams.Silu(), x.shape(), x);
     }
@@ -208,6 +244,20 @@ public final class GraphBuilder {
                 ids.shape().insert(ids.shape().rank(), table.shape().dim(1)),
                 ids,
                 table);
+    }
+
+    /** An int8 table's rows, dequantized ({@link Op#QEMBEDDING}); the result is {@code ids.shape + (E)}. */
+    public Node qembedding(Node ids, Tensor table, float scale, int zeroPoint) {
+        if (table.dtype() != DType.I8 || table.rank() != 2)
+            throw shape("qembedding needs an int8 (V, E) table, got " + table.dtype() + table.shape());
+        if (!(scale > 0) || !Float.isFinite(scale))
+            throw shape("qembedding: scale " + scale + " is not a positive float");
+        if (zeroPoint < -128 || zeroPoint > 127) throw shape("qembedding: zero point " + zeroPoint + " is not int8");
+        return add(
+                Op.QEMBEDDING,
+                new OpParams.QEmbedding(table, scale, zeroPoint),
+                ids.shape().insert(ids.shape().rank(), table.dim(1)),
+                ids);
     }
 
     public Node positionalEncoding(Node x, int offset) {

@@ -69,7 +69,22 @@ public enum Op {
      * Gated linear unit of a fused up+gate projection: x {@code (..., 2F)} gives {@code act(x[..., :F]) * x[..., F:]}
      * (or {@code x[..., :F] * act(x[..., F:])}), act SiLU (SwiGLU) or GELU (GeGLU). Params: {@link OpParams.Glu}.
      */
-    GLU;
+    GLU,
+    /**
+     * Dynamically quantized product (ONNX Runtime's {@code DynamicQuantizeLinear} + {@code MatMulInteger} + the scales):
+     * x {@code (..., K)} float, the weight int8 {@code (K, N)} with its scale and zero point (per tensor or per output
+     * column) in {@link OpParams.QMatMul}; output {@code (..., N)} float. Each row group of x (the whole tensor, or each
+     * sequence) is quantized per call to uint8 with DynamicQuantizeLinear's scale and zero point (float arithmetic,
+     * round half to even, saturated); the products are accumulated exactly in int32; then {@code out = (float) acc *
+     * (float) (xScale * wScale[n])}. See {@link OpParams.QMatMul} for the exact definition.
+     */
+    QMATMUL,
+    /**
+     * Row lookup in an int8 table, dequantized as ONNX's DequantizeLinear: ids {@code (...)} (integral values stored as
+     * float), the table {@code (V, E)} with its scale and zero point in {@link OpParams.QEmbedding}; output {@code ids
+     * + (E)}, each element {@code (float) (q - zeroPoint) * scale}.
+     */
+    QEMBEDDING;
 
     /**
      * The input whose buffer this op's output may share (it is computed in place), or -1. Only {@link #CACHE_WRITE}:

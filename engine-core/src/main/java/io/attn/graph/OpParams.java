@@ -118,4 +118,53 @@ public sealed interface OpParams {
             GELU_TANH
         }
     }
+
+    /**
+     * {@link Op#QEMBEDDING}'s table: int8 {@code (V, E)} ({@link io.attn.tensor.DType#I8}), one scale and one zero point
+     * (per tensor, as the embedding tables of ONNX Runtime's dynamic quantization).
+     */
+    record QEmbedding(io.attn.tensor.Tensor table, float scale, int zeroPoint) implements OpParams {}
+
+    /**
+     * {@link Op#QMATMUL}'s weight and quantization. Input: x {@code (..., K)}, float, seen as R rows of K.
+     *
+     * <p>Per row group {@code G} (consecutive rows; {@code groups} holds their row counts, summing to R, or is null for
+     * one group of all R rows), as ONNX Runtime's DynamicQuantizeLinear (float32 arithmetic throughout): {@code lo =
+     * min(0, min G)}, {@code hi = max(0, max G)}, {@code s = hi == lo ? 1 : (hi - lo) / 255}, {@code z =
+     * rint(clamp(0 - lo / s, 0, 255))}, {@code q = clamp(rint(x / s) + z, 0, 255)} (rint: round half to even). Then
+     * {@code acc[r][n] = sum_k (q[r][k] - z) * (w[k][n] - wZero[n])} exactly (int32, as MatMulInteger) and {@code
+     * out[r][n] = (float) acc * (float) (s * wScale[n])}.
+     *
+     * @param weight int8 {@code (K, N)} ({@link io.attn.tensor.DType#I8}), MatMulInteger's B (the transpose of
+     *     PyTorch's Linear weight)
+     * @param scale the weight's scale, one value or one per output column N
+     * @param zeroPoint the weight's zero point, one value or one per output column N
+     * @param groups the row count of each group quantized on its own (a sequence of a batch), or null for one group
+     */
+    record QMatMul(io.attn.tensor.Tensor weight, float[] scale, byte[] zeroPoint, int[] groups) implements OpParams {
+        /** Output columns N. */
+        public int n() {
+            return weight.dim(1);
+        }
+
+        /** Inner dimension K. */
+        public int k() {
+            return weight.dim(0);
+        }
+
+        /** The weight scale of column {@code j}. */
+        public float scale(int j) {
+            return scale.length == 1 ? scale[0] : scale[j];
+        }
+
+        /** The weight zero point of column {@code j}. */
+        public int zeroPoint(int j) {
+            return zeroPoint.length == 1 ? zeroPoint[0] : zeroPoint[j];
+        }
+
+        /** The row groups of R rows: {@code groups}, or one group of R. */
+        public int[] groupsOf(int rows) {
+            return groups == null ? new int[] {rows} : groups;
+        }
+    }
 }

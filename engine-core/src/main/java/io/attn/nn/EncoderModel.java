@@ -41,7 +41,7 @@ public final class EncoderModel {
     public static final String POSITIONS = "positions", TOKEN_TYPES = "token_types";
 
     private final EncoderConfig config;
-    private final Tensor word, position, tokenType;
+    private final Table word, position, tokenType;
     private final float[] relativeBias; // (buckets, H), MPNet's; null for the other families
     private final LayerNorm embeddingNorm;
     private final List<TransformerEncoderLayer> layers = new ArrayList<>();
@@ -51,10 +51,11 @@ public final class EncoderModel {
         EncoderFamily.Names n = c.names();
         EncoderConfig.Variant v = c.variant();
         int e = c.hiddenSize(), f = c.intermediateSize(), h = c.numAttentionHeads();
-        word = sd.take(n.word(), c.vocabSize(), e);
-        position = v.rotary() != null ? null : sd.take(n.position(), c.maxPositionEmbeddings(), e);
-        tokenType =
-                n.tokenType() == null || c.typeVocabSize() == 0 ? null : sd.take(n.tokenType(), c.typeVocabSize(), e);
+        word = Table.load(sd, n.word(), c.vocabSize(), e);
+        position = v.rotary() != null ? null : Table.load(sd, n.position(), c.maxPositionEmbeddings(), e);
+        tokenType = n.tokenType() == null || c.typeVocabSize() == 0
+                ? null
+                : Table.load(sd, n.tokenType(), c.typeVocabSize(), e);
         embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), true);
         relativeBias = c.relativeAttentionBuckets() == 0
                 ? null
@@ -111,6 +112,29 @@ public final class EncoderModel {
         return Tensor.of(a.shape().with(0, a.dim(0) + b.dim(0)), d);
     }
 
+    /**
+     * An embedding table: float, or int8 with {@code <name>_scale} and {@code <name>_zero_point} (one each, as ONNX
+     * Runtime's dynamic quantization keeps them), looked up by {@link io.attn.graph.Op#QEMBEDDING}.
+     */
+    private record Table(String name, Tensor table, float scale, int zeroPoint) {
+        static Table load(StateDict sd, String name, int rows, int e) {
+            if (!sd.has(name + "_scale")) return new Table(name, sd.take(name, rows, e), 0f, 0);
+            Tensor t = sd.takeInt8(name, rows, e);
+            Tensor scale = sd.take(name + "_scale", 1);
+            Tensor zero = sd.takeAny(name + "_zero_point");
+            if (zero.dtype() != io.attn.tensor.DType.I8 || zero.size() != 1)
+                throw AttnException.shape(sd.source() + ": " + name + "_zero_point is " + zero.dtype() + zero.shape()
+                        + ", expected one int8");
+            return new Table(name, t, scale.data()[0], zero.int8()[0]);
+        }
+
+        Node lookup(GraphBuilder g, Node ids) {
+            return table.dtype() == io.attn.tensor.DType.I8
+                    ? g.qembedding(ids, table, scale, zeroPoint)
+                    : g.embedding(ids, g.constant(name, table));
+        }
+    }
+
     public EncoderConfig config() {
         return config;
     }
@@ -163,9 +187,10 @@ public final class EncoderModel {
                     + (config.positionOffset() > 0 ? " less the first position id " + config.positionOffset() : "")
                     + ")");
         EncoderFamily.Names n = config.names();
-        Node x = g.embedding(ids, g.constant(n.word(), word));
-        if (tokenType != null) x = g.add(x, g.embedding(tokenTypes, g.constant(n.tokenType(), tokenType)));
-        if (position != null) x = g.add(x, g.embedding(positions, g.constant(n.position(), position)));
+        f.segments(masks.segments());
+        Node x = word.lookup(g, ids);
+        if (tokenType != null) x = g.add(x, tokenType.lookup(g, tokenTypes));
+        if (position != null) x = g.add(x, position.lookup(g, positions));
         x = embeddingNorm.forward(f, x);
         EncoderConfig.Rotary rotary = config.variant().rotary();
         for (TransformerEncoderLayer l : layers)

@@ -15,6 +15,8 @@ public final class Forward {
     final GraphBuilder g;
     final AttentionWeights weights;
     final Map<String, Node> weightNodes = new LinkedHashMap<>();
+    /** The lengths of a ragged batch's sequences (rows of its (1, T, E) activations), or null. */
+    int[] segments;
 
     public Forward(GraphBuilder g, AttentionWeights weights) {
         this.g = g;
@@ -23,6 +25,24 @@ public final class Forward {
 
     public GraphBuilder builder() {
         return g;
+    }
+
+    /** Marks the graph as a ragged batch of sequences of these lengths (quantized layers quantize each alone). */
+    public void segments(int[] lengths) {
+        this.segments = lengths == null ? null : lengths.clone();
+    }
+
+    /**
+     * The row groups a quantized layer quantizes on their own: each sequence of a ragged batch, else each index of
+     * x's first dimension (each sequence of a padded batch, its padding rows included); null for a 2-D x.
+     */
+    int[] rowGroups(Node x) {
+        if (segments != null) return segments;
+        if (x.shape().rank() < 3) return null;
+        int b = x.shape().dim(0), rows = x.shape().size() / x.shape().dim(-1) / Math.max(1, b);
+        int[] g = new int[b];
+        java.util.Arrays.fill(g, rows);
+        return b == 0 || rows == 0 ? null : g;
     }
 
     /** The attention-weight nodes recorded so far, in the order the blocks ran. */

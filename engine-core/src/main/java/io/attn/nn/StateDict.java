@@ -44,12 +44,38 @@ public final class StateDict {
             throw AttnException.shape(source + ": missing tensor '" + name + "' (expected shape " + want + ")");
         if (!t.shape().equals(want))
             throw AttnException.shape(source + ": tensor '" + name + "' has shape " + t.shape() + ", expected " + want);
+        if (t.dtype() != io.attn.tensor.DType.F32)
+            throw AttnException.shape(source + ": tensor '" + name + "' is " + t.dtype() + ", expected float");
         int bad = Finite.indexOfNonFinite(t.data());
         if (bad >= 0)
             throw new AttnException(
                     AttnException.Code.NON_FINITE,
                     source + ": tensor '" + name + "' holds " + t.data()[bad] + " at " + t.indexString(bad)
                             + ": weights must be finite");
+        used.add(name);
+        return t;
+    }
+
+    /** An int8 tensor ({@link io.attn.tensor.DType#I8}: quantized weights) that must have exactly {@code dims}. */
+    public Tensor takeInt8(String name, int... dims) {
+        Tensor t = tensors.get(name);
+        Shape want = Shape.of(dims);
+        if (t == null)
+            throw AttnException.shape(source + ": missing int8 tensor '" + name + "' (expected shape " + want + ")");
+        if (t.dtype() != io.attn.tensor.DType.I8)
+            throw AttnException.shape(
+                    source + ": tensor '" + name + "' is " + t.dtype() + ", expected int8 (quantized)");
+        if (!t.shape().equals(want))
+            throw AttnException.shape(source + ": tensor '" + name + "' has shape " + t.shape() + ", expected " + want);
+        used.add(name);
+        return t;
+    }
+
+    /** The tensor {@code name} whatever its shape and dtype (float values checked finite); the caller checks them. */
+    public Tensor takeAny(String name) {
+        Tensor t = tensors.get(name);
+        if (t == null) throw AttnException.shape(source + ": missing tensor '" + name + "'");
+        if (t.dtype() == io.attn.tensor.DType.F32) return take(name, t.shape().dims());
         used.add(name);
         return t;
     }

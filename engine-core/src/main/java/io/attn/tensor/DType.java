@@ -9,7 +9,9 @@ public enum DType {
     F32(4),
     F16(2),
     BF16(2),
-    F64(8);
+    F64(8),
+    /** Signed 8-bit integers: quantized weights (int8 storage, {@link Tensor#ofInt8}); never a computed value. */
+    I8(1);
 
     private final int byteSize;
 

@@ -18,13 +18,32 @@ import java.util.Objects;
 public final class Tensor {
     private final Shape shape;
     private final float[] data;
+    private final byte[] int8; // non-null for an I8 tensor (then data is null)
 
     private Tensor(Shape shape, float[] data) {
         this.shape = Objects.requireNonNull(shape);
         this.data = Objects.requireNonNull(data);
+        this.int8 = null;
         if (data.length != shape.size())
             throw AttnException.shape(
                     "tensor data has " + data.length + " elements but shape " + shape + " needs " + shape.size());
+    }
+
+    private Tensor(Shape shape, byte[] int8) {
+        this.shape = Objects.requireNonNull(shape);
+        this.data = null;
+        this.int8 = Objects.requireNonNull(int8);
+        if (int8.length != shape.size())
+            throw AttnException.shape(
+                    "int8 tensor data has " + int8.length + " elements but shape " + shape + " needs " + shape.size());
+    }
+
+    /**
+     * Wraps {@code data} (not copied) as an {@link DType#I8} tensor: quantized weights, kept one byte per element. Such
+     * a tensor has no float data ({@link #data()} fails); {@link #int8()} is its array.
+     */
+    public static Tensor ofInt8(byte[] data, int... dims) {
+        return new Tensor(Shape.of(dims), data);
     }
 
     /** Wraps {@code data} (not copied) as a tensor of the given shape. */
@@ -47,7 +66,13 @@ public final class Tensor {
     }
 
     public DType dtype() {
-        return DType.F32;
+        return int8 != null ? DType.I8 : DType.F32;
+    }
+
+    /** The backing array of an {@link DType#I8} tensor (not a copy). */
+    public byte[] int8() {
+        if (int8 == null) throw new IllegalStateException("a " + dtype() + " tensor has no int8 data");
+        return int8;
     }
 
     public Shape shape() {
@@ -68,16 +93,17 @@ public final class Tensor {
 
     /** The backing array (not a copy). */
     public float[] data() {
+        if (data == null) throw new IllegalStateException("an I8 tensor" + shape + " has no float data");
         return data;
     }
 
     /** Same data, another shape with the same element count. */
     public Tensor reshape(int... dims) {
-        return new Tensor(Shape.of(dims), data);
+        return reshape(Shape.of(dims));
     }
 
     public Tensor reshape(Shape s) {
-        return new Tensor(s, data);
+        return int8 != null ? new Tensor(s, int8) : new Tensor(s, data);
     }
 
     /** Element at a multi-index (slow; for tests and printing). */
@@ -104,7 +130,7 @@ public final class Tensor {
 
     /** A deep copy. */
     public Tensor copy() {
-        return new Tensor(shape, data.clone());
+        return int8 != null ? new Tensor(shape, int8.clone()) : new Tensor(shape, data.clone());
     }
 
     /** Rows {@code [from, to)} of the first dimension, copied. */
@@ -116,6 +142,7 @@ public final class Tensor {
 
     /** Whether every element is finite (a vectorised scan, see {@link Finite}). */
     public boolean allFinite() {
+        if (int8 != null) return true;
         return Finite.indexOfNonFinite(data) < 0;
     }
 

@@ -19,6 +19,7 @@ import io.attn.cpu.ops.Mean;
 import io.attn.cpu.ops.PositionalEncoding;
 import io.attn.cpu.ops.RmsNorm;
 import io.attn.cpu.ops.Rope;
+import io.attn.cpu.ops.QMatMul;
 import io.attn.cpu.ops.Softmax;
 import io.attn.graph.Graph;
 import io.attn.graph.Node;
@@ -186,6 +187,8 @@ public final class CpuBackend implements Backend {
             case RMS_NORM -> RmsNorm.run(par, node, o, in);
             case ROPE -> Rope.run(par, node, o, in);
             case GLU -> Glu.run(par, node, o, in[0]);
+            case QMATMUL -> QMatMul.run(par, node, o, in[0]);
+            case QEMBEDDING -> Embedding.runInt8(node, o, in[0]);
         }
     }
 

@@ -97,6 +97,29 @@ class FusionsTest {
     }
 
     @Test
+    void int8ProductEpilogueEqualsTheSeparateOpsBitwise() {
+        // issue 37: QMATMUL -> ADD_BIAS -> [GELU] -> ADD, 300 rows (two row blocks), 70 columns (a partial block)
+        for (String act : new String[] {"gelu", "relu", "none"}) {
+            GraphBuilder g = new GraphBuilder();
+            Node x = g.input("x", 1, 300, 200);
+            byte[] q = new byte[200 * 70];
+            for (int i = 0; i < q.length; i++) q[i] = (byte) (r.nextInt(256) - 128);
+            float[] scale = new float[70];
+            java.util.Arrays.fill(scale, 0.01f);
+            Node y = g.addBias(
+                    g.qmatmul(x, Tensor.ofInt8(q, 200, 70), scale, new byte[] {3}, new int[] {100, 200}),
+                    w(g, "b", 70));
+            if (act.equals("gelu")) y = g.gelu(y, false);
+            if (act.equals("relu")) y = g.relu(y);
+            Node res = g.input("r", y.shape().dims());
+            Program p = fusedEqualsUnfused(g.build(g.add(res, y)), 2);
+            assertEquals(
+                    List.of("QMATMUL+ADD_BIAS" + (act.equals("none") ? "" : "+" + act.toUpperCase()) + "+ADD"),
+                    names(p));
+        }
+    }
+
+    @Test
     void geluEpilogueEqualsTheGeluOpBitwise() {
         // 70 columns: two full 32-column panels and an edge with a partial vector; 2 rows: the Gemv path; K over 2048
         for (int[] dims : new int[][] {{3, 50, 65}, {2, 65}, {2, 9, 2100}})

@@ -225,6 +225,10 @@ public final class CudaBackend implements Backend {
      */
     static String unsupported(Node node) {
         if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
+        if (node.op() == io.attn.graph.Op.QMATMUL)
+            return "int8 quantized products (QMATMUL): no kernel yet, the CPU backend runs them";
+        if (node.op() == io.attn.graph.Op.QEMBEDDING)
+            return "int8 embedding tables (QEMBEDDING): no kernel yet, the CPU backend runs them";
         // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
         if (node.op() == io.attn.graph.Op.ATTENTION
                 && node.params(OpParams.Attention.class).mask().segmented())
@@ -431,6 +435,7 @@ public final class CudaBackend implements Backend {
             case RMS_NORM -> RmsNorm.run(st, node, y, x);
             case ROPE -> Rope.run(st, node, y, x);
             case GLU -> Glu.run(st, node, y, x[0]);
+            case QMATMUL, QEMBEDDING -> throw new UnsupportedOperationException(unsupported(node));
         }
     }
 

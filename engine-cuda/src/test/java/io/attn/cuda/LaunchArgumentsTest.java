@@ -208,7 +208,19 @@ class LaunchArgumentsTest {
         g.glu(r, io.attn.graph.OpParams.Glu.Activation.SILU, true);
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
-        assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");
+        // the int8 ops (issue 37) have no kernel yet: the backend declares them unsupported (docs/ops.md)
+        Set<Op> launched = EnumSet.allOf(Op.class);
+        launched.removeAll(EnumSet.of(Op.QMATMUL, Op.QEMBEDDING));
+        for (Op op : EnumSet.complementOf(EnumSet.copyOf(launched)))
+            assertTrue(
+                    op == Op.QMATMUL
+                            ? CudaBackend.unsupported(g.qmatmul(
+                                            r, Tensor.ofInt8(new byte[64], 8, 8), new float[] {1f}, new byte[1], null))
+                                    != null
+                            : CudaBackend.unsupported(g.qembedding(ids, Tensor.ofInt8(new byte[80], 10, 8), 1f, 0))
+                                    != null,
+                    op + " is declared unsupported");
+        assertEquals(launched, seen, "the graph covers every op");
         Set<Kernel> entries = EnumSet.noneOf(Kernel.class);
         for (Launch l : rec.launches) entries.add(l.entry());
         // every kernel but the fused / flash attention and the GEMM fallback (Blas is recorded separately here)

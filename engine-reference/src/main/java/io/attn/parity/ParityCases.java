@@ -55,6 +55,9 @@ public final class ParityCases {
         rmsNorm(all);
         rope(all);
         glu(all);
+        qmatmul(all);
+        qmatmulChains(all);
+        qembedding(all);
         return List.copyOf(all);
     }
 
@@ -330,6 +333,102 @@ public final class ParityCases {
             ramp[2] = -60f;
             all.add(r.done(r.g.gelu(r.in("x", Tensor.of(ramp, ramp.length)), tanh), FP32, FP32_WHY));
         }
+    }
+
+    static final String QMATMUL_WHY =
+            "int8: the int32 accumulation is exact and the one float product the definition's,"
+                    + " so the result is bit for bit the integer reference's";
+
+    /**
+     * QMATMUL (dynamic int8): odd K and N, K past the CPU's 256-deep exact chunks, per-tensor and per-column weight
+     * scales and zero points, the full int8 range, row groups (the sequences of a ragged batch), inputs all positive
+     * (zero point 0), all negative (zero point 255), all zero (scale 1), and values on quantization ties.
+     */
+    private static void qmatmul(List<ParityCase> all) {
+        record Q(String label, int[] xDims, int n, boolean perColumn, boolean zeroPoints, int[] groups) {}
+        for (Q q : List.of(
+                new Q("(1,5,48) n 40", new int[] {1, 5, 48}, 40, false, false, null),
+                new Q("(2,33,67) n 65 per-column", new int[] {2, 33, 67}, 65, true, false, new int[] {33, 33}),
+                new Q("(7,600) n 17 zero points", new int[] {7, 600}, 17, true, true, null),
+                new Q("(1,70,1536) n 48 groups 1,50,19", new int[] {1, 70, 1536}, 48, false, true, new int[] {1, 50, 19
+                }),
+                new Q("(3,384) n 129", new int[] {3, 384}, 129, false, false, null))) {
+            CaseBuilder c = new CaseBuilder("qmatmul " + q.label());
+            int k = q.xDims()[q.xDims().length - 1];
+            all.add(c.done(
+                    c.g.qmatmul(
+                            c.normal("x", q.xDims()),
+                            int8(c, k, q.n()),
+                            scales(c, q.perColumn() ? q.n() : 1),
+                            zeroPoints(c, q.zeroPoints() ? (q.perColumn() ? q.n() : 1) : 1, q.zeroPoints()),
+                            q.groups()),
+                    EXACT,
+                    QMATMUL_WHY));
+        }
+        for (String kind : new String[] {"positive", "negative", "zeros", "ties", "extremes"}) {
+            CaseBuilder c = new CaseBuilder("qmatmul " + kind + " (4,300) n 33");
+            Tensor x = c.uniformT(0.5, 3, 4, 300);
+            float[] d = x.data();
+            for (int i = 0; i < d.length; i++)
+                d[i] = switch (kind) {
+                    case "negative" -> -d[i];
+                    case "zeros" -> 0f;
+                    case "ties" ->
+                        (i % 511) - 255f; // range [-255, 255]: scale 2, zero point 127.5 -> 128, odd x on ties
+                    case "extremes" -> i % 2 == 0 ? 1e30f : -1e30f;
+                    default -> d[i];
+                };
+            Tensor w = int8(c, 300, 33);
+            if (kind.equals("extremes"))
+                for (int i = 0; i < w.size(); i++) w.int8()[i] = (byte) (i % 3 == 0 ? -128 : 127);
+            all.add(c.done(c.g.qmatmul(c.in("x", x), w, scales(c, 33), new byte[] {0}, null), EXACT, QMATMUL_WHY));
+        }
+    }
+
+    /** QMATMUL with its epilogue (the CPU fuses it): bias, GELU, residual; fp32 arithmetic after the exact product. */
+    private static void qmatmulChains(List<ParityCase> all) {
+        for (String act : new String[] {"bias+gelu+residual", "bias+residual"}) {
+            CaseBuilder c = new CaseBuilder("qmatmul epilogue " + act + " (1,70,96) n 40");
+            Node x = c.normal("x", 1, 70, 96);
+            Node y = c.g.addBias(
+                    c.g.qmatmul(x, int8(c, 96, 40), scales(c, 40), new byte[] {0}, new int[] {30, 40}),
+                    c.constNormal("bias", 40));
+            if (act.contains("gelu")) y = c.g.gelu(y, false);
+            all.add(c.done(c.g.add(c.normal("residual", 1, 70, 40), y), FP32, FP32_WHY));
+        }
+    }
+
+    /** QEMBEDDING: int8 tables' rows dequantized; the first and last rows, zero points -128, 0 and 127. */
+    private static void qembedding(List<ParityCase> all) {
+        for (int zero : new int[] {-128, 0, 127}) {
+            CaseBuilder c = new CaseBuilder("qembedding ids (3,7) table (1000,17) zero " + zero);
+            Tensor ids = c.uniformT(0, 1000, 3, 7);
+            for (int i = 0; i < ids.size(); i++) ids.data()[i] = (float) Math.floor(ids.data()[i]);
+            ids.data()[0] = 0;
+            ids.data()[ids.size() - 1] = 999;
+            all.add(c.done(
+                    c.g.qembedding(c.in("ids", ids), int8(c, 1000, 17), 0.0123f, zero),
+                    EXACT,
+                    "one float product per element, the definition's (DequantizeLinear)"));
+        }
+    }
+
+    private static Tensor int8(CaseBuilder c, int k, int n) {
+        byte[] w = new byte[k * n];
+        for (int i = 0; i < w.length; i++) w[i] = (byte) (c.rnd.nextInt(256) - 128);
+        return Tensor.ofInt8(w, k, n);
+    }
+
+    private static float[] scales(CaseBuilder c, int n) {
+        float[] s = new float[n];
+        for (int i = 0; i < n; i++) s[i] = (float) (0.001 + 0.01 * c.rnd.nextDouble());
+        return s;
+    }
+
+    private static byte[] zeroPoints(CaseBuilder c, int n, boolean nonZero) {
+        byte[] z = new byte[n];
+        if (nonZero) for (int i = 0; i < n; i++) z[i] = (byte) (c.rnd.nextInt(256) - 128);
+        return z;
     }
 
     private static void silu(List<ParityCase> all) {

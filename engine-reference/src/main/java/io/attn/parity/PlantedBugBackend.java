@@ -156,6 +156,20 @@ public final class PlantedBugBackend implements Backend {
             case RMS_NORM -> rmsNorm(n, in, o);
             case ROPE -> rope(n, in, o);
             case GLU -> glu(n, in[0], o);
+            case QEMBEDDING -> {
+                OpParams.QEmbedding p = n.params(OpParams.QEmbedding.class);
+                int e = p.table().dim(1);
+                for (int i = 0; i < n.input(0).shape().size(); i++)
+                    for (int c = 0; c < e; c++)
+                        o[i * e + c] = (float) (p.table().int8()[(int) in[0][i] * e + c] - p.zeroPoint()) * p.scale();
+            }
+            case QMATMUL -> {
+                OpParams.QMatMul p = n.params(OpParams.QMatMul.class);
+                float[] x = java.util.Arrays.copyOf(in[0], n.input(0).shape().size());
+                float[] rowScale = new float[x.length / p.k()];
+                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, x, rowScale);
+                for (int i = 0; i < size; i++) o[i] = (float) acc[i] * (rowScale[i / p.n()] * p.scale(i % p.n()));
+            }
         }
     }
 

@@ -67,6 +67,8 @@ public final class Reference {
             case RMS_NORM -> rmsNorm(n, in);
             case ROPE -> rope(n, in);
             case GLU -> glu(n, in[0]);
+            case QMATMUL -> qmatmul(n, in[0]);
+            case QEMBEDDING -> qembedding(n, in[0]);
         };
     }
 
@@ -262,6 +264,68 @@ public final class Reference {
     }
 
     /** F.silu: {@code x sigmoid(x) = x / (1 + e^-x)} (x = -inf gives -0, as the limit). */
+    /**
+     * DynamicQuantizeLinear of one row group, as ONNX Runtime computes it (float32 arithmetic; the op's definition):
+     * returns {@code {scale, zeroPoint}} and writes {@code q - zeroPoint} (in [-255, 255]) for each of the {@code len}
+     * values from {@code off}.
+     */
+    public static float[] quantize(float[] x, int off, int len, int[] qMinusZero) {
+        float lo = 0f, hi = 0f;
+        for (int i = off; i < off + len; i++) {
+            lo = Math.min(lo, x[i]);
+            hi = Math.max(hi, x[i]);
+        }
+        float scale = hi == lo ? 1f : (hi - lo) / 255f;
+        float z0 = 0f - lo / scale;
+        int zero = (int) Math.rint(Math.max(0f, Math.min(255f, z0)));
+        for (int i = off; i < off + len; i++) {
+            float r = (float) Math.rint(x[i] / scale);
+            int q = (int) Math.max(0f, Math.min(255f, r + zero));
+            qMinusZero[i] = q - zero;
+        }
+        return new float[] {scale, zero};
+    }
+
+    /**
+     * QMATMUL's integer part, exactly: {@code acc[r][n] = sum_k (q[r][k] - z) * (w[k][n] - wZero[n])} (as longs, each
+     * of which must fit int32), and each row's activation scale in {@code rowScale}.
+     */
+    public static long[] qmatmulAccumulators(OpParams.QMatMul p, float[] x, float[] rowScale) {
+        int n = p.n(), k = p.k(), rows = x.length / k;
+        int[] q = new int[x.length];
+        int r0 = 0;
+        for (int g : p.groupsOf(rows)) {
+            float s = quantize(x, r0 * k, g * k, q)[0];
+            for (int r = r0; r < r0 + g; r++) rowScale[r] = s;
+            r0 += g;
+        }
+        byte[] w = p.weight().int8();
+        long[] acc = new long[rows * n];
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < n; j++) {
+                long sum = 0;
+                int zw = p.zeroPoint(j);
+                for (int t = 0; t < k; t++) sum += (long) q[r * k + t] * (w[t * n + j] - zw);
+                if (sum != (int) sum) throw new ArithmeticException("qmatmul: an int32 accumulator overflows");
+                acc[r * n + j] = sum;
+            }
+        return acc;
+    }
+
+    /** QMATMUL: the exact integer accumulation, then the one float product of the definition. */
+    private static double[] qmatmul(Node node, double[] xd) {
+        OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
+        float[] x = new float[xd.length];
+        for (int i = 0; i < x.length; i++) x[i] = (float) xd[i]; // the input is float32 data
+        int n = p.n(), rows = x.length / p.k();
+        float[] rowScale = new float[rows];
+        long[] acc = qmatmulAccumulators(p, x, rowScale);
+        double[] out = new double[acc.length];
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < n; j++) out[r * n + j] = (float) acc[r * n + j] * (rowScale[r] * p.scale(j));
+        return out;
+    }
+
     private static double[] silu(double[] x) {
         double[] out = new double[x.length];
         for (int i = 0; i < x.length; i++) out[i] = x[i] / (1 + Math.exp(-x[i]));
@@ -295,6 +359,22 @@ public final class Reference {
             if (id != Math.rint(id) || id < 0 || id >= v)
                 throw new IllegalArgumentException("embedding id " + id + " is not an integer in [0, " + v + ")");
             System.arraycopy(table, (int) id * e, out, i * e, e);
+        }
+        return out;
+    }
+
+    /** QEMBEDDING: DequantizeLinear's {@code (float) (q - zeroPoint) * scale} of each looked-up row. */
+    private static double[] qembedding(Node n, double[] ids) {
+        OpParams.QEmbedding p = n.params(OpParams.QEmbedding.class);
+        int v = p.table().dim(0), e = p.table().dim(1);
+        byte[] t = p.table().int8();
+        int count = n.input(0).shape().size();
+        double[] out = new double[count * e];
+        for (int i = 0; i < count; i++) {
+            double id = ids[i];
+            if (id != Math.rint(id) || id < 0 || id >= v)
+                throw new IllegalArgumentException("embedding id " + id + " is not an integer in [0, " + v + ")");
+            for (int c = 0; c < e; c++) out[i * e + c] = (float) (t[(int) id * e + c] - p.zeroPoint()) * p.scale();
         }
         return out;
     }

@@ -228,6 +228,10 @@ public final class TextModel {
      * so a failure leaves nothing; an existing non-empty folder is refused.
      */
     public void writeFolder(Path dir, Pooling pooling, boolean normalize) {
+        for (var w : weights.entrySet())
+            if (w.getValue().dtype() == io.attn.tensor.DType.I8)
+                throw AttnException.badInput(source + ": " + w.getKey() + " is int8 (a quantized model): writing int8"
+                        + " weights as a folder is not supported yet; load the .onnx file directly (nothing written)");
         Path abs = dir.toAbsolutePath();
         if (Files.exists(abs)) {
             try (var s = Files.list(abs)) {
@@ -311,8 +315,13 @@ public final class TextModel {
         Path configFile = transformer.resolve("config.json");
         if (!Files.exists(configFile)) {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
+            if (onnx == null) onnx = soleOnnx(transformer);
             if (onnx != null) {
-                TextModel m = readOnnx(onnx, tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer));
+                // no tokenizer.json in the folder: the .onnx's own <name>-tokenizer.json beside it (langchain4j's)
+                Path tok = tokenizerOverride != null
+                        ? tokenizerOverride
+                        : Files.exists(transformer.resolve("tokenizer.json")) ? tokenizerIn(transformer) : null;
+                TextModel m = readOnnx(onnx, tok);
                 return new TextModel(
                         dir.getFileName().toString(),
                         m.source,
@@ -433,6 +442,21 @@ public final class TextModel {
     }
 
     // ---------------------------------------------------------------------------------------------------- ONNX
+
+    /** The folder's one {@code .onnx} file (say langchain4j's {@code all-minilm-l6-v2-q.onnx}), or null. */
+    private static Path soleOnnx(Path dir) {
+        try (var files = Files.list(dir)) {
+            List<Path> onnx = files.filter(f -> f.getFileName()
+                            .toString()
+                            .toLowerCase(java.util.Locale.ROOT)
+                            .endsWith(".onnx"))
+                    .filter(Files::isRegularFile)
+                    .toList();
+            return onnx.size() == 1 ? onnx.get(0) : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
 
     private static TextModel readOnnx(Path onnx, Path tokenizerOverride) {
         OnnxBert.Imported imp = OnnxBert.read(onnx);

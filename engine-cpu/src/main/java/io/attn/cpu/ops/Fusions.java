@@ -39,6 +39,7 @@ public final class Fusions {
         for (Node n : graph.nodes()) {
             if (n.isLeaf() || b.covered(n)) continue;
             if (n.op() == Op.MATMUL && (attentionWeights(b, n, par) || gemmEpilogue(b, n, par))) continue;
+            if (n.op() == Op.QMATMUL && qmatmulEpilogue(b, n, par)) continue;
             b.single(n, backend);
         }
         return b.build();
@@ -101,6 +102,61 @@ public final class Fusions {
                         r,
                         ri < 0 ? null : CpuBuffer.of(in[ri]),
                         h));
+        return true;
+    }
+
+    /**
+     * {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU] -> [ADD residual]}: the GEMM epilogue's arithmetic on each block of
+     * the int8 product once its float result is stored (issue 37): false when nothing follows the product.
+     */
+    private static boolean qmatmulEpilogue(Program.Builder b, Node qm, Parallel par) {
+        List<Node> covers = new ArrayList<>(List.of(qm));
+        List<Node> inputs = new ArrayList<>(List.of(qm.input(0)));
+        Node cur = qm, next = b.soleReader(qm);
+        int bias = -1, residual = -1;
+        Gemm.Epilogue.Act act = Gemm.Epilogue.Act.NONE;
+        if (next != null && next.op() == Op.ADD_BIAS && next.input(0) == cur && before(next.input(1), qm)) {
+            bias = inputs.size();
+            inputs.add(next.input(1));
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        if (next != null && (next.op() == Op.RELU || next.op() == Op.GELU)) {
+            act = next.op() == Op.RELU
+                    ? Gemm.Epilogue.Act.RELU
+                    : next.params(OpParams.Gelu.class).tanh() ? Gemm.Epilogue.Act.GELU_TANH : Gemm.Epilogue.Act.GELU;
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        if (next != null && next.op() == Op.ADD) {
+            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
+            if (other != cur && before(other, qm)) {
+                residual = inputs.size();
+                inputs.add(other);
+                covers.add(cur = next);
+            }
+        }
+        if (covers.size() == 1) return false;
+        final int bi = bias, ri = residual;
+        final Gemm.Epilogue.Act r = act;
+        StringBuilder name = new StringBuilder("QMATMUL");
+        for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
+        b.fused(
+                name.toString(),
+                covers,
+                inputs,
+                0,
+                (out, in, scratch) -> QMatMul.run(
+                        par,
+                        qm,
+                        CpuBuffer.of(out),
+                        CpuBuffer.of(in[0]),
+                        new Gemm.Epilogue(
+                                bi < 0 ? null : CpuBuffer.of(in[bi]),
+                                r,
+                                ri < 0 ? null : CpuBuffer.of(in[ri]),
+                                0,
+                                qm.shape().size() / qm.shape().dim(-1))));
         return true;
     }
 

@@ -456,7 +456,7 @@ public final class Gemm {
      * residual} is null). With a GELU the row is stored after the bias, then passed through GELU and the residual
      * while it is still in L1.
      */
-    private static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
+    static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
         float[] bias = e.bias(), residual = e.residual();
         boolean relu = e.relu(), gelu = e.act() == Epilogue.Act.GELU || e.act() == Epilogue.Act.GELU_TANH;
         float[] res = gelu ? null : residual; // with a GELU the residual comes after it, below

@@ -35,8 +35,31 @@ final class BertMatcher {
     private static final List<String> NORMS = List.of("attention.output.LayerNorm", "output.LayerNorm");
     private static final int POSITION_STEPS = 8;
 
-    /** A weight to convert: its Hugging Face name, the ONNX constant, and whether to transpose it. */
-    record Piece(String name, TensorProto tensor, String what, boolean transpose) {}
+    /** How a piece is converted: float values, an int8 weight or table, its scale or its zero point. */
+    enum Kind {
+        FLOAT,
+        INT8,
+        SCALE,
+        ZERO_POINT
+    }
+
+    /**
+     * A weight to convert: its Hugging Face name, the ONNX constant, and whether to transpose it; for a quantized piece
+     * its kind, and for a table to dequantize (or an int8 weight's zero point, to know its signedness) the scale and
+     * zero point constants.
+     */
+    record Piece(
+            String name,
+            TensorProto tensor,
+            String what,
+            boolean transpose,
+            Kind kind,
+            TensorProto scale,
+            TensorProto zeroPoint) {
+        Piece(String name, TensorProto tensor, String what, boolean transpose) {
+            this(name, tensor, what, transpose, Kind.FLOAT, null, null);
+        }
+    }
 
     /** The config and the weights in Hugging Face's state_dict order. */
     record Plan(Map<String, Object> config, Deque<Piece> pieces) {}
@@ -82,21 +105,59 @@ final class BertMatcher {
 
     /** An embedding table: a (rows, E) constant read by a Gather; the word table's indices must be a graph input. */
     private int[] table(String name, String from, String form) {
-        Optional<NodeProto> gather = g.consumers(name).stream()
+        boolean quantized =
+                g.constant(name).isEmpty() && g.constant(name + QUANTIZED).isPresent();
+        String stored = quantized ? name + QUANTIZED : name;
+        Optional<NodeProto> gather = g.consumers(stored).stream()
                 .filter(n -> Graph.is(n, "Gather")
                         && n.getInputCount() == 2
-                        && Graph.input(n, 0).equals(name))
+                        && Graph.input(n, 0).equals(stored))
                 .filter(n -> from.isEmpty() || g.isInput(throughCast(Graph.input(n, 1))))
                 .findFirst();
-        if (gather.isEmpty() || g.constant(name).isEmpty())
+        if (gather.isEmpty() || g.constant(stored).isEmpty())
             throw g.bad("not a BERT-family encoder: no Gather " + from + "into a " + form + " table named " + name);
-        int[] d = g.weightDims(name);
+        int[] d = quantized ? g.anyDims(stored) : g.weightDims(name);
+        if (quantized) quantizedTable(name, gather.get(), d);
         if (d.length != 2 || d[0] == 0 || d[1] == 0)
             throw g.bad(name + " is " + TensorData.shape(d) + ", not a " + form + " table");
         if (hidden != 0 && d[1] != hidden)
             throw g.bad(name + " is " + TensorData.shape(d) + " but the word embeddings are " + hidden + " wide");
         if (name.equals(POSITION)) checkPositions(Graph.input(gather.get(), 1));
         return d;
+    }
+
+    /** The quantized tables' Gathers read {@code name_quantized} and are dequantized by a DequantizeLinear. */
+    private static final String QUANTIZED = "_quantized";
+
+    private final Map<String, Piece> dequantized = new LinkedHashMap<>();
+
+    /** A table stored uint8/int8, gathered, then dequantized per tensor: kept int8 with its scale and zero point. */
+    private void quantizedTable(String name, NodeProto gather, int[] dims) {
+        NodeProto dq = g.valueConsumers(Graph.output(gather)).stream()
+                .filter(n -> Graph.is(n, "DequantizeLinear") && n.getInputCount() == 3)
+                .findFirst()
+                .orElseThrow(() -> g.bad(name + QUANTIZED + " is gathered but not dequantized by a DequantizeLinear"));
+        String scale = Graph.input(dq, 1), zero = Graph.input(dq, 2);
+        if (g.scalar(scale).isEmpty())
+            throw g.bad("DequantizeLinear '" + dq.getName() + "' of " + name + " has a scale that is not one float");
+        TensorProto z = g.constant(zero)
+                .orElseThrow(() ->
+                        g.bad("DequantizeLinear '" + dq.getName() + "' of " + name + " has no constant zero point"));
+        if (!TensorData.isByte(z)
+                || g.anyDims(zero).length > 1
+                || java.util.Arrays.stream(g.anyDims(zero)).anyMatch(v -> v != 1))
+            throw g.bad(
+                    "DequantizeLinear '" + dq.getName() + "' of " + name + " has a zero point that is not one byte");
+        dequantized.put(
+                name,
+                new Piece(
+                        name,
+                        g.required(name + QUANTIZED),
+                        g.what(name + QUANTIZED),
+                        false,
+                        Kind.INT8,
+                        g.required(scale),
+                        z));
     }
 
     private String throughCast(String t) {
@@ -188,6 +249,11 @@ final class BertMatcher {
     }
 
     private static boolean isTopWeight(String name) {
+        for (String suffix : List.of(QUANTIZED, "_scale", "_zero_point"))
+            if (name.endsWith(suffix) && name.length() > suffix.length()) {
+                String base = name.substring(0, name.length() - suffix.length());
+                if (base.equals(WORD) || base.equals(POSITION) || base.equals(TOKEN_TYPE)) return true;
+            }
         return name.equals(WORD)
                 || name.equals(POSITION)
                 || name.equals(TOKEN_TYPE)
@@ -242,15 +308,45 @@ final class BertMatcher {
         int[] b = g.weightDims(bias);
         if (b.length != 1 || b[0] != out)
             throw g.bad(bias + " is " + TensorData.shape(b) + " where (" + out + ") was expected");
-        int[] w = g.weightDims(l.weight());
+        int[] w = l.quantized() ? g.anyDims(l.weight()) : g.weightDims(l.weight());
         if (w.length != 2) throw g.bad(prefix + ".weight (" + g.what(l.weight()) + ") is " + TensorData.shape(w));
         int[] torch = l.inOut() ? new int[] {w[1], w[0]} : w;
         if (torch[0] != out || torch[1] != in)
             throw g.bad(prefix + ".weight (" + g.what(l.weight()) + ") is " + TensorData.shape(torch)
                     + " as (out, in) where (" + out + ", " + in + ") was expected");
-        add(prefix + ".weight", l.weight(), l.inOut());
+        if (l.quantized()) addQuantized(prefix, l, out);
+        else add(prefix + ".weight", l.weight(), l.inOut());
         add(bias, bias, false);
         return l;
+    }
+
+    /**
+     * A quantized Linear's int8 (in, out) weight, its scale and zero point (one, or one per output); a uint8 weight is
+     * shifted to int8 with its zero point (the differences, all the product uses, are unchanged).
+     */
+    private void addQuantized(String prefix, Linear l, int out) {
+        TensorProto w = g.required(l.weight()), z = g.required(l.zeroPoint()), s = g.required(l.scale());
+        String node = "the quantized " + prefix + " (" + g.what(l.weight()) + ")";
+        if (!TensorData.isByte(w))
+            throw g.bad(node + ": weights of ONNX type " + w.getDataType() + ", not 8-bit (int8 or uint8)");
+        if (!TensorData.isByte(z) || TensorData.isUnsigned8(z) != TensorData.isUnsigned8(w))
+            throw g.bad(node + ": its zero point " + g.what(l.zeroPoint()) + " is not of the weight's 8-bit type");
+        int zs = count(g.anyDims(l.zeroPoint())), ss = count(g.weightDims(l.scale()));
+        if (zs != 1 && zs != out)
+            throw g.bad(node + ": " + zs + " zero points (per-row or blocked quantization); the importer takes one or "
+                    + out + " (per output)");
+        if (ss != 1 && ss != out)
+            throw g.bad(node + ": " + ss + " scales (per-row or blocked quantization); the importer takes one or " + out
+                    + " (per output)");
+        pieces.add(new Piece(prefix + ".weight", w, g.what(l.weight()), false, Kind.INT8, null, z));
+        pieces.add(new Piece(prefix + ".weight_scale", s, g.what(l.scale()), false, Kind.SCALE, null, null));
+        pieces.add(new Piece(prefix + ".weight_zero_point", z, g.what(l.zeroPoint()), false, Kind.ZERO_POINT, null, z));
+    }
+
+    private static int count(int[] dims) {
+        int c = 1;
+        for (int d : dims) c *= d;
+        return c;
     }
 
     private void norm(String prefix) {
@@ -270,6 +366,20 @@ final class BertMatcher {
     }
 
     private void add(String hfName, String constant, boolean transpose) {
+        Piece dq = dequantized.get(hfName);
+        if (dq != null) { // an int8 table: kept int8, with its scale and zero point (QEMBEDDING)
+            pieces.add(new Piece(hfName, dq.tensor(), dq.what(), false, Kind.INT8, null, dq.zeroPoint()));
+            pieces.add(new Piece(hfName + "_scale", dq.scale(), dq.what() + "'s scale", false, Kind.SCALE, null, null));
+            pieces.add(new Piece(
+                    hfName + "_zero_point",
+                    dq.zeroPoint(),
+                    dq.what() + "'s zero point",
+                    false,
+                    Kind.ZERO_POINT,
+                    null,
+                    dq.zeroPoint()));
+            return;
+        }
         pieces.add(new Piece(hfName, g.required(constant), g.what(constant), transpose));
     }
 }

@@ -111,6 +111,11 @@ final class Graph {
         return data.floatDims(required(name), what(name));
     }
 
+    /** The shape of a constant of any type the reader knows (quantized weights: int8, uint8). */
+    int[] anyDims(String name) {
+        return data.dims(required(name), what(name));
+    }
+
     /** The value of a one-element float constant; empty if the tensor is not one. */
     OptionalDouble scalar(String name) {
         Optional<TensorProto> t = constant(name);

@@ -2,6 +2,7 @@ package io.attn.text.onnx;
 
 import io.attn.AttnException;
 import io.attn.tensor.Tensor;
+import io.attn.text.onnx.BertMatcher.Kind;
 import io.attn.text.onnx.BertMatcher.Piece;
 import io.attn.text.onnx.BertMatcher.Plan;
 import java.nio.file.Path;
@@ -67,7 +68,37 @@ public final class OnnxBert {
 
     /** Parses and matches; the parsed model is garbage once this returns, except the initializers to convert. */
     private static Plan plan(ModelFile file) {
-        return new BertMatcher(new Graph(file, file.parse().getGraph())).match();
+        var graph = file.parse().getGraph();
+        refuseUnknownQuantization(file, graph);
+        return new BertMatcher(new Graph(file, graph)).match();
+    }
+
+    /**
+     * Quantized operators the importer does not run (static QDQ or QOperator graphs, 4-bit and contrib kernels): one
+     * line naming the first such node. The dynamic quantization it runs is DynamicQuantizeLinear + MatMulInteger (and
+     * DequantizeLinear of the embedding tables).
+     */
+    private static final java.util.Set<String> UNKNOWN_QUANTIZED = java.util.Set.of(
+            "QLinearMatMul",
+            "QLinearConv",
+            "QLinearAdd",
+            "QLinearMul",
+            "QuantizeLinear",
+            "ConvInteger",
+            "MatMulNBits",
+            "DynamicQuantizeMatMul",
+            "MatMulIntegerToFloat",
+            "QAttention",
+            "QGemm",
+            "QOrderedMatMul",
+            "DynamicQuantizeLSTM",
+            "GatherBlockQuantized");
+
+    private static void refuseUnknownQuantization(ModelFile file, io.attn.text.onnx.proto.OnnxProto.GraphProto g) {
+        for (var n : g.getNodeList())
+            if (UNKNOWN_QUANTIZED.contains(n.getOpType()))
+                throw file.bad("quantized node " + Graph.op(n) + " '" + n.getName() + "' is not supported (attn runs"
+                        + " ONNX Runtime's dynamic int8 quantization: DynamicQuantizeLinear + MatMulInteger)");
     }
 
     /** Converts the pieces in order, dropping each one's bytes as soon as its floats exist. */
@@ -75,8 +106,22 @@ public final class OnnxBert {
         Map<String, Tensor> weights = new LinkedHashMap<>();
         for (Piece p = pieces.poll(); p != null; p = pieces.poll()) {
             int[] dims = data.dims(p.tensor(), p.what());
-            float[] values = data.floats(p.tensor(), p.what());
-            weights.put(p.name(), p.transpose() ? transpose(values, dims[0], dims[1]) : Tensor.of(values, dims));
+            switch (p.kind()) {
+                case FLOAT -> {
+                    float[] values = data.floats(p.tensor(), p.what());
+                    weights.put(
+                            p.name(), p.transpose() ? transpose(values, dims[0], dims[1]) : Tensor.of(values, dims));
+                }
+                case INT8, ZERO_POINT -> {
+                    byte[] b = data.bytes(p.tensor(), p.what());
+                    if (TensorData.isUnsigned8(p.zeroPoint())) for (int i = 0; i < b.length; i++) b[i] ^= (byte) 0x80;
+                    weights.put(p.name(), Tensor.ofInt8(b, p.kind() == Kind.INT8 ? dims : new int[] {b.length}));
+                }
+                case SCALE -> {
+                    float[] s = data.floats(p.tensor(), p.what());
+                    weights.put(p.name(), Tensor.of(s, s.length));
+                }
+            }
         }
         return weights;
     }

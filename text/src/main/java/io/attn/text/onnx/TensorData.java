@@ -29,8 +29,15 @@ final class TensorData {
     private static final long MAP_CHUNK = 1L << 30;
     private static final Set<DataType> FLOATS = Set.of(DataType.FLOAT, DataType.FLOAT16, DataType.BFLOAT16);
     private static final Set<DataType> INTS = Set.of(DataType.INT32, DataType.INT64);
-    private static final List<DataType> ORDER =
-            List.of(DataType.FLOAT, DataType.FLOAT16, DataType.BFLOAT16, DataType.INT32, DataType.INT64);
+    private static final Set<DataType> BYTES = Set.of(DataType.INT8, DataType.UINT8);
+    private static final List<DataType> ORDER = List.of(
+            DataType.FLOAT,
+            DataType.FLOAT16,
+            DataType.BFLOAT16,
+            DataType.INT32,
+            DataType.INT64,
+            DataType.INT8,
+            DataType.UINT8);
     private static final Set<DataType> ANY = Set.copyOf(ORDER);
 
     private final ModelFile file;
@@ -77,6 +84,27 @@ final class TensorData {
         return out;
     }
 
+    /** The bytes of an INT8 or UINT8 tensor (quantized weights), in row-major order, as stored. */
+    byte[] bytes(TensorProto t, String what) {
+        Layout l = layout(t, what, type(t, what, BYTES));
+        byte[] out = new byte[l.count()];
+        if (l.external() != null) readExternal(l, what, (buf, at) -> buf.get(out, at, buf.remaining()));
+        else if (t.hasRawData()) t.getRawData().copyTo(out, 0);
+        else for (int i = 0; i < out.length; i++) out[i] = (byte) t.getInt32Data(i);
+        return out;
+    }
+
+    /** True if the tensor's element type is UINT8. */
+    static boolean isUnsigned8(TensorProto t) {
+        return t.getDataType() == DataType.UINT8_VALUE;
+    }
+
+    /** True if the tensor's element type is INT8 or UINT8. */
+    static boolean isByte(TensorProto t) {
+        DataType type = DataType.forNumber(t.getDataType());
+        return type != null && BYTES.contains(type);
+    }
+
     /** True if the tensor's element type is FLOAT, FLOAT16 or BFLOAT16. */
     static boolean isFloat(TensorProto t) {
         DataType type = DataType.forNumber(t.getDataType());
@@ -97,6 +125,7 @@ final class TensorData {
         return switch (type) {
             case FLOAT16, BFLOAT16 -> 2;
             case INT64 -> 8;
+            case INT8, UINT8 -> 1;
             default -> 4;
         };
     }

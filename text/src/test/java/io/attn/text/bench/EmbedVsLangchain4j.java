@@ -28,7 +28,7 @@ import java.util.Locale;
  * {@code benchmarks/scripts/embed_vs_langchain4j.sh}.
  *
  * <pre>
- * args: [minilm|bge] [texts.txt] [rounds] [seconds per side and round] [attn threads, 0 = all] [batch|single]
+ * args: [minilm|minilm-q|bge] [texts.txt] [rounds] [seconds per side and round] [attn threads, 0 = all] [batch|single]
  * </pre>
  *
  * {@code batch} (the default) gives each engine all the texts in one call; {@code single} one text per call, in turn
@@ -43,6 +43,9 @@ public final class EmbedVsLangchain4j {
     public static void main(String[] args) throws Exception {
         String which = args.length > 0 ? args[0] : "minilm";
         boolean bge = which.equals("bge");
+        boolean quantized = which.equals("minilm-q"); // issue 37: langchain4j's int8 model, its .onnx run directly
+        if (!bge && !quantized && !which.equals("minilm"))
+            throw new IllegalArgumentException("the model is minilm, minilm-q or bge, not " + which);
         List<String> texts = args.length > 1 && !args[1].isEmpty()
                 ? Files.readAllLines(Path.of(args[1]), StandardCharsets.UTF_8)
                 : readResource("io/attn/text/mixed.txt");
@@ -54,17 +57,25 @@ public final class EmbedVsLangchain4j {
             throw new IllegalArgumentException("the 6th argument is batch or single, not " + args[5]);
 
         Path dir = Files.createTempDirectory("attn-bench");
-        String base = bge ? "bge-small-en-v1.5" : "all-minilm-l6-v2";
+        String base = bge ? "bge-small-en-v1.5" : quantized ? "all-minilm-l6-v2-q" : "all-minilm-l6-v2";
         Path onnx = copy(base + ".onnx", dir), tok = copy(base + "-tokenizer.json", dir);
         Path folder = dir.resolve(base);
-        TextModel.read(onnx, tok).writeFolder(folder, bge ? Pooling.CLS : Pooling.MEAN, true);
+        EmbedderOptions options = EmbedderOptions.defaults();
+        if (quantized) { // int8 weights are not written as a folder (yet): the .onnx file is loaded as it is
+            folder = onnx;
+            options = options.withPooling(Pooling.MEAN).withNormalize(true).withTokenizer(tok);
+        } else TextModel.read(onnx, tok).writeFolder(folder, bge ? Pooling.CLS : Pooling.MEAN, true);
 
-        EmbeddingModel peer = bge ? new BgeSmallEnV15EmbeddingModel() : new AllMiniLmL6V2EmbeddingModel();
+        EmbeddingModel peer = bge
+                ? new BgeSmallEnV15EmbeddingModel()
+                : quantized
+                        ? new dev.langchain4j.model.embedding.onnx.allminilml6v2q.AllMiniLmL6V2QuantizedEmbeddingModel()
+                        : new AllMiniLmL6V2EmbeddingModel();
         List<TextSegment> segments = texts.stream().map(TextSegment::from).toList();
         double[] ours = new double[rounds], theirs = new double[rounds];
         try (Engine engine =
                         Engine.open(EngineOptions.defaults().withDevice("cpu").withThreads(threads));
-                Embedder m = Embedder.load(engine, folder, EmbedderOptions.defaults())) {
+                Embedder m = Embedder.load(engine, folder, options)) {
             long tokens = m.embedWithUsage(texts).totalTokens();
             Runnable oursCall = single ? () -> texts.forEach(t -> m.embed(List.of(t))) : () -> m.embed(texts);
             Runnable theirsCall = single ? () -> segments.forEach(peer::embed) : () -> peer.embedAll(segments);

@@ -1,0 +1,52 @@
+package io.attn.cpu.ops;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.attn.cpu.Parallel;
+import io.attn.graph.OpParams;
+import io.attn.reference.Reference;
+import io.attn.tensor.Tensor;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * QMATMUL's int32 accumulators against the integer reference, exactly, at embedding shapes (K 384 and 1536, past the
+ * kernel's 256-deep chunks), with the full int8 range, zero points and row groups; the float results bit for bit.
+ */
+class QMatMulTest {
+    @Test
+    void accumulatorsAreExactAtEmbeddingShapes() {
+        Random rnd = new Random(37);
+        int[][] shapes = {{101, 384, 384}, {37, 1536, 384}, {9, 384, 1536}, {3, 257, 70}, {487, 384, 130}};
+        try (Parallel par = new Parallel(2)) {
+            for (int[] s : shapes) {
+                int m = s[0], k = s[1], n = s[2];
+                float[] x = new float[m * k];
+                for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (1 + i % 7));
+                x[5] = 40f; // an outlier, as LayerNorm outputs have
+                byte[] w = new byte[k * n];
+                for (int i = 0; i < w.length; i++) w[i] = (byte) (i % 97 == 0 ? -128 : rnd.nextInt(256) - 128);
+                float[] scale = new float[n];
+                byte[] zero = new byte[n];
+                for (int j = 0; j < n; j++) {
+                    scale[j] = 0.001f + 0.01f * rnd.nextFloat();
+                    zero[j] = (byte) (j % 3 == 0 ? 0 : rnd.nextInt(21) - 10);
+                }
+                int[] groups = m > 3 ? new int[] {1, m - 3, 2} : null;
+                var p = new OpParams.QMatMul(Tensor.ofInt8(w, k, n), scale, zero, groups);
+                float[] rowScale = new float[m];
+                long[] want = Reference.qmatmulAccumulators(p, x, rowScale);
+                float[] out = new float[m * n];
+                int[] acc = new int[m * n];
+                QMatMul.run(par, p, x, out, m, acc);
+                for (int i = 0; i < acc.length; i++)
+                    assertEquals(want[i], acc[i], "acc " + i + " of " + m + "x" + k + "x" + n);
+                float[] expect = new float[m * n];
+                for (int i = 0; i < expect.length; i++)
+                    expect[i] = (float) want[i] * (rowScale[i / n] * p.scale(i % n));
+                assertArrayEquals(expect, out, 0f);
+            }
+        }
+    }
+}
