@@ -21,7 +21,7 @@ import picocli.CommandLine.Option;
  * includes the host transfers; {@code attention --resident} keeps the inputs on the backend and downloads only a
  * (B, H, L) mean, to time the attention kernel itself (as PyTorch timings of tensors already on the GPU do); {@code
  * encoder-layer --resident} likewise keeps x on the device and downloads a (B, L) mean. Where the backend times device
- * work (CUDA events: {@link io.attn.backend.Backend#deviceTimer}), the JSON also has {@code "device_ms"}: the median
+ * work (CUDA events: {@link KernelBench#runTimedOnDevice}), the JSON also has {@code "device_ms"}: the median
  * device time of the same runs, beside the wall-clock {@code "median_ms"}.
  */
 @Command(
@@ -55,9 +55,9 @@ final class BenchCommand {
     }
 
     /**
-     * As {@link #measure(String, Engine, int, Timing, double, String, Runnable)}; with a {@code timer}, each measured
-     * run is also timed on the device (the timer started before the call, stopped after it) and the JSON gets {@code
-     * "device_ms"}, the median of those times.
+     * As {@link #measure(String, Engine, int, Timing, double, String, Runnable)}; with {@code timedCall} (one call that
+     * returns its device time in ms: {@link KernelBench#runTimedOnDevice}), each measured run is that call, and the
+     * JSON gets {@code "device_ms"}, the median of those times.
      */
     static int measure(
             String bench,
@@ -67,7 +67,7 @@ final class BenchCommand {
             double flops,
             String shape,
             Runnable call,
-            io.attn.backend.DeviceTimer timer) {
+            java.util.function.DoubleSupplier timedCall) {
         long end = System.nanoTime() + t.warmupMs * 1_000_000;
         int warm = 0;
         do {
@@ -82,9 +82,8 @@ final class BenchCommand {
         long start = System.nanoTime();
         while (n < ms.length && (n < t.minRuns || System.nanoTime() - start < t.minMs * 1_000_000)) {
             long c = mx.getCurrentThreadCpuTime(), s = System.nanoTime();
-            if (timer != null) timer.start();
-            call.run();
-            if (timer != null) dev[n] = timer.stop();
+            if (timedCall != null) dev[n] = timedCall.getAsDouble();
+            else call.run();
             ms[n] = (System.nanoTime() - s) / 1e6;
             cpu[n++] = (mx.getCurrentThreadCpuTime() - c) / 1e6;
         }
@@ -97,7 +96,7 @@ final class BenchCommand {
         double[] rd = Arrays.copyOf(dev, n);
         Arrays.sort(rd);
         double devMedian = n % 2 == 1 ? rd[n / 2] : (rd[n / 2 - 1] + rd[n / 2]) / 2;
-        String devJson = timer == null ? "" : String.format(Locale.ROOT, ",\"device_ms\":%.4f", devMedian);
+        String devJson = timedCall == null ? "" : String.format(Locale.ROOT, ",\"device_ms\":%.4f", devMedian);
         double gflops = flops / (median * 1e6);
         System.out.printf(Locale.ROOT, "bench %s %s on %s%n", bench, shape, engine.description());
         System.out.printf(Locale.ROOT, "  cpu: %s; kernels: %s%n", Devices.hostCpu(), Devices.cpuKernels());
@@ -110,7 +109,7 @@ final class BenchCommand {
                 r[0],
                 r[n - 1],
                 gflops);
-        if (timer != null)
+        if (timedCall != null)
             System.out.printf(
                     Locale.ROOT,
                     "  device time (CUDA events) median %.3f ms, min %.3f ms, %.1f GFLOP/s%n",
@@ -150,7 +149,15 @@ final class BenchCommand {
             String bench, DeviceOptions device, Timing t, java.util.function.Function<Engine, KernelBench> make) {
         try (Engine engine = device.open();
                 KernelBench k = make.apply(engine)) {
-            return measure(bench, engine, threadsOf(device), t, k.flops(), k.shape(), k::run, k.deviceTimer());
+            return measure(
+                    bench,
+                    engine,
+                    threadsOf(device),
+                    t,
+                    k.flops(),
+                    k.shape(),
+                    k::run,
+                    k.timesDevice() ? k::runTimedOnDevice : null);
         }
     }
 

@@ -239,12 +239,32 @@ public final class KernelBench implements AutoCloseable {
      * The backend's timer of device work ({@link Backend#deviceTimer}; CUDA events), made on first use and closed with
      * this bench; null where the backend has none.
      */
-    public DeviceTimer deviceTimer() {
+    private DeviceTimer deviceTimer() {
         if (!timerAsked) {
             timerAsked = true;
             timer = backend.deviceTimer();
         }
         return timer;
+    }
+
+    /** Whether the backend times device work ({@link #runTimedOnDevice}): CUDA. */
+    public boolean timesDevice() {
+        return deviceTimer() != null;
+    }
+
+    /**
+     * One call timed on the device: the backend's timer (CUDA events on its stream) started before the call and
+     * stopped after it; the device time in ms, or NaN where the backend has no timer ({@link #timesDevice}).
+     */
+    public double runTimedOnDevice() {
+        DeviceTimer t = deviceTimer();
+        if (t == null) {
+            run();
+            return Double.NaN;
+        }
+        t.start();
+        call.get();
+        return t.stop();
     }
 
     /** One call of the kernel (see the class comment for what it includes). */

@@ -66,17 +66,12 @@ public final class DriverPathMain {
                         io.attn.engine.KernelBench res = name.equals("attention")
                                 ? io.attn.engine.KernelBench.attention(e, 2, 2, 33, 0, 32, true, false, true, false)
                                 : io.attn.engine.KernelBench.encoderLayer(e, 2, 5, 16, 2, 32, false, "relu", true)) {
-                    io.attn.backend.DeviceTimer t = res.deviceTimer();
-                    if (t == null) throw new IllegalStateException("no device timer on the cuda backend");
-                    if (res.deviceTimer() != t) throw new IllegalStateException("a second timer");
-                    t.start();
-                    io.attn.tensor.Tensor m = res.runOutputs().getFirst();
-                    double ms = t.stop();
-                    t.start(); // twice: the events are reused
-                    res.run();
-                    double ms2 = t.stop();
+                    if (!res.timesDevice()) throw new IllegalStateException("no device timer on the cuda backend");
+                    double ms = res.runTimedOnDevice();
+                    double ms2 = res.runTimedOnDevice(); // twice: the events are reused
                     if (!(ms >= 0 && ms2 >= 0 && Double.isFinite(ms) && Double.isFinite(ms2)))
                         throw new IllegalStateException("device times " + ms + ", " + ms2);
+                    io.attn.tensor.Tensor m = res.runOutputs().getFirst();
                     io.attn.tensor.Tensor y = full.runOutputs().getFirst();
                     int[] d = y.shape().dims();
                     int cols = d[d.length - 1], rows = (int) (y.size() / cols);
