@@ -9,7 +9,8 @@
         the engine's figure is there either way. Ratio = the sweep's PyTorch baseline ms / attn ms (attn: the
         bench's "device_ms" (CUDA events) where it reports one, else its wall-clock "median_ms").
     python3 tools/gpu_cases.py collect --gpu "NAME, DRIVER, ..." --sweep sweep.json --winners winners.json
-                                      --bench bench-gpu.json --embed embed.json --out FILE
+                                      --bench bench-gpu.json --embed embed.json --out FILE [--date YYYY-MM-DD]
+                                      [--embed-name NAME]
         the run's cases in one file: {"gpu", "date", "driver", "torch", "cases": [{"name", "attn_ms", "torch_ms",
         "ratio"}]}; a missing or broken input file is skipped.
 """
@@ -112,8 +113,10 @@ def collect(a):
     for c in sw.get("cases", []):
         cases.append(c)
     for r in (load(a.winners) or {}).get("rows", []):
-        if "attn_ms" in r:
-            cases.append({"name": r["name"], "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
+        if "attn_ms" in r:  # through the engine: the kernel, its converters, a (B,H,L) mean of the output, its download
+            how = "%s, " % r["option"] if r.get("option") and "(default dispatch)" not in r["name"] else ""
+            cases.append({"name": "%s [%sattn bench --resident, engine path: incl. a (B,H,L) mean and its download]"
+                                  % (r["name"], how), "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
                           "ratio": r.get("ratio")})
     for r in (load(a.bench) or {}).get("rows", []):
         if "attn_ms" not in r:
@@ -123,26 +126,30 @@ def collect(a):
         if m:
             name = "attention D=%s%s %s (bench_gpu_torch)" % (m.group(1), m.group(2) or "", m.group(3))
         elif c.startswith("encoder-layer"):
-            name = "encoder layer%s fp32%s" % (" resident" if "resident" in c else "",
-                                               " (torch host -> device -> host)" if "host ->" in c else "")
+            m = re.match(r"encoder-layer (B=\d+ L=\d+ E=\d+ H=\d+ F=\d+)", c)
+            name = "encoder layer%s fp32%s (attn: %s; torch: %s)" % (
+                " " + m.group(1) if m else "", " resident" if "resident" in c else "",
+                "input resident on the device" if "resident" in c else "host -> device -> host",
+                "host -> device -> host" if "host ->" in c else "input on the device")
         else:
             name = c
         cases.append({"name": name, "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"), "ratio": r.get("ratio")})
     em = load(a.embed) or {}
-    model = os.path.basename(str(em.get("model", "model")).rstrip("/"))
+    model = a.embed_name or os.path.basename(str(em.get("model", "model")).rstrip("/"))
     for prec, ours, theirs in (("fp32", "attn_sentences_per_s", "st_sentences_per_s"),
                                ("fp16", "attn_fp16_sentences_per_s", "st_half_sentences_per_s")):
         if em.get(ours) and em.get("texts"):
             n = em["texts"]
             am = 1e3 * n / em[ours]
             tm = 1e3 * n / em[theirs] if em.get(theirs) else None
-            cases.append({"name": "embed %s %s (%d texts; torch: sentence-transformers%s)" % (
-                model, prec, n, " model.half()" if prec == "fp16" else " fp32"), "attn_ms": am, "torch_ms": tm,
+            cases.append({"name": "embed %s %s (%d texts; attn embed%s; torch: sentence-transformers%s)" % (
+                model, prec, n, " --precision fp16" if prec == "fp16" else "",
+                " model.half()" if prec == "fp16" else " fp32"), "attn_ms": am, "torch_ms": tm,
                 "ratio": tm / am if tm else None})
     gpu = [x.strip() for x in (a.gpu or "").split(",")]
     env = sw.get("env") or (load(a.bench) or {}).get("env") or {}
     out = {"gpu": env.get("gpu") or (gpu[0] if gpu and gpu[0] else None),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+           "date": a.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
            "driver": env.get("driver") or (gpu[1] if len(gpu) > 1 else None),
            "torch": env.get("torch"), "cases": cases}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -166,6 +173,8 @@ def main():
     ap.add_argument("--attn", default="./attn")
     ap.add_argument("--gpu", default="")
     ap.add_argument("--out")
+    ap.add_argument("--embed-name", help="collect: what the embed step's model is (default: its folder's name)")
+    ap.add_argument("--date", help="collect: the run's date (default: today, UTC)")
     ap.add_argument("--budget-s", type=float, default=0)
     a = ap.parse_args()
     if a.what == "slug":
