@@ -4,7 +4,8 @@
     python3 tools/gpu_cases.py winners --sweep sweep.json --attn ./attn --out winners.json [--budget-s 90]
         the sweep's winners through the engine: `attn bench attention --resident` at B=8 H=16 L=S=4096 (causal and
         not) with --backend-opt flash.variant=ENTRY (bf16 / fp16: --precision bf16|fp16) or
-        flash.fp32.variant=ENTRY (fp32), and fp32 once more with flash.fp32=tf32x3. An option the engine does not
+        flash.fp32.variant=ENTRY (fp32), and fp32 once more by the default dispatch (3xTF32 on sm_80+, its default
+        entry per D). An option the engine does not
         know yet is recorded (the row's "error") and the case is run again without it (the default dispatch), so
         the engine's figure is there either way. Ratio = the sweep's PyTorch baseline ms / attn ms (attn: the
         bench's "device_ms" (CUDA events) where it reports one, else its wall-clock "median_ms").
@@ -54,21 +55,21 @@ def winners(a):
         prec, d = key.split(" D=")
         if prec == "tf32":  # 1xTF32 is below fp32's bound: not a choice the engine offers for fp32
             continue
-        if prec == "fp32" and entry.startswith("flash_f32"):  # the SIMT kernel: the engine's default for fp32
-            plan.append((prec, int(d), None, entry))
+        if prec == "fp32" and entry.startswith("flash_f32"):  # the SIMT kernel
+            plan.append((prec, int(d), "flash.fp32=simt", entry))
             continue
         opt = "flash.fp32.variant=" if prec == "fp32" else "flash.variant="
         plan.append((prec, int(d), opt + entry, entry))
     if not plan:  # no sweep: the engine's default dispatch at least
         plan = [(p, d, None, None) for p in ("fp32", "bf16") for d in (64, 128)]
-    for d in sorted({d for p, d, _, _ in plan if p == "fp32"}):
-        plan.append(("fp32", d, "flash.fp32=tf32x3", "tf32x3"))
+    for d in sorted({d for p, d, _, _ in plan if p == "fp32"}):  # the engine's own choice (tf32x3 since 2026-11-27)
+        plan.append(("fp32", d, None, "default"))
     rows, t0 = [], time.time()
     for prec, d, opt, entry in plan:
         for causal in (False, True):
             shape = "B=8 H=16 L=S=4096 D=%d%s" % (d, " causal" if causal else "")
             name = "attention D=%d%s %s%s" % (d, " causal" if causal else "", prec,
-                                             " tf32x3" if entry == "tf32x3" else "")
+                                             " default dispatch" if entry == "default" else "")
             row = {"name": name, "option": opt, "entry": entry}
             if a.budget_s and time.time() - t0 > a.budget_s:
                 row["error"] = "skipped: the time budget was spent"
@@ -82,10 +83,6 @@ def winners(a):
                     r = bench(a.attn, args + ["--backend-opt", opt])
                 except Exception as e:  # an option the engine does not know yet: recorded, then the default
                     row["error"] = "%s: %s" % (opt, e)
-                    if entry == "tf32x3":
-                        rows.append(row)
-                        print("%-40s %s" % (name, row["error"]), flush=True)
-                        continue
                     row["name"] += " (default dispatch)"
             try:
                 if r is None:
