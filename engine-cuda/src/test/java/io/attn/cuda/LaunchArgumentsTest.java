@@ -216,6 +216,28 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void meanOverTheLastAxisRunsAWarpPerRow() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 5, 8, 45);
+        Node last = g.mean(x, 2);
+        run(g, last, false);
+        Launch l = rec.launches.getFirst();
+        assertEquals(Kernel.MEAN_F32, l.entry());
+        assertEquals(5, l.gx()); // 40 rows x 32 lanes / 256 threads
+        assertEquals(256, l.threads());
+        assertEquals(List.<Number>of(addr(x), addr(last), 40, 45, 1), l.values());
+        // another axis: a thread per output
+        rec.launches.clear();
+        g = new GraphBuilder();
+        x = g.input("x", 5, 8, 45);
+        Node mid = g.mean(x, 1);
+        run(g, mid, false);
+        l = rec.launches.getFirst();
+        assertEquals(1, l.gx()); // 225 outputs / 256 threads
+        assertEquals(List.<Number>of(addr(x), addr(mid), 5, 8, 45), l.values());
+    }
+
+    @Test
     void softmaxMaskStridesFollowBroadcastDims() {
         GraphBuilder g = new GraphBuilder();
         Node s = g.input("s", 2, 3, 4, 5); // B=2, H=3, L=4, S=5
