@@ -4,12 +4,14 @@
     python3 tools/gpu_cases.py winners --sweep sweep.json --attn ./attn --out winners.json [--budget-s 90]
         the sweep's winners through the engine: `attn bench attention --resident` at B=8 H=16 L=S=4096 (causal and
         not) with --backend-opt flash.variant=ENTRY (bf16 / fp16: --precision bf16|fp16) or
-        flash.fp32.variant=ENTRY (fp32), and fp32 once more with flash.fp32=tf32x3. An option the engine does not
+        flash.fp32.variant=ENTRY (fp32), and fp32 once more by the default dispatch (3xTF32 on sm_80+, its default
+        entry per D). An option the engine does not
         know yet is recorded (the row's "error") and the case is run again without it (the default dispatch), so
         the engine's figure is there either way. Ratio = the sweep's PyTorch baseline ms / attn ms (attn: the
         bench's "device_ms" (CUDA events) where it reports one, else its wall-clock "median_ms").
     python3 tools/gpu_cases.py collect --gpu "NAME, DRIVER, ..." --sweep sweep.json --winners winners.json
-                                      --bench bench-gpu.json --embed embed.json --out FILE
+                                      --bench bench-gpu.json --embed embed.json --out FILE [--date YYYY-MM-DD]
+                                      [--embed-name NAME]
         the run's cases in one file: {"gpu", "date", "driver", "torch", "cases": [{"name", "attn_ms", "torch_ms",
         "ratio"}]}; a missing or broken input file is skipped.
 """
@@ -53,21 +55,21 @@ def winners(a):
         prec, d = key.split(" D=")
         if prec == "tf32":  # 1xTF32 is below fp32's bound: not a choice the engine offers for fp32
             continue
-        if prec == "fp32" and entry.startswith("flash_f32"):  # the SIMT kernel: the engine's default for fp32
-            plan.append((prec, int(d), None, entry))
+        if prec == "fp32" and entry.startswith("flash_f32"):  # the SIMT kernel
+            plan.append((prec, int(d), "flash.fp32=simt", entry))
             continue
         opt = "flash.fp32.variant=" if prec == "fp32" else "flash.variant="
         plan.append((prec, int(d), opt + entry, entry))
     if not plan:  # no sweep: the engine's default dispatch at least
         plan = [(p, d, None, None) for p in ("fp32", "bf16") for d in (64, 128)]
-    for d in sorted({d for p, d, _, _ in plan if p == "fp32"}):
-        plan.append(("fp32", d, "flash.fp32=tf32x3", "tf32x3"))
+    for d in sorted({d for p, d, _, _ in plan if p == "fp32"}):  # the engine's own choice (tf32x3 since 2026-11-27)
+        plan.append(("fp32", d, None, "default"))
     rows, t0 = [], time.time()
     for prec, d, opt, entry in plan:
         for causal in (False, True):
             shape = "B=8 H=16 L=S=4096 D=%d%s" % (d, " causal" if causal else "")
             name = "attention D=%d%s %s%s" % (d, " causal" if causal else "", prec,
-                                             " tf32x3" if entry == "tf32x3" else "")
+                                             " default dispatch" if entry == "default" else "")
             row = {"name": name, "option": opt, "entry": entry}
             if a.budget_s and time.time() - t0 > a.budget_s:
                 row["error"] = "skipped: the time budget was spent"
@@ -81,10 +83,6 @@ def winners(a):
                     r = bench(a.attn, args + ["--backend-opt", opt])
                 except Exception as e:  # an option the engine does not know yet: recorded, then the default
                     row["error"] = "%s: %s" % (opt, e)
-                    if entry == "tf32x3":
-                        rows.append(row)
-                        print("%-40s %s" % (name, row["error"]), flush=True)
-                        continue
                     row["name"] += " (default dispatch)"
             try:
                 if r is None:
@@ -112,8 +110,10 @@ def collect(a):
     for c in sw.get("cases", []):
         cases.append(c)
     for r in (load(a.winners) or {}).get("rows", []):
-        if "attn_ms" in r:
-            cases.append({"name": r["name"], "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
+        if "attn_ms" in r:  # through the engine: the kernel, its converters, a (B,H,L) mean of the output, its download
+            how = "%s, " % r["option"] if r.get("option") and "(default dispatch)" not in r["name"] else ""
+            cases.append({"name": "%s [%sattn bench --resident, engine path: incl. a (B,H,L) mean and its download]"
+                                  % (r["name"], how), "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
                           "ratio": r.get("ratio")})
     for r in (load(a.bench) or {}).get("rows", []):
         if "attn_ms" not in r:
@@ -123,26 +123,30 @@ def collect(a):
         if m:
             name = "attention D=%s%s %s (bench_gpu_torch)" % (m.group(1), m.group(2) or "", m.group(3))
         elif c.startswith("encoder-layer"):
-            name = "encoder layer%s fp32%s" % (" resident" if "resident" in c else "",
-                                               " (torch host -> device -> host)" if "host ->" in c else "")
+            m = re.match(r"encoder-layer (B=\d+ L=\d+ E=\d+ H=\d+ F=\d+)", c)
+            name = "encoder layer%s fp32%s (attn: %s; torch: %s)" % (
+                " " + m.group(1) if m else "", " resident" if "resident" in c else "",
+                "input resident on the device" if "resident" in c else "host -> device -> host",
+                "host -> device -> host" if "host ->" in c else "input on the device")
         else:
             name = c
         cases.append({"name": name, "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"), "ratio": r.get("ratio")})
     em = load(a.embed) or {}
-    model = os.path.basename(str(em.get("model", "model")).rstrip("/"))
+    model = a.embed_name or os.path.basename(str(em.get("model", "model")).rstrip("/"))
     for prec, ours, theirs in (("fp32", "attn_sentences_per_s", "st_sentences_per_s"),
                                ("fp16", "attn_fp16_sentences_per_s", "st_half_sentences_per_s")):
         if em.get(ours) and em.get("texts"):
             n = em["texts"]
             am = 1e3 * n / em[ours]
             tm = 1e3 * n / em[theirs] if em.get(theirs) else None
-            cases.append({"name": "embed %s %s (%d texts; torch: sentence-transformers%s)" % (
-                model, prec, n, " model.half()" if prec == "fp16" else " fp32"), "attn_ms": am, "torch_ms": tm,
+            cases.append({"name": "embed %s %s (%d texts; attn embed%s; torch: sentence-transformers%s)" % (
+                model, prec, n, " --precision fp16" if prec == "fp16" else "",
+                " model.half()" if prec == "fp16" else " fp32"), "attn_ms": am, "torch_ms": tm,
                 "ratio": tm / am if tm else None})
     gpu = [x.strip() for x in (a.gpu or "").split(",")]
     env = sw.get("env") or (load(a.bench) or {}).get("env") or {}
     out = {"gpu": env.get("gpu") or (gpu[0] if gpu and gpu[0] else None),
-           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+           "date": a.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
            "driver": env.get("driver") or (gpu[1] if len(gpu) > 1 else None),
            "torch": env.get("torch"), "cases": cases}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
@@ -166,6 +170,8 @@ def main():
     ap.add_argument("--attn", default="./attn")
     ap.add_argument("--gpu", default="")
     ap.add_argument("--out")
+    ap.add_argument("--embed-name", help="collect: what the embed step's model is (default: its folder's name)")
+    ap.add_argument("--date", help="collect: the run's date (default: today, UTC)")
     ap.add_argument("--budget-s", type=float, default=0)
     a = ap.parse_args()
     if a.what == "slug":

@@ -14,12 +14,20 @@
 //   online-softmax update (running max m and sum l per row, warp reductions), P to shared memory; load V over K,
 //   each lane accumulates output columns d = lane + 32 t for its warp's 8 rows. Causal launches skip key tiles that
 //   lie entirely above the diagonal (j0 >= q0 + BR).
-// Variants (ranked by measured time once measured; all "not measured yet"):
-//   1. this kernel, fp32 FMA (attention=flash, fp32 default)                     -- not measured yet
-//   2. flash_attention_bf16.cu, bf16 mma.sync tensor cores (precision bf16/fp16)  -- not measured yet
+// Variants, ranked: NVIDIA H200, 2026-11-27, tools/gpu_sweep.py --runs 40
+//   (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json): kernel time by CUDA events at B=8 H=16 L=S=4096 (and
+//   B=64 H=12 L=S=128), TFLOP/s, ratio = PyTorch 2.11 fp32 SDPA (default backend) time / ours. fp32 attention paths:
+//   1. flash_attention_tf32.cu, tf32 mma.sync with the 3xTF32 split (fp32 default on sm_80+ since 2026-11-27;
+//      ranked in its header): D=64 tf32x3_d64_br64_w4_bc64 13.5 ms 1.15x, causal 7.32 ms 1.12x; D=128
+//      tf32x3_d128_br128_w8_bc32 34.4 ms 0.69x, causal 17.6 ms 0.69x
+//   2. this kernel, fp32 FMA (flash.fp32=simt; the default below sm_80), max relative error 2.1e-7 vs float64:
+//      flash_f32_d64               37.6 ms  15 TF/s 0.41x | causal 19.8 ms  14 TF/s 0.41x
+//        B=64 H=12 L=S=128: 0.424 ms 0.34x, causal 0.335 ms 0.38x
+//      flash_f32_d128              96.9 ms  11 TF/s 0.24x | causal 51.2 ms  11 TF/s 0.24x
+//      D=32 not measured
 //   3. attention.cu, one warp per query row, no tiling (attention=fused)          -- not measured yet
 //   4. unfused GEMM -> masked softmax -> GEMM (attention=unfused, any D / Dv)     -- not measured yet
-//   5. flash_attention_tf32.cu, tf32 mma.sync with the 3xTF32 split (fp32; flash.fp32=tf32x3) -- not measured yet
+//   (16-bit: flash_attention_fa2.cu, the default for bf16 / fp16, and flash_attention_bf16.cu, ranked there.)
 #include "common.cuh"  // the masking rule, warp_max, warp_sum, unroll
 
 #define FA_BR 32

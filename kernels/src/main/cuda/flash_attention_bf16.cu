@@ -21,7 +21,16 @@
 //   online softmax in registers (each lane holds 2 rows; max reduced over the 4 lanes of a quad, sums kept per lane
 //   and reduced at the end), the S accumulators re-packed as the A operand of P V (FlashAttention-2 register reuse),
 //   O (16 x D per warp) in registers. Static shared memory 35 KiB for D = 128, 18 KiB for D = 64.
-// Variants: ranked in flash_attention.cu's header (all "not measured yet").
+// Measured: NVIDIA H200, 2026-11-27, tools/gpu_sweep.py --runs 40 (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json),
+//   kernel time by CUDA events (fp32 inputs, no converters), TFLOP/s, ratio = PyTorch 2.11 SDPA FLASH (same
+//   precision) time / ours. Far behind the FA2 kernels of flash_attention_fa2.cu (the default; 2.0 ms at D=64):
+//   reachable as flash.variant=ENTRY only.
+//      flash_bf16_d64              19.0 ms  29 TF/s 0.10x | causal 10.3 ms  27 TF/s 0.10x
+//        B=64 H=12 L=S=128: 0.233 ms 0.22x, causal 0.229 ms 0.22x
+//      flash_f16_d64               18.9 ms  29 TF/s 0.10x | causal 10.2 ms  27 TF/s 0.10x
+//        B=64 H=12 L=S=128: 0.220 ms 0.22x, causal 0.218 ms 0.23x
+//      flash_bf16_d128             47.3 ms  23 TF/s 0.07x | causal 25.0 ms  22 TF/s 0.07x
+//      flash_f16_d128              47.2 ms  23 TF/s 0.07x | causal 25.1 ms  22 TF/s 0.07x
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>

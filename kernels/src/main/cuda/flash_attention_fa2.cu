@@ -30,7 +30,7 @@
 //   shuffles; partial sums per lane reduced at the end), the S accumulators re-packed in registers as the A operand
 //   of O += P V, V as the B operand by ldmatrix.x4.trans. Causal blocks stop at the diagonal (key tiles above the
 //   block's last row are not loaded); a warp whose rows all lie before a key tile skips its mma on it.
-// Variants (entry: BR, warps W, BC, dynamic shared memory for D = 64 / 128), ranked: not measured yet
+// Variants (entry: BR, warps W, BC, dynamic shared memory for D = 64 / 128):
 //   fa2_{bf16,f16}_d64_br128_w8        BR 128, 8 warps (16 rows each), BC 64, 48 KiB
 //   fa2_{bf16,f16}_d64_br128_w4        BR 128, 4 warps (32 rows each), BC 64, 48 KiB
 //   fa2_{bf16,f16}_d64_br64_w4         BR 64,  4 warps (16 rows each), BC 64, 40 KiB
@@ -40,6 +40,43 @@
 //   fa2_{bf16,f16}_d128_br64_w4_bc32   BR 64,  4 warps, BC 32, 48 KiB
 //   (registers and spills per entry: docs/performance-gpu.md "Kernel resources"; none spills. BR 128 with 4 warps at
 //   D = 128 keeps 2 x (64 Q + 64 O) accumulator registers per lane and spills even with BC 32: not offered.)
+// Ranked per head dim and precision (by the sum of non-causal and causal time): NVIDIA H200, 2026-11-27,
+//   tools/gpu_sweep.py --runs 40 (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json): kernel time by CUDA events
+//   at B=8 H=16 L=S=4096 on 16-bit q, k, v, TFLOP/s, ratio = PyTorch 2.11 SDPA FLASH (same precision) time / ours;
+//   "with converters": plus the f32_to_bf16 / f32_to_f16 conversions of fp32 q, k, v (what the engine runs); the
+//   short shape B=64 H=12 L=S=128 (D=64) without them. PyTorch's CUDNN backend is 1.6-1.9x faster than its FLASH at
+//   B=8 H=16 L=S=4096 (D=64 1.21 ms, D=128 1.69 ms in bf16). Every entry within its bound on every mask kind (max
+//   relative error bf16 2.3e-3, fp16 3.0e-4).
+//   1. fa2_bf16_d64_br128_w4       2.02 ms 273 TF/s 0.94x | causal 1.16 ms 236 TF/s 0.88x
+//        with converters 2.35 / 1.45 ms (0.81x / 0.71x); B=64 H=12 L=S=128: 0.068 ms 0.74x, causal 0.082 ms 0.63x
+//   2. fa2_bf16_d64_br64_w4        2.20 ms 249 TF/s 0.86x | causal 1.24 ms 221 TF/s 0.83x
+//        with converters 2.51 / 1.51 ms (0.76x / 0.68x); B=64 H=12 L=S=128: 0.071 ms 0.72x, causal 0.068 ms 0.76x
+//   3. fa2_bf16_d64_br128_w8       2.63 ms 209 TF/s 0.72x | causal 1.45 ms 189 TF/s 0.71x
+//        with converters 2.89 / 1.72 ms (0.66x / 0.60x); B=64 H=12 L=S=128: 0.109 ms 0.46x, causal 0.117 ms 0.44x
+//   1. fa2_f16_d64_br128_w4        2.01 ms 273 TF/s 0.93x | causal 1.15 ms 239 TF/s 0.90x
+//        with converters 2.31 / 1.45 ms (0.81x / 0.72x); B=64 H=12 L=S=128: 0.069 ms 0.70x, causal 0.083 ms 0.62x
+//   2. fa2_f16_d64_br64_w4         2.23 ms 247 TF/s 0.84x | causal 1.27 ms 217 TF/s 0.82x
+//        with converters 2.53 / 1.52 ms (0.74x / 0.68x); B=64 H=12 L=S=128: 0.070 ms 0.68x, causal 0.070 ms 0.73x
+//   3. fa2_f16_d64_br128_w8        2.63 ms 209 TF/s 0.71x | causal 1.40 ms 196 TF/s 0.74x
+//        with converters 2.88 / 1.69 ms (0.65x / 0.62x); B=64 H=12 L=S=128: 0.079 ms 0.61x, causal 0.080 ms 0.64x
+//   1. fa2_bf16_d128_br64_w4       3.97 ms 277 TF/s 0.80x | causal 2.13 ms 258 TF/s 0.82x
+//        with converters 4.56 / 2.74 ms (0.69x / 0.63x)
+//   2. fa2_bf16_d128_br128_w8      3.99 ms 276 TF/s 0.79x | causal 2.12 ms 259 TF/s 0.82x
+//        with converters 4.54 / 2.73 ms (0.70x / 0.64x)
+//   3. fa2_bf16_d128_br128_w8_bc32 4.51 ms 244 TF/s 0.70x | causal 2.45 ms 225 TF/s 0.71x
+//        with converters 5.14 / 3.05 ms (0.61x / 0.57x)
+//   4. fa2_bf16_d128_br64_w4_bc32  4.56 ms 241 TF/s 0.69x | causal 2.43 ms 226 TF/s 0.72x
+//        with converters 5.07 / 3.01 ms (0.62x / 0.58x)
+//   1. fa2_f16_d128_br128_w8       3.91 ms 281 TF/s 0.84x | causal 2.12 ms 259 TF/s 0.84x
+//        with converters 4.53 / 2.74 ms (0.72x / 0.65x)
+//   2. fa2_f16_d128_br64_w4        4.11 ms 268 TF/s 0.80x | causal 2.24 ms 246 TF/s 0.79x
+//        with converters 4.66 / 2.76 ms (0.70x / 0.64x)
+//   3. fa2_f16_d128_br64_w4_bc32   4.49 ms 245 TF/s 0.73x | causal 2.43 ms 226 TF/s 0.73x
+//        with converters 5.12 / 2.96 ms (0.64x / 0.60x)
+//   4. fa2_f16_d128_br128_w8_bc32  4.54 ms 242 TF/s 0.72x | causal 2.44 ms 225 TF/s 0.73x
+//        with converters 5.15 / 3.04 ms (0.64x / 0.58x)
+//   Defaults (Attention.defaultVariant): fa2_*_d64_br128_w4; fa2_*_d128_br128_w8 (bf16: tied with br64_w4 within
+//   0.1%, 6.11 against 6.10 ms for both masks; fp16: 6.03 against 6.35 ms).
 // Numerics: Q, K, V are rounded to 16 bits (round to nearest even) by the converter, the probabilities P when they
 //   become mma operands; products accumulate in fp32; the softmax (scale, masks, max, exp2, sums) is fp32. bf16 keeps
 //   fp32's range with an 8-bit significand (unit round-off 2^-9); fp16 has 11 bits (2^-12) but overflows beyond

@@ -35,10 +35,31 @@
 //   within each group of 8 keys, so the A fragment is (a0, a1, a2, a3) = (c0, c2, c1, c3) with no shuffle, and the
 //   B fragment of V is permuted to match: b0 = V[key 8 kk + 2t][col 8 dt + g], b1 = V[key 8 kk + 2t + 1][same col].
 //
-// Variants (entries tf32x3_d<D>_br<BR>_w<W>_bc<BC>; 1xTF32 ones tf32x1_*), ranked: not measured yet.
+// Variants (entries tf32x3_d<D>_br<BR>_w<W>_bc<BC>; 1xTF32 ones tf32x1_*):
 //   tf32x3_d32_br64_w4_bc64, tf32x3_d32_br128_w8_bc64, tf32x3_d64_br64_w4_bc64, tf32x3_d64_br128_w8_bc64,
 //   tf32x3_d64_br64_w4_bc32, tf32x3_d128_br64_w4_bc32, tf32x3_d128_br128_w8_bc32 (attention_variants.json);
 //   tf32x1_d32_br64_w4_bc64, tf32x1_d64_br64_w4_bc64, tf32x1_d128_br64_w4_bc32 (precision tf32 only).
+// Ranked per head dim (by the sum of non-causal and causal time): NVIDIA H200, 2026-11-27, tools/gpu_sweep.py --runs 40
+//   (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json): kernel time by CUDA events at B=8 H=16 L=S=4096 (and
+//   B=64 H=12 L=S=128), TFLOP/s, ratio = PyTorch 2.11 fp32 SDPA (default backend; 15.5 ms at D=64, 23.5 ms at
+//   D=128) time / ours. The SIMT kernel (flash_attention.cu): 37.6 ms at D=64, 96.9 ms at D=128. D=32 was not
+//   timed. Every tf32x3 entry within 8.3e-7 relative error of float64 on every mask kind (bound 1e-5); tf32x1 up to
+//   3.1e-4 (its bound 1e-2, precision tf32).
+//   D=32: tf32x3_d32_br64_w4_bc64, tf32x3_d32_br128_w8_bc64 not measured
+//   1. tf32x3_d64_br64_w4_bc64     13.5 ms  41 TF/s 1.15x | causal 7.32 ms  38 TF/s 1.12x
+//        B=64 H=12 L=S=128: 0.161 ms 0.89x, causal 0.166 ms 0.77x
+//   2. tf32x3_d64_br128_w8_bc64    13.9 ms  40 TF/s 1.12x | causal 7.31 ms  38 TF/s 1.12x
+//        B=64 H=12 L=S=128: 0.167 ms 0.86x, causal 0.169 ms 0.76x
+//   3. tf32x3_d64_br64_w4_bc32     13.9 ms  39 TF/s 1.11x | causal 7.25 ms  38 TF/s 1.13x
+//        B=64 H=12 L=S=128: 0.164 ms 0.87x, causal 0.151 ms 0.85x
+//   1. tf32x3_d128_br128_w8_bc32   34.4 ms  32 TF/s 0.69x | causal 17.6 ms  31 TF/s 0.69x
+//   2. tf32x3_d128_br64_w4_bc32    35.4 ms  31 TF/s 0.66x | causal 23.4 ms  24 TF/s 0.52x
+//   Default (flash.fp32=tf32x3, the fp32 default on sm_80+: Attention.tf32Kernel): tf32x3_d64_br64_w4_bc64,
+//   tf32x3_d128_br128_w8_bc32, and tf32x3_d32_br64_w4_bc64 (not measured). 1xTF32 (precision tf32, named only):
+//      tf32x1_d32_br64_w4_bc64     not measured
+//      tf32x1_d64_br64_w4_bc64     7.78 ms  71 TF/s 1.99x | causal 4.08 ms  67 TF/s 2.00x
+//        B=64 H=12 L=S=128: 0.125 ms 1.15x, causal 0.122 ms 1.05x
+//      tf32x1_d128_br64_w4_bc32    13.5 ms  81 TF/s 1.74x | causal 7.07 ms  78 TF/s 1.72x
 //
 // Numerics. tf32 keeps fp32's 8-bit exponent and 10 stored mantissa bits (11 significant, unit round-off u_t =
 //   2^-11). 3xTF32 splits every operand x = big + small: big = rna_tf32(x), small = rna_tf32(x - big) (x - big is exact

@@ -51,8 +51,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused} or {@code unfused}; {@link
  * Attention} says which kernel each runs. Option {@code flash.variant} names the 16-bit flash entry (bf16 / fp16,
  * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep; options {@code
- * flash.fp32=simt|tf32x3} and {@code flash.fp32.variant=ENTRY} pick the fp32 flash kernel ({@link
- * Attention.Fp32Choice}).
+ * flash.fp32=tf32x3|simt} (default tf32x3 on compute capability 8.0+) and {@code flash.fp32.variant=ENTRY} pick the
+ * fp32 flash kernel ({@link Attention.Fp32Choice}).
  *
  * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with

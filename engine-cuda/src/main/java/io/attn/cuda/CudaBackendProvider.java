@@ -74,6 +74,7 @@ public final class CudaBackendProvider implements BackendProvider {
         return List.of(
                 Map.of(CudaBackend.ATTENTION_OPTION, "fused"),
                 Map.of(CudaBackend.ATTENTION_OPTION, "unfused"),
+                Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "simt"), // the default is tf32x3 on sm_80+
                 Map.of(GemmPaths.OPTION, "kernel"),
                 Map.of(GemmPaths.OPTION, "jcublas"));
     }

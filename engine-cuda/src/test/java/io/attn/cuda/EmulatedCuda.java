@@ -28,18 +28,21 @@ public final class EmulatedCuda {
     }
 
     /**
-     * The emulated configurations the suite judges: the default (flash attention where it applies), then each of
-     * {@link CudaBackendProvider#parityVariants()} whose GEMM path exists here (the emulator has only our GEMM
-     * kernel), then bf16.
+     * The SIMT fp32 flash kernel ({@code flash_attention.cu}; the default is 3xTF32, {@code flash_attention_tf32.cu},
+     * at the emulator's compute capability 80), judged on the attention cases at fp32 bounds (ParityTest).
      */
-    /** The 3xTF32 fp32 flash kernels ({@code flash_attention_tf32.cu}), judged on the attention cases at fp32 bounds. */
-    public static final Map<String, String> TF32X3 = Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "tf32x3");
+    public static final Map<String, String> SIMT = Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "simt");
 
+    /**
+     * The emulated configurations the suite judges on every case: the default (flash attention where it applies; fp32
+     * on the 3xTF32 kernels), then each of {@link CudaBackendProvider#parityVariants()} whose GEMM path exists here
+     * (the emulator has only our GEMM kernel) but {@link #SIMT}, which ParityTest judges on the attention cases only.
+     */
     public static List<Map<String, String>> variants() {
         List<Map<String, String>> out = new ArrayList<>();
         out.add(Map.of());
         for (Map<String, String> v : new CudaBackendProvider().parityVariants())
-            if (!v.containsKey(GemmPaths.OPTION)) out.add(v);
+            if (!v.containsKey(GemmPaths.OPTION) && !v.equals(SIMT)) out.add(v);
         return out;
     }
 

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
  * against the PTX ISA ({@code src/test/emu/tf32_check.cpp}), every tf32x3 entry on the parity suite's attention tile
  * cases of its head dim (every mask kind, causal with L > S and S > L, fully masked rows, tails, B*H > 1) held to the
  * fp32 bound, and the planted bug: 1xTF32 (the correction products dropped) must fail that bound. The default entries
- * also run on every attention case in the parity suite (ParityTest, {@code flash.fp32=tf32x3}).
+ * (the fp32 default on sm_80+, {@link Attention#tf32Kernel}) also run on every attention case in the parity suite
+ * (ParityTest's emulated default target).
  */
 class FlashTf32EmulatedTest {
     @Test
@@ -74,7 +75,7 @@ class FlashTf32EmulatedTest {
     }
 
     private static final String[] NON_DEFAULT = {
-        "tf32x3_d32_br128_w8_bc64", "tf32x3_d64_br128_w8_bc64", "tf32x3_d64_br64_w4_bc32", "tf32x3_d128_br128_w8_bc32"
+        "tf32x3_d32_br128_w8_bc64", "tf32x3_d64_br128_w8_bc64", "tf32x3_d64_br64_w4_bc32", "tf32x3_d128_br64_w4_bc32"
     };
 
     /** The entries the dispatch does not pick by default (the defaults run in ParityTest) on their D's tile cases. */

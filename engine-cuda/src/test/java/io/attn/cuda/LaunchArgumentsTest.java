@@ -234,6 +234,28 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void meanOverTheLastAxisRunsAWarpPerRow() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 5, 8, 45);
+        Node last = g.mean(x, 2);
+        run(g, last, false);
+        Launch l = rec.launches.getFirst();
+        assertEquals(Kernel.MEAN_F32, l.entry());
+        assertEquals(5, l.gx()); // 40 rows x 32 lanes / 256 threads
+        assertEquals(256, l.threads());
+        assertEquals(List.<Number>of(addr(x), addr(last), 40, 45, 1), l.values());
+        // another axis: a thread per output
+        rec.launches.clear();
+        g = new GraphBuilder();
+        x = g.input("x", 5, 8, 45);
+        Node mid = g.mean(x, 1);
+        run(g, mid, false);
+        l = rec.launches.getFirst();
+        assertEquals(1, l.gx()); // 225 outputs / 256 threads
+        assertEquals(List.<Number>of(addr(x), addr(mid), 5, 8, 45), l.values());
+    }
+
+    @Test
     void softmaxMaskStridesFollowBroadcastDims() {
         GraphBuilder g = new GraphBuilder();
         Node s = g.input("s", 2, 3, 4, 5); // B=2, H=3, L=4, S=5
@@ -307,7 +329,7 @@ class LaunchArgumentsTest {
         Node q = g.input("q", 2, 3, 70, 64), k = g.input("k", 2, 3, 5, 64), v = g.input("v", 2, 3, 5, 64);
         Node mask = g.input("m", 2, 1, 70, 5), kpm = g.input("p", 2, 5);
         Node o = g.attention(q, k, v, 0.5f, new MaskSpec(true, MaskKind.BOOL, MaskKind.ADDITIVE), mask, kpm);
-        run(g, o, "flash", Precision.FP32, 90);
+        run(g, o, Map.of("attention", "flash", "flash.fp32", "simt"), Precision.FP32, 90); // the SIMT kernel
         assertEquals(0, rec.gemms.size());
         Launch l = rec.launches.getFirst();
         assertEquals(Kernel.FLASH_F32_D64, l.entry());
@@ -515,12 +537,24 @@ class LaunchArgumentsTest {
         run(g, o, Map.of("flash.fp32.variant", "tf32x3_d128_br128_w8_bc32"), Precision.FP32, 90);
         assertEquals(
                 Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, rec.launches.getFirst().entry());
-        // before sm_80 and by default: the SIMT kernel
+        // by default on sm_80+: tf32x3 (the measured default entry), at precision TF32 too
+        rec.launches.clear();
+        run(g, o, Map.of(), Precision.FP32, 90);
+        assertEquals(
+                Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, rec.launches.getFirst().entry());
+        rec.launches.clear();
+        run(g, o, Map.of(), Precision.TF32, 80);
+        assertEquals(
+                Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, rec.launches.getFirst().entry());
+        // before sm_80, or asked for: the SIMT kernel
         rec.launches.clear();
         run(g, o, Map.of("flash.fp32", "tf32x3"), Precision.FP32, 75);
         assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
         rec.launches.clear();
-        run(g, o, Map.of(), Precision.FP32, 90);
+        run(g, o, Map.of(), Precision.FP32, 75);
+        assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
+        rec.launches.clear();
+        run(g, o, Map.of("flash.fp32", "simt"), Precision.FP32, 90);
         assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
     }
 
@@ -529,13 +563,15 @@ class LaunchArgumentsTest {
         var tf32 = Attention.Fp32Choice.parse(Map.of("flash.fp32", "tf32x3"));
         assertEquals(Kernel.FLASH_TF32X3_D32_BR64_W4_BC64, Attention.tf32Kernel(tf32, 80, 32, 32, true));
         assertEquals(Kernel.FLASH_TF32X3_D64_BR64_W4_BC64, Attention.tf32Kernel(tf32, 90, 64, 64, true));
-        assertEquals(Kernel.FLASH_TF32X3_D128_BR64_W4_BC32, Attention.tf32Kernel(tf32, 90, 128, 128, true));
+        assertEquals(Kernel.FLASH_TF32X3_D128_BR128_W8_BC32, Attention.tf32Kernel(tf32, 90, 128, 128, true));
+        assertEquals(tf32, Attention.Fp32Choice.DEFAULT); // tf32x3 is the default
+        assertEquals(Attention.Fp32Choice.DEFAULT, Attention.Fp32Choice.parse(Map.of()));
         assertEquals(null, Attention.tf32Kernel(tf32, 90, 64, 64, false)); // cp.async needs 16-byte alignment
         assertEquals(null, Attention.tf32Kernel(tf32, 86, 40, 40, true));
         assertEquals(null, Attention.tf32Kernel(tf32, 90, 64, 32, true));
         assertEquals(null, Attention.tf32Kernel(tf32, 75, 64, 64, true));
-        assertEquals(null, Attention.tf32Kernel(Attention.Fp32Choice.DEFAULT, 90, 64, 64, true));
-        assertEquals(Attention.Fp32Choice.DEFAULT, Attention.Fp32Choice.parse(Map.of("flash.fp32", " SIMT ")));
+        assertEquals(null, Attention.tf32Kernel(Attention.Fp32Choice.SIMT, 90, 64, 64, true));
+        assertEquals(Attention.Fp32Choice.SIMT, Attention.Fp32Choice.parse(Map.of("flash.fp32", " SIMT ")));
         var v = Attention.Fp32Choice.parse(Map.of("flash.fp32.variant", "tf32x1_d128_br64_w4_bc32"));
         assertEquals(Kernel.FLASH_TF32X1_D128_BR64_W4_BC32, Attention.tf32Kernel(v, 90, 128, 128, true));
         var bad = assertThrows(

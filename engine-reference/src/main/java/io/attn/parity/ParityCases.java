@@ -521,7 +521,10 @@ public final class ParityCases {
                 new Mean(0, new int[] {3, 65}),
                 new Mean(-1, new int[] {2, 1000}),
                 new Mean(1, new int[] {2, 12, 3, 3}),
-                new Mean(-1, new int[] {3, 67}))) {
+                new Mean(-1, new int[] {3, 67}),
+                // the last axis shorter than a warp, and more rows than one block's warps (cuda: a warp per row)
+                new Mean(-1, new int[] {4, 6, 3}),
+                new Mean(2, new int[] {5, 8, 45}))) {
             CaseBuilder c = new CaseBuilder("mean axis " + m.axis() + " " + Arrays.toString(m.dims()));
             all.add(c.done(c.g.mean(c.normal("x", m.dims()), m.axis()), FP32, FP32_WHY));
         }

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.TestFactory;
  * backend configuration present, against the double-precision reference. The configurations ({@link ParityTarget}):
  * each provider on the class path, with each of its {@link BackendProvider#parityVariants() variants} (on a GPU host:
  * cuda with flash, fused and unfused attention, with cuBLAS, our GEMM kernel and JCublas); and, tagged long, the CUDA
- * backend under host emulation ({@link EmulatedCuda}) with each attention path, in bf16, and in fp16 and with
- * {@code flash.fp32=tf32x3} (fp32 bounds) on the attention cases. The CPU backend runs at
+ * backend under host emulation ({@link EmulatedCuda}) with each attention path (fp32 flash attention on the 3xTF32
+ * kernels by default), in bf16, and in fp16 and with {@code flash.fp32=simt} (fp32 bounds) on the attention cases. The CPU backend runs at
  * the JVM's vector width; CI runs this class again with {@code -XX:UseAVX=2} for the 256-bit paths.
  *
  * <p>A configuration that is unavailable (no GPU, no g++, JCublas not loading) is reported as SKIPPED (aborted) with
@@ -72,13 +72,14 @@ class ParityTest {
                             !v.isEmpty(),
                             () -> EmulatedCuda.open(v, Precision.FP32)),
                     why));
-        // fp32 flash attention on tf32 tensor cores (3xTF32): the attention cases, held to the fp32 bounds
+        // the default runs fp32 flash attention on tf32 tensor cores (3xTF32); the SIMT kernel (flash.fp32=simt, and
+        // the default below sm_80): the attention cases, held to the same fp32 bounds
         out.add(judge(
                 new ParityTarget(
-                        ParityTarget.name("cuda-emulated", Precision.FP32, EmulatedCuda.TF32X3),
+                        ParityTarget.name("cuda-emulated", Precision.FP32, EmulatedCuda.SIMT),
                         Precision.FP32,
                         true,
-                        () -> EmulatedCuda.open(EmulatedCuda.TF32X3, Precision.FP32)),
+                        () -> EmulatedCuda.open(EmulatedCuda.SIMT, Precision.FP32)),
                 why,
                 c -> c.op() == Op.ATTENTION));
         // the 16-bit tensor-core flash kernels: bf16 on every case; fp16 differs from it in those kernels only (the

@@ -25,8 +25,9 @@ import java.util.stream.Collectors;
  * or the older tensor-core kernels of {@code flash_attention_bf16.cu}: {@link #sixteenBit}, option {@value
  * #VARIANT_OPTION}); {@code fused} runs
  * {@code attention.cu} (one warp per query) when D, Dv <= 128; otherwise, and for {@code unfused}, GEMM -> masked
- * softmax -> GEMM on a scratch buffer of scores. Option {@code flash.fp32=tf32x3} ({@link Fp32Choice}) runs fp32
- * flash attention on {@code flash_attention_tf32.cu} (3xTF32 tensor cores) instead of the SIMT kernel where it applies.
+ * softmax -> GEMM on a scratch buffer of scores. fp32 flash attention runs on {@code flash_attention_tf32.cu} (3xTF32
+ * tensor cores, fp32-level error) on compute capability 8.0+ where it applies, else on the SIMT kernel of {@code
+ * flash_attention.cu}; option {@code flash.fp32=simt} ({@link Fp32Choice}) asks for the SIMT kernel always.
  */
 public final class Attention {
     private Attention() {}
@@ -86,9 +87,11 @@ public final class Attention {
     }
 
     /**
-     * The default 16-bit flash kernel for head dim {@code d} (64 or 128) at {@code precision} (BF16 or FP16). A guess
-     * until the GPU sweep ranks the variants (docs/performance-gpu.md): BR 128 with 4 warps of two m-tiles for D = 64
-     * (each K / V fragment feeds two mma), BR 128 with 8 warps and BC 64 for D = 128 (the 4-warp BR 128 one spills).
+     * The default 16-bit flash kernel for head dim {@code d} (64 or 128) at {@code precision} (BF16 or FP16), as the
+     * 2026-11-27 H200 sweep ranked them (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json, B=8 H=16 L=S=4096; headers
+     * of flash_attention_fa2.cu): D = 64 BR 128 with 4 warps (bf16 2.02 ms, fp16 2.01 ms; the next, BR 64 with 4 warps,
+     * 2.20 / 2.23 ms); D = 128 BR 128 with 8 warps and BC 64 (non-causal + causal: bf16 6.11 ms, tied with BR 64 4
+     * warps' 6.10 ms; fp16 6.03 ms against 6.35 ms).
      */
     public static Kernel defaultVariant(Precision precision, int d) {
         boolean bf16 = precision == Precision.BF16;
@@ -167,15 +170,17 @@ public final class Attention {
      * The fp32 flash kernel the {@code flash.fp32} option asks for: {@code simt} (default: {@code
      * flash_attention.cu}, fp32 FMA) or {@code tf32x3} ({@code flash_attention_tf32.cu}: tf32 tensor cores with the
      * 3xTF32 split, fp32-level error; compute capability 8.0+, D 32 / 64 / 128, 16-byte aligned buffers, otherwise
-     * simt runs). The default stays simt until a GPU run ranks them (docs/performance-gpu.md).
+     * simt runs). The default is tf32x3: on the 2026-11-27 H200 run 2.8x the SIMT kernel at B=8 H=16 L=S=4096 (D=64
+     * 13.5 ms against 37.6 ms, D=128 34.4 ms against 96.9 ms), within 1e-5 of float64 on every mask kind
+     * (docs/performance-gpu.md).
      */
     public enum Fp32 {
         SIMT,
         TF32X3;
 
-        /** The option's value (null: the default, simt); anything else is a bad-input error. */
+        /** The option's value (null: the default, tf32x3); anything else is a bad-input error. */
         public static Fp32 parse(String option) {
-            String v = option == null ? "simt" : option.trim().toLowerCase(Locale.ROOT);
+            String v = option == null ? "tf32x3" : option.trim().toLowerCase(Locale.ROOT);
             return switch (v) {
                 case "simt" -> SIMT;
                 case "tf32x3" -> TF32X3;
@@ -196,8 +201,11 @@ public final class Attention {
      * runs only when named, and is meant for precision TF32.
      */
     public record Fp32Choice(Fp32 kind, Kernel variant) {
-        /** simt, no variant. */
-        public static final Fp32Choice DEFAULT = new Fp32Choice(Fp32.SIMT, null);
+        /** tf32x3 with the default entry per head dim ({@link #tf32Kernel}); SIMT below compute capability 8.0. */
+        public static final Fp32Choice DEFAULT = new Fp32Choice(Fp32.TF32X3, null);
+
+        /** The SIMT kernel always ({@code flash.fp32=simt}). */
+        public static final Fp32Choice SIMT = new Fp32Choice(Fp32.SIMT, null);
 
         /** From the backend options ({@code extra}); bad values are bad-input errors naming the valid ones. */
         public static Fp32Choice parse(Map<String, String> extra) {
@@ -234,10 +242,12 @@ public final class Attention {
 
     /**
      * The tf32 flash kernel for fp32 attention with head dim {@code d} on compute capability {@code capability}, or
-     * null (then the SIMT kernel runs): the chosen variant when its D is {@code d}, else the default entry for D
-     * (tf32x3, 64 query rows and 4 warps per block: {@code tf32x3_d32_br64_w4_bc64}, {@code tf32x3_d64_br64_w4_bc64},
-     * {@code tf32x3_d128_br64_w4_bc32}); null for simt, below capability 8.0, D not 32 / 64 / 128, Dv != D, or when a
-     * buffer is not 16-byte aligned ({@code aligned16}: cp.async copies).
+     * null (then the SIMT kernel runs): the chosen variant when its D is {@code d}, else the default entry for D, the
+     * 2026-11-27 H200 sweep's fastest at B=8 H=16 L=S=4096 (flash_attention_tf32.cu's header): {@code
+     * tf32x3_d64_br64_w4_bc64} (13.5 ms), {@code tf32x3_d128_br128_w8_bc32} (34.4 ms non-causal, 17.6 ms causal,
+     * against 35.4 / 23.4 ms for BR 64), and for D = 32, not measured, the kernel author's {@code
+     * tf32x3_d32_br64_w4_bc64}; null for simt, below capability 8.0, D not 32 / 64 / 128, Dv != D, or when a buffer is
+     * not 16-byte aligned ({@code aligned16}: cp.async copies).
      */
     public static Kernel tf32Kernel(Fp32Choice choice, int capability, int d, int dv, boolean aligned16) {
         if (choice.kind() != Fp32.TF32X3 || capability < 80 || dv != d || !aligned16) return null;
@@ -245,7 +255,7 @@ public final class Attention {
         return switch (d) {
             case 32 -> Kernel.FLASH_TF32X3_D32_BR64_W4_BC64;
             case 64 -> Kernel.FLASH_TF32X3_D64_BR64_W4_BC64;
-            case 128 -> Kernel.FLASH_TF32X3_D128_BR64_W4_BC32;
+            case 128 -> Kernel.FLASH_TF32X3_D128_BR128_W8_BC32;
             default -> null;
         };
     }

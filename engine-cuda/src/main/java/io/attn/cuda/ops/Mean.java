@@ -9,7 +9,10 @@ import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
 import io.attn.tensor.Shape;
 
-/** MEAN over one axis ({@code mean.cu}): x viewed as (outer, len, inner), one thread per output. */
+/**
+ * MEAN over one axis ({@code mean.cu}): x viewed as (outer, len, inner); one thread per output, or, over the last axis
+ * (inner 1), one warp per output row (coalesced reads).
+ */
 public final class Mean {
     private Mean() {}
 
@@ -21,7 +24,7 @@ public final class Mean {
         for (int i = ax + 1; i < in.rank(); i++) inner *= in.dim(i);
         st.elementwise(
                 Kernel.MEAN_F32,
-                node.shape().size(),
+                inner == 1 ? 32L * outer : node.shape().size(), // the kernel's warp per row when inner is 1
                 args(x, y).i32(outer).i32(in.dim(ax)).i32(inner));
     }
 }
