@@ -647,7 +647,8 @@ def run_children(a, t0, tries=4):
                "--runs", str(a.runs)]
         cmd += ["--ptx-dir", a.ptx_dir] if a.ptx_dir else []
         cmd += ["--quick"] if a.quick else []
-        cmd += ["--skip", ",".join(done)] if done else []
+        skip = [e for e in (a.skip or "").split(",") if e] + done
+        cmd += ["--skip", ",".join(skip)] if skip else []
         cmd += ["--no-baselines"] if i > 0 else []
         p = subprocess.run(cmd)
         try:

@@ -62,7 +62,8 @@ class DriverPathEmulatedTest {
         // the flash kernels (the default attention path) through JCuda and the fake driver (sm_90): the parity suite's
         // tile cases (head sizes 32, 64, 128, several key tiles, every mask layout, all-masked rows) in fp32 (the
         // 3xTF32 kernels, the default on sm_80+, on the tf32 mma stand-in), and in bf16 / fp16 on the FA2 kernels (mma,
-        // ldmatrix and cp.async stand-ins; above 48 KiB of dynamic shared memory only after cuFuncSetAttribute, which the
+        // ldmatrix and cp.async stand-ins; above 48 KiB of dynamic shared memory only after cuFuncSetAttribute, which
+        // the
         // fake driver checks)
         for (String precision : List.of("fp32", "bf16", "fp16")) {
             out = child(null, "parity", "attention tiles", precision, "default");
