@@ -16,6 +16,13 @@ plus
                    token_type_ids (int64, dynamic batch and sequence), output logits (batch, 1)
   bench.json       what the script checked: ONNX Runtime (Python) vs transformers logits on a padded batch, the
                    versions
+  expected.json    for the benchmark's 100 pairs (QUERY, each line of PASSAGES): the input_ids and token_type_ids
+                   transformers' tokenizer gives each pair (as CrossEncoder.predict calls it), and CrossEncoder's raw
+                   logits (activation_fn=Identity, batch_size 32); RerankVsOnnxRuntime holds attn's tokens to them
+
+PASSAGES (text/src/test/resources/io/attn/text/rerank-passages.txt, committed) is written by --write-passages: 100
+passages of 10 to 200 words (a seeded draw), each cut from the sentences of mixed.txt (its lines of 5 words or more)
+read on from a drawn line, cyclically.
 
 Run in the venv tools/make_families.py describes (torch, transformers, sentence-transformers, onnx, onnxscript,
 onnxruntime from local wheels). benchmarks/scripts/rerank_vs_onnxruntime.sh runs it when the folder is missing.
@@ -39,6 +46,29 @@ import make_families as mf  # noqa: E402
 
 SEED = 3636
 MAX_LENGTH = 512
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+RES = os.path.join(ROOT, "text", "src", "test", "resources", "io", "attn", "text")
+PASSAGES = os.path.join(RES, "rerank-passages.txt")
+QUERY = "how do transformer models use attention to rank search results?"  # RerankVsOnnxRuntime.QUERY
+
+
+def write_passages():
+    import random
+    with open(os.path.join(RES, "mixed.txt"), encoding="utf-8") as f:
+        lines = [x.strip() for x in f if len(x.split()) >= 5]
+    rng = random.Random(SEED)
+    out = []
+    for _ in range(100):
+        n = rng.randint(10, 200)
+        at = rng.randrange(len(lines))
+        words = []
+        while len(words) < n:
+            words += lines[at % len(lines)].split()
+            at += 1
+        out.append(" ".join(words[:n]))
+    with open(PASSAGES, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+    print(PASSAGES, "written:", len(out), "passages,", sum(len(p.split()) for p in out), "words")
 
 
 def tokenizer(path):
@@ -89,7 +119,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="the folder to write (replaced)")
     ap.add_argument("--tokenizer", default="/tmp/minilm/tokenizer.json", help="a bert-base-uncased WordPiece")
+    ap.add_argument("--write-passages", action="store_true", help="rewrite the committed passages file first")
     a = ap.parse_args()
+    if a.write_passages:
+        write_passages()
     torch.set_num_threads(2)
     from sentence_transformers import CrossEncoder
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, BertConfig
@@ -140,12 +173,24 @@ def main():
             "ce_max_length": ce.max_seq_length, "activation": type(ce.activation_fn).__name__,
             "parameters": sum(p.numel() for p in hf.parameters()),
             "versions": dict(mf.versions(), onnx=__import__("onnx").__version__)}
+    with open(PASSAGES, encoding="utf-8") as f:
+        passages = f.read().splitlines()
+    items = []
+    for p in passages:
+        enc = hf_tok([QUERY], [p], truncation=True, max_length=ce.max_seq_length)
+        items.append({"input_ids": enc["input_ids"][0], "token_type_ids": enc["token_type_ids"][0]})
+    raw = ce.predict([[QUERY, p] for p in passages], batch_size=32, activation_fn=torch.nn.Identity())
+    with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
+        json.dump({"query": QUERY, "passages": passages, "items": items,
+                   "raw_scores": np.asarray(raw, dtype=np.float64).tolist()}, f, ensure_ascii=False)
+        f.write("\n")
+    info["pair_tokens"] = sum(len(i["input_ids"]) for i in items)
     with open(os.path.join(out, "bench.json"), "w", encoding="utf-8") as f:
         json.dump(info, f, indent=1, ensure_ascii=False)
         f.write("\n")
     print(f"{out}: {info['parameters'] / 1e6:.1f}M parameters, lengths {info['lengths']}, logits "
           f"{[round(x, 4) for x in info['logits']]}, onnxruntime vs transformers max abs {diff:.3g}, CrossEncoder vs "
-          f"transformers {ce_diff:.3g}")
+          f"transformers {ce_diff:.3g}; the benchmark's 100 pairs: {info['pair_tokens']} tokens")
     assert diff <= 1e-4, f"ONNX differs from transformers by {diff}"
 
 
