@@ -68,7 +68,13 @@ class DriverPathEmulatedTest {
         for (String precision : List.of("fp32", "bf16", "fp16")) {
             out = child(null, "parity", "attention tiles", precision, "default");
             String t = precision.equals("fp32") ? "cuda" : "cuda precision=" + precision;
-            assertTrue(out.contains("PASS parity " + t + ": 27 of 27 cases"), t + ":\n" + out);
+            // every tile case (their count grows with the parity suite's tiles: 27 in fp32 at the 3xTF32 default)
+            assertTrue(
+                    java.util.regex.Pattern.compile("PASS parity " + java.util.regex.Pattern.quote(t)
+                                    + ": (\\d+) of \\1 cases \\(0 not supported\\)")
+                            .matcher(out)
+                            .find(),
+                    t + ":\n" + out);
             assertTrue(out.contains("ALL PASSED"), out);
         }
     }

@@ -276,7 +276,6 @@ final class FakeDriver {
             CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
             /* for tools/gpu_sweep_emu.py (gpu_sweep.py's ctypes launches on this fake) */
             CUresult cuGetErrorName(CUresult r, const char **s) { *s = r == OOM ? "CUDA_ERROR_OUT_OF_MEMORY" : "FAKE_ERROR"; return OK; }
-            CUresult cuFuncSetAttribute(void *, int, int) { return OK; }
             CUresult cuGetErrorString(CUresult r, const char **s) { *s = r == OOM ? "out of memory" : "fake error"; return OK; }
             }
             """;
