@@ -108,6 +108,9 @@ class FlashTf32EmulatedTest {
         assertEquals(cases, failed, "1xTF32 must fail the fp32 bound on every tile case");
     }
 
+    /** Every tile case for every entry (-Dattn.test.allVariantCases=true), else the first three per entry. */
+    static final boolean ALL_CASES = Boolean.getBoolean("attn.test.allVariantCases");
+
     private static Kernel kernel(String entry) {
         return Attention.TF32_KERNELS.stream()
                 .filter(k -> k.entry().equals(entry))
@@ -123,10 +126,15 @@ class FlashTf32EmulatedTest {
                 sink, new KernelGemm(sink), Map.of(Attention.FP32_VARIANT_OPTION, entry), Precision.FP32, 80);
         List<ParityResult> out = new ArrayList<>();
         try {
+            int taken = 0;
             for (ParityCase c : ParityCases.all()) {
                 if (c.op() != Op.ATTENTION
                         || !c.name().startsWith("attention tiles")
                         || !c.name().endsWith(" D" + d)) continue;
+                // CI: the first three tile cases of the head dim (the emulator runs a thread per CUDA thread; the
+                // defaults run every case in ParityTest, and the 2026-11-27 GPU sweep judged every entry on the
+                // device); -Dattn.test.allVariantCases=true: every tile case
+                if (!ALL_CASES && taken++ >= 3) break;
                 sink.launched.clear();
                 out.add(ParityHarness.run(c, backend));
                 assertTrue(
