@@ -40,7 +40,6 @@ public final class ParityHarness {
     /** Pre-fill of the output and its guard: a finite value no kernel here produces. */
     public static final float SENTINEL = -1.2345678e30f;
 
-    /** Runs every case in {@code cases} on {@code backend}. */
     /** The message of a result whose node the backend declared unsupported. */
     public static final String UNSUPPORTED = "not supported by backend";
 
@@ -52,6 +51,7 @@ public final class ParityHarness {
         return backend.name().equals("cpu");
     }
 
+    /** Runs every case in {@code cases} on {@code backend}. */
     public static List<ParityResult> runAll(List<ParityCase> cases, Backend backend) {
         List<ParityResult> r = new ArrayList<>();
         for (ParityCase c : cases) r.add(run(c, backend));
