@@ -12,8 +12,9 @@ import java.util.List;
 
 /**
  * Runs many CLI invocations in one JVM (started by {@link HostileFilesTest} with a small heap) and reports each one's
- * exit code, in-process time and output. Input: a file with one case per line, {@code name TAB arg TAB arg ...}.
- * Output: one line per case, {@code name TAB exit TAB millis TAB base64(stderr) TAB base64(stdout)}. A Throwable that
+ * exit code, the CPU time the JVM spent on it (every thread: a size that lies shows as work, whatever else shares the
+ * machine), its wall time and output. Input: a file with one case per line, {@code name TAB arg TAB arg ...}. Output:
+ * one line per case, {@code name TAB exit TAB cpuMillis TAB wallMillis TAB base64(stderr) TAB base64(stdout)}. A Throwable that
  * escapes {@link Main#execute} (it must not) is reported as exit -1 with its stack trace as stderr.
  */
 public final class HostileRunner {
@@ -28,7 +29,7 @@ public final class HostileRunner {
             String[] cli = Arrays.copyOfRange(f, 1, f.length);
             ByteArrayOutputStream err = new ByteArrayOutputStream(), std = new ByteArrayOutputStream();
             int code;
-            long t0 = System.nanoTime();
+            long t0 = System.nanoTime(), c0 = cpuNanos();
             try (PrintStream pe = new PrintStream(err, true, StandardCharsets.UTF_8);
                     PrintStream po = new PrintStream(std, true, StandardCharsets.UTF_8)) {
                 System.setErr(pe);
@@ -43,11 +44,18 @@ public final class HostileRunner {
                 System.setOut(so);
                 System.setErr(se);
             }
-            long ms = (System.nanoTime() - t0) / 1_000_000;
+            long ms = (System.nanoTime() - t0) / 1_000_000, cpu = (cpuNanos() - c0) / 1_000_000;
             Base64.Encoder b64 = Base64.getEncoder();
-            out.add(f[0] + "\t" + code + "\t" + ms + "\t" + b64.encodeToString(err.toByteArray()) + "\t"
+            out.add(f[0] + "\t" + code + "\t" + cpu + "\t" + ms + "\t" + b64.encodeToString(err.toByteArray()) + "\t"
                     + b64.encodeToString(std.toByteArray()));
         }
         Files.write(Path.of(args[1]), out, StandardCharsets.UTF_8);
+    }
+
+    /** CPU time of the whole JVM so far (all threads, the GC's included). */
+    static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 }
