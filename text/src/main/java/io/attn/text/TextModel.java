@@ -287,10 +287,11 @@ public final class TextModel {
                 name, source, q.config(), q.weights(), tokenizer, pooling, normalize, maxLength, prompts, activation);
     }
 
-    /** What {@link #quantized} quantized: the names of the int8 tensors. */
+    /** What {@link #quantized} quantized: the names of the int8 weights and tables (not their zero points). */
     public java.util.List<String> int8Tensors() {
         List<String> out = new java.util.ArrayList<>();
-        for (var e : weights.entrySet()) if (e.getValue().dtype() == DType.I8) out.add(e.getKey());
+        for (var e : weights.entrySet())
+            if (e.getValue().dtype() == DType.I8 && !e.getKey().endsWith("_zero_point")) out.add(e.getKey());
         return out;
     }
 
