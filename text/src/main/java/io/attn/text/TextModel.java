@@ -282,7 +282,9 @@ public final class TextModel {
      * Quantization#dynamicInt8}), its config holding the {@value Quantization#CONFIG_KEY} block.
      */
     public TextModel quantized(Quantization.Options options) {
-        Quantization.Quantized q = Quantization.dynamicInt8(config, weights, options, source);
+        Path src = Path.of(source);
+        String folder = (Files.isDirectory(src) || src.getParent() == null ? src : src.getParent()).toString();
+        Quantization.Quantized q = Quantization.dynamicInt8(config, weights, options, folder);
         return new TextModel(
                 name, source, q.config(), q.weights(), tokenizer, pooling, normalize, maxLength, prompts, activation);
     }
