@@ -111,6 +111,27 @@ class QuantizeTest {
     }
 
     @Test
+    void quantizedRerankersKeepTheirHeadFloatAndScoreCloseToFloat32(@TempDir Path tmp) {
+        for (String r : List.of("bert-reranker", "xlm-roberta-reranker", "distilbert-reranker")) {
+            Path from = Path.of("../tests/rerankers").resolve(r), out = tmp.resolve(r);
+            TextModel q = TextModel.read(from).quantized(new Quantization.Options(true, false));
+            for (String name : q.int8Tensors())
+                assertFalse(name.contains("classifier") || name.contains("pooler"), r + ": " + name + " quantized");
+            q.writeFolderFrom(from, out, DType.F32);
+            List<String> passages = List.of("the sky is blue", "grass is green", "", "Café au lait, naïve résumé");
+            try (Reranker a = Reranker.load(engine, from);
+                    Reranker b = Reranker.load(engine, out)) {
+                float[] x = a.score("what colour is the sky?", passages, true),
+                        y = b.score("what colour is the sky?", passages, true);
+                double worst = 0;
+                for (int i = 0; i < x.length; i++) worst = Math.max(worst, Math.abs(x[i] - y[i]));
+                System.out.printf("%s: int8 per channel vs float32 logits, max abs difference %.4f%n", r, worst);
+                assertTrue(worst <= 0.05, r + ": logits differ by " + worst);
+            }
+        }
+    }
+
+    @Test
     void halfPrecisionFoldersEmbedAsTheFloatModel(@TempDir Path tmp) throws Exception {
         for (DType d : List.of(DType.F16, DType.BF16)) {
             Path out = tmp.resolve("bert-" + d);
