@@ -22,6 +22,7 @@ import picocli.CommandLine.Command;
             RerankCommand.class,
             ClassifyCommand.class,
             ConvertCommand.class,
+            QuantizeCommand.class,
             ServeCommand.class,
             InspectCommand.class,
             ParityCommand.class,

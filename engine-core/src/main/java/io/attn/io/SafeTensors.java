@@ -1,6 +1,7 @@
 package io.attn.io;
 
 import io.attn.AttnException;
+import io.attn.tensor.DType;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
 import java.io.ByteArrayOutputStream;
@@ -30,8 +31,9 @@ import java.util.Map;
  * (no overlap, no gap, nothing after the last tensor); duplicate names, unknown keys and unknown dtypes are errors.
  * Tensors are returned in header order.
  *
- * <p>Writing produces F32 tensors laid out contiguously in the map's insertion order (the reference implementation
- * instead sorts by dtype then name; both are valid files), the header padded with spaces to a multiple of 8 bytes.
+ * <p>Writing produces F32 tensors (or F16 / BF16, and I8 for int8 tensors) laid out contiguously in the map's
+ * insertion order (the reference implementation instead sorts by dtype then name; both are valid files), the header
+ * padded with spaces to a multiple of 8 bytes.
  */
 public final class SafeTensors {
     /** Longest JSON header accepted (the reference implementation's limit). */
@@ -46,8 +48,16 @@ public final class SafeTensors {
 
     /** Reads a {@code .safetensors} file. */
     public static File read(Path path) {
+        return read(path, false);
+    }
+
+    /**
+     * Reads a {@code .safetensors} file; with {@code keepInt8}, {@code I8} tensors stay int8 ({@link
+     * io.attn.tensor.DType#I8}: quantized weights) instead of being widened to float.
+     */
+    public static File read(Path path, boolean keepInt8) {
         try (ByteSource src = ByteSource.of(path)) {
-            return read(src);
+            return read(src, keepInt8);
         } catch (IOException e) {
             throw IoUtil.io(path.toString(), "read", e);
         }
@@ -76,6 +86,10 @@ public final class SafeTensors {
     }
 
     static File read(ByteSource src) throws IOException {
+        return read(src, false);
+    }
+
+    static File read(ByteSource src, boolean keepInt8) throws IOException {
         String name = src.name;
         long size = src.size();
         if (size < 8)
@@ -160,6 +174,14 @@ public final class SafeTensors {
         for (Info t : infos) {
             long numel = (t.end - t.begin) / t.num.size;
             int[] dims = IoUtil.toIntDims(t.shape, name);
+            if (keepInt8 && t.num == Num.I8) {
+                if (numel > Integer.MAX_VALUE - 8)
+                    throw IoUtil.bad(name, "tensor '" + t.name + "' " + IoUtil.tuple(t.shape) + " is too large");
+                ByteBuffer bytes = ByteBuffer.allocate((int) numel);
+                src.read(8 + n + t.begin, bytes);
+                tensors.put(t.name, Tensor.ofInt8(bytes.array(), dims));
+                continue;
+            }
             float[] data = IoUtil.floats(numel, name, "tensor '" + t.name + "' " + IoUtil.tuple(t.shape));
             t.num.readInto(src, 8 + n + t.begin, ByteOrder.LITTLE_ENDIAN, data, 0, data.length);
             tensors.put(t.name, Tensor.of(Shape.of(dims), data));
@@ -228,23 +250,59 @@ public final class SafeTensors {
 
     /** Writes F32 tensors (map order) and optional metadata, atomically. */
     public static void write(Path path, Map<String, Tensor> tensors, Map<String, String> metadata) {
-        byte[] header = header(tensors, metadata, path.toString());
-        AtomicFiles.write(path, out -> writeBody(out, header, tensors));
+        write(path, tensors, metadata, DType.F32);
+    }
+
+    /**
+     * Writes tensors (map order) and optional metadata, atomically: {@link DType#I8} tensors as {@code I8}, float ones
+     * as {@code floats} ({@link DType#F32}, {@link DType#F16} or {@link DType#BF16}, rounded to nearest, ties to even).
+     *
+     * @throws AttnException BAD_INPUT naming the tensor and the index of a finite value that the half-precision type
+     *     cannot hold (it would become infinite); nothing is written then
+     */
+    public static void write(Path path, Map<String, Tensor> tensors, Map<String, String> metadata, DType floats) {
+        if (floats != DType.F32 && floats != DType.F16 && floats != DType.BF16)
+            throw AttnException.badInput(path + ": floats are written as F32, F16 or BF16, not " + floats);
+        if (floats != DType.F32) checkNarrowing(tensors, floats, path.toString());
+        byte[] header = header(tensors, metadata, path.toString(), floats);
+        AtomicFiles.write(path, out -> writeBody(out, header, tensors, floats));
+    }
+
+    /** Fails naming the first finite value (tensor, index) that {@code to} cannot hold. */
+    private static void checkNarrowing(Map<String, Tensor> tensors, DType to, String file) {
+        for (Map.Entry<String, Tensor> e : tensors.entrySet()) {
+            Tensor t = e.getValue();
+            if (t.dtype() != DType.F32) continue;
+            float[] d = t.data();
+            for (int i = 0; i < d.length; i++) {
+                float v = d[i];
+                if (Float.isFinite(v) && Float.isInfinite(narrowed(v, to)))
+                    throw AttnException.badInput(file + ": tensor '" + e.getKey() + "' holds " + v + " at "
+                            + t.indexString(i) + ", beyond " + (to == DType.F16 ? "float16" : "bfloat16")
+                            + "'s range (largest finite " + (to == DType.F16 ? "65504" : "3.3895314e38")
+                            + "): nothing written");
+            }
+        }
+    }
+
+    /** {@code v} rounded to {@code to} and widened back. */
+    static float narrowed(float v, DType to) {
+        return to == DType.F16 ? Half.toFloat(Half.fromFloat(v)) : Bf16.toFloat(Bf16.fromFloat(v));
     }
 
     /** The safetensors bytes for F32 tensors (map order) and optional metadata. */
     public static byte[] toBytes(Map<String, Tensor> tensors, Map<String, String> metadata) {
-        byte[] header = header(tensors, metadata, "safetensors");
+        byte[] header = header(tensors, metadata, "safetensors", DType.F32);
         ByteArrayOutputStream bos = new ByteArrayOutputStream();
         try {
-            writeBody(bos, header, tensors);
+            writeBody(bos, header, tensors, DType.F32);
         } catch (IOException e) {
             throw new AttnException(AttnException.Code.INTERNAL, "in-memory write failed", e);
         }
         return bos.toByteArray();
     }
 
-    private static byte[] header(Map<String, Tensor> tensors, Map<String, String> metadata, String file) {
+    private static byte[] header(Map<String, Tensor> tensors, Map<String, String> metadata, String file, DType floats) {
         Map<String, Object> h = new LinkedHashMap<>();
         if (metadata != null && !metadata.isEmpty()) h.put(META, new LinkedHashMap<>(metadata));
         long at = 0;
@@ -253,9 +311,10 @@ public final class SafeTensors {
             Tensor t = e.getValue();
             List<Long> shape = new ArrayList<>();
             for (int d : t.shape().dims()) shape.add((long) d);
-            long end = at + 4L * t.size();
+            DType as = t.dtype() == DType.I8 ? DType.I8 : floats;
+            long end = at + (long) as.byteSize() * t.size();
             Map<String, Object> info = new LinkedHashMap<>();
-            info.put("dtype", "F32");
+            info.put("dtype", as.name());
             info.put("shape", shape);
             info.put("data_offsets", List.of(at, end));
             h.put(e.getKey(), info);
@@ -269,11 +328,27 @@ public final class SafeTensors {
         return b.array();
     }
 
-    private static void writeBody(OutputStream out, byte[] header, Map<String, Tensor> tensors) throws IOException {
+    private static void writeBody(OutputStream out, byte[] header, Map<String, Tensor> tensors, DType floats)
+            throws IOException {
         out.write(header);
         ByteBuffer buf = ByteBuffer.allocate(1 << 16).order(ByteOrder.LITTLE_ENDIAN);
         for (Tensor t : tensors.values()) {
+            if (t.dtype() == DType.I8) {
+                out.write(t.int8());
+                continue;
+            }
             float[] d = t.data();
+            if (floats != DType.F32) {
+                for (int off = 0; off < d.length; ) {
+                    int k = Math.min(d.length - off, buf.capacity() / 2);
+                    buf.clear();
+                    for (int i = 0; i < k; i++)
+                        buf.putShort(floats == DType.F16 ? Half.fromFloat(d[off + i]) : Bf16.fromFloat(d[off + i]));
+                    out.write(buf.array(), 0, k * 2);
+                    off += k;
+                }
+                continue;
+            }
             for (int off = 0; off < d.length; ) {
                 int k = Math.min(d.length - off, buf.capacity() / 4);
                 buf.clear();

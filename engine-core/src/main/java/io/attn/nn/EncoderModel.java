@@ -70,13 +70,12 @@ public final class EncoderModel {
             String p = n.layer(i);
             Linear q, k, val;
             String attnName = p + n.query().substring(0, n.query().indexOf('.'));
-            if (n.key() == null) { // one fused (3E, E) projection, split into its query, key and value rows
-                Tensor w = sd.take(p + n.query() + "weight", 3 * e, e);
-                Tensor b = sd.takeIf(v.qkvBias(), p + n.query() + "bias", 3 * e);
+            if (n.key() == null) { // one fused (3E, E) projection (float or int8), split into query, key and value
+                Linear qkvLayer = Linear.load(sd, p + n.query(), e, 3 * e, v.qkvBias());
                 String qkv = p + n.query().substring(0, n.query().length() - 1);
-                q = new Linear(qkv + ".q", w.slice0(0, e), b == null ? null : b.slice0(0, e));
-                k = new Linear(qkv + ".k", w.slice0(e, 2 * e), b == null ? null : b.slice0(e, 2 * e));
-                val = new Linear(qkv + ".v", w.slice0(2 * e, 3 * e), b == null ? null : b.slice0(2 * e, 3 * e));
+                q = qkvLayer.outputs(qkv + ".q", 0, e);
+                k = qkvLayer.outputs(qkv + ".k", e, 2 * e);
+                val = qkvLayer.outputs(qkv + ".v", 2 * e, 3 * e);
             } else {
                 q = Linear.load(sd, p + n.query(), e, e, v.qkvBias());
                 k = Linear.load(sd, p + n.key(), e, e, v.qkvBias());
@@ -90,10 +89,7 @@ public final class EncoderModel {
             else { // separate up and gate projections: one [gate; up] (2F, E) matmul, the gate half activated
                 Linear up = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
                 Linear gate = Linear.load(sd, p + n.ffnGate(), e, f, v.ffnInBias());
-                in = new Linear(
-                        up.name() + "+gate",
-                        concat0(gate.weight(), up.weight()),
-                        up.bias() == null ? null : concat0(gate.bias(), up.bias()));
+                in = Linear.concat(up.name() + "+gate", gate, up);
             }
             FeedForward ff = new FeedForward(in, Linear.load(sd, p + n.ffnOut(), f, e, v.ffnOutBias()), act, glu);
             layers.add(new TransformerEncoderLayer(
@@ -103,13 +99,6 @@ public final class EncoderModel {
                     LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), true),
                     LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), true)));
         }
-    }
-
-    /** {@code a} then {@code b} along the first dimension (copied). */
-    private static Tensor concat0(Tensor a, Tensor b) {
-        float[] d = java.util.Arrays.copyOf(a.data(), a.size() + b.size());
-        System.arraycopy(b.data(), 0, d, a.size(), b.size());
-        return Tensor.of(a.shape().with(0, a.dim(0) + b.dim(0)), d);
     }
 
     /**

@@ -44,6 +44,86 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
         return new Linear(name, w, sd.takeIf(bias, prefix + "bias", out), new Quant(scale.data(), zero.int8()));
     }
 
+    /**
+     * The outputs {@code [from, to)} of this layer as a layer of its own (a fused QKV projection split into query, key
+     * and value): float weight rows, or int8 weight columns with their scales and zero points (copied).
+     */
+    public Linear outputs(String name, int from, int to) {
+        Tensor b = bias == null ? null : bias.slice0(from, to);
+        if (quant == null) return new Linear(name, weight.slice0(from, to), b);
+        int in = weight.dim(0), out = weight.dim(1), n = to - from;
+        byte[] w = weight.int8(), q = new byte[in * n];
+        for (int r = 0; r < in; r++) System.arraycopy(w, r * out + from, q, r * n, n);
+        boolean one = quant.scale().length == 1;
+        return new Linear(
+                name,
+                Tensor.ofInt8(q, in, n),
+                b,
+                new Quant(
+                        one ? quant.scale() : java.util.Arrays.copyOfRange(quant.scale(), from, to),
+                        one ? quant.zeroPoint() : java.util.Arrays.copyOfRange(quant.zeroPoint(), from, to)));
+    }
+
+    /**
+     * The layer whose outputs are {@code a}'s then {@code b}'s (a gated feed-forward's [gate; up]): float weight rows,
+     * or int8 weight columns with one scale and zero point per output unless both layers share one (copied).
+     */
+    public static Linear concat(String name, Linear a, Linear b) {
+        Tensor bias = a.bias == null ? null : cat(a.bias, b.bias);
+        if ((a.quant == null) != (b.quant == null))
+            throw AttnException.shape(a.name + " and " + b.name + ": one is int8 and the other float");
+        if (a.quant == null) return new Linear(name, cat(a.weight, b.weight), bias);
+        int in = a.weight.dim(0), na = a.weight.dim(1), nb = b.weight.dim(1), n = na + nb;
+        byte[] q = new byte[in * n];
+        for (int r = 0; r < in; r++) {
+            System.arraycopy(a.weight.int8(), r * na, q, r * n, na);
+            System.arraycopy(b.weight.int8(), r * nb, q, r * n + na, nb);
+        }
+        Quant qa = a.quant, qb = b.quant;
+        boolean shared = qa.scale().length == 1
+                && qb.scale().length == 1
+                && qa.scale()[0] == qb.scale()[0]
+                && qa.zeroPoint()[0] == qb.zeroPoint()[0];
+        Quant quant = shared
+                ? qa
+                : new Quant(
+                        catFloats(perOutput(qa.scale(), na), perOutput(qb.scale(), nb)),
+                        catBytes(perOutput(qa.zeroPoint(), na), perOutput(qb.zeroPoint(), nb)));
+        return new Linear(name, Tensor.ofInt8(q, in, n), bias, quant);
+    }
+
+    private static Tensor cat(Tensor a, Tensor b) {
+        float[] d = java.util.Arrays.copyOf(a.data(), a.size() + b.size());
+        System.arraycopy(b.data(), 0, d, a.size(), b.size());
+        return Tensor.of(a.shape().with(0, a.dim(0) + b.dim(0)), d);
+    }
+
+    private static float[] perOutput(float[] v, int n) {
+        if (v.length == n) return v;
+        float[] o = new float[n];
+        java.util.Arrays.fill(o, v[0]);
+        return o;
+    }
+
+    private static byte[] perOutput(byte[] v, int n) {
+        if (v.length == n) return v;
+        byte[] o = new byte[n];
+        java.util.Arrays.fill(o, v[0]);
+        return o;
+    }
+
+    private static float[] catFloats(float[] a, float[] b) {
+        float[] o = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, o, a.length, b.length);
+        return o;
+    }
+
+    private static byte[] catBytes(byte[] a, byte[] b) {
+        byte[] o = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, o, a.length, b.length);
+        return o;
+    }
+
     /** Input features. */
     public int in() {
         return quant != null ? weight.dim(0) : weight.dim(1);

@@ -6,9 +6,12 @@ import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import io.attn.AttnException;
 import io.attn.engine.ModelConfigs;
+import io.attn.engine.Quantization;
 import io.attn.engine.Tensors;
 import io.attn.io.Json;
 import io.attn.io.JsonFields;
+import io.attn.io.SafeTensors;
+import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
 import io.attn.text.onnx.OnnxBert;
 import java.io.IOException;
@@ -274,6 +277,121 @@ public final class TextModel {
         }
     }
 
+    /**
+     * This model with its weights quantized to int8 as ONNX Runtime's dynamic quantization does ({@link
+     * Quantization#dynamicInt8}), its config holding the {@value Quantization#CONFIG_KEY} block.
+     */
+    public TextModel quantized(Quantization.Options options) {
+        Path src = Path.of(source);
+        String folder = (Files.isDirectory(src) || src.getParent() == null ? src : src.getParent()).toString();
+        Quantization.Quantized q = Quantization.dynamicInt8(config, weights, options, folder);
+        return new TextModel(
+                name, source, q.config(), q.weights(), tokenizer, pooling, normalize, maxLength, prompts, activation);
+    }
+
+    /** What {@link #quantized} quantized: the names of the int8 weights and tables (not their zero points). */
+    public java.util.List<String> int8Tensors() {
+        List<String> out = new java.util.ArrayList<>();
+        for (var e : weights.entrySet())
+            if (e.getValue().dtype() == DType.I8 && !e.getKey().endsWith("_zero_point")) out.add(e.getKey());
+        return out;
+    }
+
+    /**
+     * Writes this model as a copy of the Hugging Face folder {@code from} it was read from: every file of {@code from}
+     * but its weights ({@code *.safetensors}, the shard index, {@code *.bin}, {@code *.onnx}, {@code *.h5}, {@code
+     * onnx/}, ...) copied as is (tokenizer files, sentence-transformers modules, prompts, README), then {@code
+     * config.json} and one {@code model.safetensors} (float tensors as {@code floats}: F32, F16 or BF16) where the
+     * transformer's were. The folder is written beside {@code dir} and renamed into it, so a failure leaves nothing; an
+     * existing non-empty {@code dir} is refused.
+     *
+     * @throws AttnException BAD_INPUT naming a half-precision value out of range (tensor, index), or what cannot be
+     *     written
+     */
+    public void writeFolderFrom(Path from, Path dir, DType floats) {
+        if (!Files.isDirectory(from))
+            throw AttnException.badInput(from + ": not a folder (attn quantize reads a Hugging Face model folder;"
+                    + " an .onnx export is made one by attn convert)");
+        Path src = Path.of(source);
+        Path transformer = Files.isDirectory(src) ? src : src.getParent();
+        Path rel = from.toAbsolutePath()
+                .normalize()
+                .relativize(transformer.toAbsolutePath().normalize());
+        Path abs = dir.toAbsolutePath().normalize();
+        if (abs.startsWith(from.toAbsolutePath().normalize()))
+            throw AttnException.badInput(dir + ": inside the model folder " + from + " (nothing written)");
+        Path tmp = temporaryBeside(dir, abs);
+        try {
+            Path root = from.toAbsolutePath().normalize();
+            try (var files = Files.walk(root, java.nio.file.FileVisitOption.FOLLOW_LINKS)) {
+                for (Path f : files.toList()) {
+                    Path r = root.relativize(f);
+                    if (f.equals(root) || isWeightFile(r)) continue;
+                    Path to = tmp.resolve(r.toString());
+                    if (Files.isDirectory(f)) Files.createDirectories(to);
+                    else {
+                        Files.createDirectories(to.getParent());
+                        Files.copy(f, to);
+                    }
+                }
+            }
+            Path t = tmp.resolve(rel.toString());
+            Files.createDirectories(t);
+            Gson gson = new GsonBuilder().setPrettyPrinting().create();
+            Files.deleteIfExists(t.resolve("config.json"));
+            write(t.resolve("config.json"), gson.toJson(config));
+            SafeTensors.write(t.resolve("model.safetensors"), weights, Map.of("format", "pt"), floats);
+            if (Files.exists(abs)) Files.delete(abs);
+            Files.move(tmp, abs, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw AttnException.badInput(dir + ": cannot write (" + e + ")");
+        } finally {
+            deleteTree(tmp);
+        }
+    }
+
+    /** Weights that {@link #writeFolderFrom} replaces or leaves out (other formats of the same weights). */
+    private static boolean isWeightFile(Path rel) {
+        String top = rel.getName(0).toString();
+        if (rel.getNameCount() > 1 && (top.equals("onnx") || top.equals("openvino"))) return true;
+        if (rel.getNameCount() == 1 && (top.equals("onnx") || top.equals("openvino"))) return true;
+        String n = rel.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+        return n.endsWith(".safetensors")
+                || n.endsWith(".safetensors.index.json")
+                || n.endsWith(".bin")
+                || n.endsWith(".bin.index.json")
+                || n.endsWith(".onnx")
+                || n.endsWith(".onnx_data")
+                || n.endsWith(".h5")
+                || n.endsWith(".msgpack")
+                || n.endsWith(".ot")
+                || n.endsWith(".pt")
+                || n.endsWith(".pth")
+                || n.endsWith(".ckpt")
+                || n.startsWith(".");
+    }
+
+    /** A fresh temporary folder beside {@code abs}, after checking that {@code dir} is absent or an empty folder. */
+    private static Path temporaryBeside(Path dir, Path abs) {
+        if (Files.exists(abs)) {
+            try (var s = Files.list(abs)) {
+                if (!Files.isDirectory(abs) || s.findAny().isPresent())
+                    throw AttnException.badInput(dir + ": exists and is not an empty folder (nothing written)");
+            } catch (IOException e) {
+                throw AttnException.badInput(dir + ": cannot read (" + e.getMessage() + ")");
+            }
+        }
+        Path parent = abs.getParent();
+        if (parent == null) throw AttnException.badInput(dir + ": cannot write here");
+        Path tmp = parent.resolve("." + abs.getFileName() + ".tmp-" + Long.toHexString(System.nanoTime()));
+        try {
+            Files.createDirectories(tmp);
+        } catch (IOException e) {
+            throw AttnException.badInput(dir + ": cannot write (" + e + ")");
+        }
+        return tmp;
+    }
+
     // ---------------------------------------------------------------------------------------------------- folders
 
     /**
@@ -341,7 +459,7 @@ public final class TextModel {
         ModelConfigs.withDefaults(config, configFile.toString()); // the family and its keys, named by config.json
         if (activation == null && config.get("sentence_transformers") instanceof Map<?, ?> st)
             activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
-        Map<String, Tensor> weights = readWeights(transformer);
+        Map<String, Tensor> weights = Quantization.check(config, readWeights(transformer), transformer.toString());
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = 0;
         Path sbert = firstExisting(
@@ -418,9 +536,10 @@ public final class TextModel {
     }
 
     /** model.safetensors, or the shards listed by model.safetensors.index.json. */
+    /** The folder's tensors, int8 ones kept int8 (quantized weights; {@link Quantization#check} says what they are). */
     private static Map<String, Tensor> readWeights(Path dir) {
         Path single = dir.resolve("model.safetensors");
-        if (Files.exists(single)) return Tensors.readSafetensors(single);
+        if (Files.exists(single)) return SafeTensors.read(single, true).tensors();
         Path index = dir.resolve("model.safetensors.index.json");
         if (Files.exists(index)) {
             if (!(JsonFields.read(index).get("weight_map") instanceof Map<?, ?> map))
@@ -432,7 +551,8 @@ public final class TextModel {
                 shards.add(String.valueOf(v));
             }
             Map<String, Tensor> all = new LinkedHashMap<>();
-            for (String s : shards) all.putAll(Tensors.readSafetensors(inside(dir, s, index)));
+            for (String s : shards)
+                all.putAll(SafeTensors.read(inside(dir, s, index), true).tensors());
             return all;
         }
         if (Files.exists(dir.resolve("pytorch_model.bin")))

@@ -1,0 +1,78 @@
+package io.attn.cli;
+
+import io.attn.AttnException;
+import io.attn.engine.Quantization;
+import io.attn.tensor.DType;
+import io.attn.text.TextModel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code attn quantize}: a Hugging Face text-encoder folder to a copy whose weights are int8 (ONNX Runtime's dynamic
+ * quantization, {@link Quantization}) or half precision ({@code --dtype float16|bfloat16}), which {@code attn embed},
+ * the library and the server load like any folder.
+ */
+@Command(
+        name = "quantize",
+        description = {
+            "Write a copy of a Hugging Face model folder with int8 weights (as ONNX Runtime's quantize_dynamic:"
+                    + " int8 symmetric projections, uint8 embedding tables, activations quantized per sequence when"
+                    + " run) or half-precision ones (--dtype)."
+        })
+final class QuantizeCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "DIR", description = "The model folder (config.json, model.safetensors).")
+    Path dir;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "The folder to write (new or empty).")
+    Path out;
+
+    @Option(
+            names = "--per-channel",
+            description = "One int8 scale per output of each projection (default: one per tensor).")
+    boolean perChannel;
+
+    @Option(
+            names = "--reduce-range",
+            description = "7-bit weights ([-64, 64]), ONNX Runtime's reduce_range (default: [-127, 127]).")
+    boolean reduceRange;
+
+    @Option(
+            names = "--dtype",
+            paramLabel = "int8|float16|bfloat16",
+            description = "The weights' type (default: ${DEFAULT-VALUE}); float16 and bfloat16 write every float"
+                    + " tensor in half precision, which attn widens to float32 once when it loads them.")
+    String dtype = "int8";
+
+    @Option(names = "--verbose", description = "Stack traces for errors.")
+    boolean verbose;
+
+    @Override
+    public Integer call() {
+        DType floats =
+                switch (dtype) {
+                    case "int8" -> DType.F32;
+                    case "float16" -> DType.F16;
+                    case "bfloat16" -> DType.BF16;
+                    default ->
+                        throw AttnException.badInput("--dtype " + dtype + ": expected int8, float16 or bfloat16");
+                };
+        if (floats != DType.F32 && (perChannel || reduceRange))
+            throw AttnException.badInput("--per-channel and --reduce-range apply to --dtype int8 only");
+        if (!Files.isDirectory(dir))
+            throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder;"
+                    + " an .onnx export is made one by attn convert)");
+        TextModel m = TextModel.read(dir);
+        if (floats == DType.F32) m = m.quantized(new Quantization.Options(perChannel, reduceRange));
+        m.writeFolderFrom(dir, out, floats);
+        System.out.println("attn: wrote " + out + ": "
+                + (floats == DType.F32
+                        ? m.int8Tensors().size() + " int8 tensors (" + (perChannel ? "per channel" : "per tensor")
+                                + (reduceRange ? ", reduced range" : "") + "), the rest float32"
+                        : "float tensors as " + dtype));
+        return 0;
+    }
+}

@@ -1,0 +1,88 @@
+package io.attn.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code attn quantize} end to end on tests/families/bert: int8 and float16 copies that {@code attn embed} loads;
+ * bad input (an unknown quantization config, a folder that exists, an .onnx file, an unknown dtype) exits 3 with one
+ * line, leaving no folder behind. The arithmetic is judged against ONNX Runtime in the text module's QuantizeTest.
+ */
+class QuantizeCommandTest {
+    static final Path BERT = Path.of("../tests/families/bert");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void int8AndFloat16CopiesEmbed() throws IOException {
+        for (String[] args : new String[][] {{}, {"--per-channel"}, {"--dtype", "float16"}}) {
+            Path out = dir.resolve("q" + String.join("", args));
+            String[] cmd = Stream.concat(
+                            Stream.of("quantize", BERT.toString(), "--out", out.toString()), Stream.of(args))
+                    .toArray(String[]::new);
+            var r = RunCommandTest.cli(cmd);
+            assertEquals(0, r.code(), r.err());
+            assertTrue(r.out().contains(args.length == 2 ? "float tensors as float16" : "15 int8 tensors"), r.out());
+            assertTrue(Files.exists(out.resolve("tokenizer.json")));
+            assertTrue(Files.exists(out.resolve("1_Pooling/config.json")));
+            String config = Files.readString(out.resolve("config.json"), StandardCharsets.UTF_8);
+            assertEquals(args.length != 2, config.contains("\"quant_method\": \"attn_dynamic_int8\""), config);
+            var e = RunCommandTest.cli("embed", "--model", out.toString(), "--device", "cpu", "--text", "the sky");
+            assertEquals(0, e.code(), e.err());
+        }
+        assertTrue(leftovers().isEmpty(), leftovers().toString());
+    }
+
+    @Test
+    void badInputExitsThreeAndWritesNothing() throws IOException {
+        Path q = dir.resolve("q");
+        assertEquals(
+                0,
+                RunCommandTest.cli("quantize", BERT.toString(), "--out", q.toString())
+                        .code());
+        Path cfg = q.resolve("config.json");
+        Files.writeString(
+                cfg, Files.readString(cfg).replace("attn_dynamic_int8", "bitsandbytes"), StandardCharsets.UTF_8);
+        var r = RunCommandTest.cli("embed", "--model", q.toString(), "--device", "cpu", "--text", "x");
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("quantization_config.quant_method is bitsandbytes"), r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
+
+        r = RunCommandTest.cli("quantize", BERT.toString(), "--out", q.toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("not an empty folder"), r.err());
+
+        Path onnx = dir.resolve("m.onnx");
+        Files.writeString(onnx, "x");
+        r = RunCommandTest.cli(
+                "quantize", onnx.toString(), "--out", dir.resolve("o").toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("attn convert"), r.err());
+
+        r = RunCommandTest.cli(
+                "quantize", BERT.toString(), "--out", dir.resolve("o").toString(), "--dtype", "int4");
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("--dtype int4"), r.err());
+        assertFalse(Files.exists(dir.resolve("o")));
+        assertTrue(leftovers().isEmpty(), leftovers().toString());
+    }
+
+    List<String> leftovers() throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString())
+                    .filter(n -> n.contains(".tmp-"))
+                    .toList();
+        }
+    }
+}

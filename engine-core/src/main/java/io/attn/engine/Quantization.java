@@ -1,0 +1,271 @@
+package io.attn.engine;
+
+import io.attn.AttnException;
+import io.attn.io.JsonFields;
+import io.attn.nn.EncoderConfig;
+import io.attn.nn.EncoderFamily;
+import io.attn.tensor.DType;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Dynamic int8 quantization of a text encoder's weights ({@code attn quantize}), with the arithmetic of ONNX Runtime's
+ * {@code onnxruntime.quantization.quantize_dynamic} at its defaults (1.30): what it quantizes, how, and what it leaves
+ * in float. Its output is a Hugging Face folder whose {@code config.json} holds a {@value #CONFIG_KEY} block with
+ * {@code "quant_method": "}{@value #METHOD}{@code "} (docs/text.md, "Quantizing a model").
+ *
+ * <ul>
+ *   <li>Each projection that ONNX exports as a {@code MatMul} with a constant weight (query, key, value or the fused
+ *       QKV, attention output, the feed-forward's projections) becomes {@code MatMulInteger}'s int8 {@code (in, out)}
+ *       weight, symmetric (zero point 0, range [-127, 127]; [-64, 64] with {@code reduce_range}), one scale per tensor
+ *       or, {@code per_channel}, one per output (axis -1 of the {@code (in, out)} weight): {@code scale = (float)
+ *       ((double) (2 absmax) / (qmax - qmin))}, {@code q = rint(w / scale)} in float, ties to even.
+ *   <li>The embedding tables (Gather with a constant table) become uint8, asymmetric, per tensor (ONNX Runtime
+ *       quantizes a Gather's table as an activation): {@code scale = (float) ((double) (rmax - rmin) / 255)}, {@code
+ *       zero = rint(-rmin / scale)}, {@code q = clip(rint(t / scale) + zero, 0, 255)}, with {@code rmin <= 0 <= rmax}.
+ *       They are stored as int8 {@code q - 128} with zero point {@code zero - 128}: the same {@code (q - zero) *
+ *       scale}.
+ *   <li>LayerNorms, biases, classifier heads (a {@code Gemm} in ONNX, which dynamic quantization leaves alone) and
+ *       MPNet's relative position bias stay float.
+ * </ul>
+ *
+ * A quantized tensor {@code T} comes with {@code T_scale} (float, one value or one per output) and {@code
+ * T_zero_point} (int8, the same count), ONNX Runtime's names. Activations are quantized when the model runs (uint8 per
+ * sequence, {@code DynamicQuantizeLinear}; {@link io.attn.engine} runs the int8 product exactly).
+ */
+public final class Quantization {
+    private Quantization() {}
+
+    /** The {@code config.json} key of the block that says how a model's weights were quantized. */
+    public static final String CONFIG_KEY = "quantization_config";
+
+    /** {@value #CONFIG_KEY}'s {@code quant_method} for the format this class writes. */
+    public static final String METHOD = "attn_dynamic_int8";
+
+    /** The version of the format ({@code format_version}). */
+    public static final int FORMAT_VERSION = 1;
+
+    /**
+     * How to quantize: {@code perChannel} one scale per output of each projection (else one per tensor); {@code
+     * reduceRange} 7-bit weights ([-64, 64]), ONNX Runtime's option for CPUs without VNNI.
+     */
+    public record Options(boolean perChannel, boolean reduceRange) {
+        public static final Options DEFAULTS = new Options(false, false);
+    }
+
+    /**
+     * A quantized model: its weights (int8 tensors with their scales and zero points, the rest as they were, in the
+     * input's order), its config (the input's with the {@value #CONFIG_KEY} block) and what was quantized.
+     */
+    public record Quantized(Map<String, Tensor> weights, Map<String, Object> config, List<String> quantized) {}
+
+    /**
+     * Quantizes a Hugging Face text encoder's weights.
+     *
+     * @param config its {@code config.json} (a {@code model_type} the engine runs)
+     * @param weights its tensors, HF names (with or without the task model's prefix), float
+     * @param source names the model in error messages
+     * @throws AttnException BAD_INPUT when the model is already quantized, a tensor the model needs is missing or not
+     *     float, or a weight is not finite (naming it)
+     */
+    public static Quantized dynamicInt8(
+            Map<String, Object> config, Map<String, Tensor> weights, Options options, String source) {
+        if (config.containsKey(CONFIG_KEY))
+            throw AttnException.badInput(source + ": config.json already has a " + CONFIG_KEY + " (quantized)");
+        EncoderConfig c = EncoderFamily.fromHuggingFace(JsonFields.of(config, source + "/config.json"));
+        EncoderFamily family = EncoderFamily.of(c.modelType(), source);
+        EncoderFamily.Names n = c.names();
+        Set<String> linears = new LinkedHashSet<>(), tables = new LinkedHashSet<>();
+        for (String t : new String[] {n.word(), n.position(), n.tokenType()}) if (t != null) tables.add(t);
+        for (int i = 0; i < c.numHiddenLayers(); i++) {
+            String p = n.layer().formatted(i);
+            for (String l :
+                    new String[] {n.query(), n.key(), n.value(), n.attentionOutput(), n.ffnIn(), n.ffnGate(), n.ffnOut()
+                    }) if (l != null) linears.add(p + l + "weight");
+        }
+        String prefix = family.checkpointPrefix();
+        boolean prefixed = weights.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        List<String> done = new ArrayList<>();
+        for (var e : weights.entrySet()) {
+            String key = e.getKey();
+            String name = prefixed && key.startsWith(prefix) ? key.substring(prefix.length()) : key;
+            Tensor t = e.getValue();
+            boolean linear = linears.contains(name), table = tables.contains(name);
+            if (!linear && !table) {
+                out.put(key, t);
+                continue;
+            }
+            if (t.dtype() != DType.F32 || t.rank() != 2)
+                throw AttnException.badInput(
+                        source + ": tensor '" + key + "' is " + t.dtype() + t.shape() + ", expected a float matrix");
+            int bad = io.attn.tensor.Finite.indexOfNonFinite(t.data());
+            if (bad >= 0)
+                throw AttnException.badInput(source + ": tensor '" + key + "' holds " + t.data()[bad] + " at "
+                        + t.indexString(bad) + ": weights must be finite to be quantized");
+            if (linear) {
+                Weight w = weight(t.data(), t.dim(0), t.dim(1), options);
+                out.put(key, Tensor.ofInt8(w.q, t.dim(1), t.dim(0)));
+                out.put(key + "_scale", Tensor.of(w.scale, w.scale.length));
+                out.put(key + "_zero_point", Tensor.ofInt8(new byte[w.scale.length], w.scale.length));
+            } else {
+                Table q = table(t.data());
+                out.put(key, Tensor.ofInt8(q.q, t.dim(0), t.dim(1)));
+                out.put(key + "_scale", Tensor.of(new float[] {q.scale}, 1));
+                out.put(key + "_zero_point", Tensor.ofInt8(new byte[] {q.zeroPoint}, 1));
+            }
+            done.add(key);
+            linears.remove(name);
+            tables.remove(name);
+        }
+        if (!linears.isEmpty() || !tables.isEmpty())
+            throw AttnException.badInput(source + ": missing tensor '"
+                    + (prefixed ? prefix : "")
+                    + (linears.isEmpty() ? tables : linears).iterator().next() + "' (the model's "
+                    + c.modelType() + " layout)");
+        Map<String, Object> cfg = new LinkedHashMap<>(config);
+        cfg.put(CONFIG_KEY, configBlock(options));
+        return new Quantized(out, cfg, List.copyOf(done));
+    }
+
+    /** The {@value #CONFIG_KEY} block for {@code options}. */
+    public static Map<String, Object> configBlock(Options options) {
+        Map<String, Object> q = new LinkedHashMap<>();
+        q.put("quant_method", METHOD);
+        q.put("format_version", FORMAT_VERSION);
+        q.put("weights", "int8");
+        q.put("weight_layout", "in_out");
+        q.put("symmetric", true);
+        q.put("per_channel", options.perChannel());
+        q.put("reduce_range", options.reduceRange());
+        q.put("embeddings", "uint8_asymmetric_stored_minus_128");
+        q.put("activations", "uint8_dynamic_per_sequence");
+        q.put("reference", "onnxruntime.quantization.quantize_dynamic");
+        return q;
+    }
+
+    /**
+     * Checks a folder's quantized weights before the model is built: its {@value #CONFIG_KEY} block is one attn
+     * writes, and each int8 tensor {@code T} has {@code T_scale} and {@code T_zero_point}. Without the block, an int8
+     * weight (a name ending in {@code weight}, or with a {@code _scale} beside it) is refused, and other int8 tensors
+     * (buffers) are widened to float as before.
+     *
+     * @param config {@code config.json} as read
+     * @param weights the tensors, int8 kept
+     * @param source names {@code config.json}'s folder in messages
+     * @return the weights to build the model from
+     * @throws AttnException BAD_INPUT naming the field or the tensor
+     */
+    public static Map<String, Tensor> check(Map<String, Object> config, Map<String, Tensor> weights, String source) {
+        Object block = config.get(CONFIG_KEY);
+        if (block == null) {
+            Map<String, Tensor> out = new LinkedHashMap<>(weights);
+            for (var e : weights.entrySet()) {
+                Tensor t = e.getValue();
+                if (t.dtype() != DType.I8) continue;
+                if (e.getKey().endsWith("weight") || weights.containsKey(e.getKey() + "_scale"))
+                    throw AttnException.badInput(source + ": tensor '" + e.getKey()
+                            + "' is int8 but config.json has no " + CONFIG_KEY + " saying how it was quantized");
+                float[] f = new float[t.size()];
+                for (int i = 0; i < f.length; i++) f[i] = t.int8()[i];
+                out.put(e.getKey(), Tensor.of(t.shape(), f));
+            }
+            return out;
+        }
+        String where = source + "/config.json: " + CONFIG_KEY;
+        if (!(block instanceof Map<?, ?>)) throw AttnException.badInput(where + " must be an object");
+        JsonFields q = JsonFields.of(block, where);
+        Object method = q.get("quant_method");
+        if (!METHOD.equals(method))
+            throw AttnException.badInput(where + ".quant_method " + (method == null ? "is missing" : "is " + method)
+                    + ": attn reads \"" + METHOD + "\" (attn quantize's format)");
+        Object version = q.get("format_version");
+        if (!(version instanceof Number v) || v.doubleValue() != FORMAT_VERSION)
+            throw AttnException.badInput(
+                    where + ".format_version is " + version + ": attn reads version " + FORMAT_VERSION);
+        Map<String, Object> want = configBlock(Options.DEFAULTS);
+        for (String k : List.of("weights", "weight_layout", "symmetric", "embeddings", "activations"))
+            if (!want.get(k).equals(q.get(k)))
+                throw AttnException.badInput(
+                        where + "." + k + " is " + q.get(k) + ": attn reads " + want.get(k) + " (format version 1)");
+        for (var e : weights.entrySet()) {
+            if (e.getValue().dtype() != DType.I8 || e.getKey().endsWith("_zero_point")) continue;
+            for (String part : List.of("_scale", "_zero_point"))
+                if (!weights.containsKey(e.getKey() + part))
+                    throw AttnException.badInput(source + ": int8 tensor '" + e.getKey() + "' has no '" + e.getKey()
+                            + part + "' (" + CONFIG_KEY + " " + METHOD + ")");
+        }
+        return weights;
+    }
+
+    // ---------------------------------------------------------------------------------------------------- arithmetic
+
+    /** An int8 {@code (in, out)} weight and its scales (one, or one per output). */
+    record Weight(byte[] q, float[] scale) {}
+
+    /** A table's uint8 values less 128, its scale and zero point (less 128). */
+    record Table(byte[] q, float scale, byte zeroPoint) {}
+
+    /**
+     * The HF {@code (out, in)} weight {@code w} quantized as ONNX Runtime quantizes the {@code (in, out)} MatMul
+     * weight, symmetric int8.
+     */
+    static Weight weight(float[] w, int out, int in, Options o) {
+        int qmax = o.reduceRange() ? 64 : 127; // ONNX_INT_TYPE_REDUCED_RANGE (-64, 64), SYMMETRIC_RANGE (-127, 127)
+        float[] scales = new float[o.perChannel() ? out : 1];
+        if (o.perChannel()) for (int r = 0; r < out; r++) scales[r] = symmetricScale(w, r * in, (r + 1) * in, qmax);
+        else scales[0] = symmetricScale(w, 0, w.length, qmax);
+        byte[] q = new byte[w.length];
+        for (int r = 0; r < out; r++) {
+            float s = scales[o.perChannel() ? r : 0];
+            for (int c = 0; c < in; c++) q[c * out + r] = (byte) clip(Math.rint(w[r * in + c] / s), -128, 127);
+        }
+        return new Weight(q, scales);
+    }
+
+    /** compute_scale_zp, symmetric: {@code (double) (rmax - rmin)} in float, over {@code qmax - qmin} in double. */
+    static float symmetricScale(float[] w, int from, int to, int qmax) {
+        float mn = 0f, mx = 0f; // the range always holds 0
+        for (int i = from; i < to; i++) {
+            mn = Math.min(mn, w[i]);
+            mx = Math.max(mx, w[i]);
+        }
+        float absmax = Math.max(Math.abs(mn), Math.abs(mx));
+        double scale = (double) (absmax - -absmax) / (2.0 * qmax);
+        return scale < Float.MIN_NORMAL ? 1f : (float) scale;
+    }
+
+    /** An embedding table quantized as ONNX Runtime quantizes a Gather's constant table: uint8, asymmetric. */
+    static Table table(float[] t) {
+        float rmin = 0f, rmax = 0f;
+        for (float v : t) {
+            rmin = Math.min(rmin, v);
+            rmax = Math.max(rmax, v);
+        }
+        double scaleD = (double) (rmax - rmin) / 255.0;
+        float scale;
+        int zero;
+        if (scaleD < Float.MIN_NORMAL) {
+            scale = 1f;
+            zero = 0;
+        } else {
+            zero = (int) Math.rint(0.0 - rmin / scaleD);
+            scale = (float) scaleD;
+        }
+        byte[] q = new byte[t.length];
+        for (int i = 0; i < t.length; i++) {
+            float v = (float) Math.rint(t[i] / scale) + zero;
+            q[i] = (byte) (clip(v, 0, 255) - 128);
+        }
+        return new Table(q, scale, (byte) (zero - 128));
+    }
+
+    private static int clip(double v, int lo, int hi) {
+        return (int) Math.max(lo, Math.min(hi, v));
+    }
+}
