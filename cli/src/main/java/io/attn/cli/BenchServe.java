@@ -99,6 +99,12 @@ final class BenchServe implements Callable<Integer> {
                 .build();
         URI uri = URI.create(base + (endpoint.equals("openai") ? "/v1/embeddings" : "/embed"));
         AtomicLong next = new AtomicLong(), errors = new AtomicLong(), ok = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<String> firstError =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        // the body of an error is kept (the first one is shown), a 200's is discarded
+        HttpResponse.BodyHandler<String> handler = info -> info.statusCode() == 200
+                ? HttpResponse.BodySubscribers.replacing(null)
+                : HttpResponse.BodySubscribers.ofString(java.nio.charset.StandardCharsets.UTF_8);
         List<long[]> latencies = new ArrayList<>();
         long warmEnd = System.nanoTime() + 2_000_000_000L;
         long end = warmEnd + (long) (seconds * 1e9);
@@ -111,8 +117,10 @@ final class BenchServe implements Callable<Integer> {
                 pool.submit(() -> {
                     int n = 0;
                     while (System.nanoTime() < end) {
-                        StringBuilder b = new StringBuilder(
-                                endpoint.equals("openai") ? "{\"model\":\"m\",\"input\":[" : "{\"inputs\":[");
+                        // no "model": the server answers with its first embedding model (a name it does not serve
+                        // would be 404)
+                        StringBuilder b =
+                                new StringBuilder(endpoint.equals("openai") ? "{\"input\":[" : "{\"inputs\":[");
                         for (int i = 0; i < perRequest; i++)
                             b.append(i == 0 ? "" : ",")
                                     .append(json(texts.get((int) (next.getAndIncrement() % texts.size()))));
@@ -125,11 +133,12 @@ final class BenchServe implements Callable<Integer> {
                         long s = System.nanoTime();
                         boolean good;
                         try {
-                            good = http.send(r.build(), HttpResponse.BodyHandlers.discarding())
-                                            .statusCode()
-                                    == 200;
+                            HttpResponse<String> a = http.send(r.build(), handler);
+                            good = a.statusCode() == 200;
+                            if (!good) firstError.compareAndSet(null, "HTTP " + a.statusCode() + " " + a.body());
                         } catch (Exception e) {
                             good = false;
+                            firstError.compareAndSet(null, e.toString());
                         }
                         long t = System.nanoTime();
                         if (s < warmEnd) continue;
@@ -181,6 +190,9 @@ final class BenchServe implements Callable<Integer> {
                 pct(sorted, 99),
                 errors.get(),
                 io.attn.engine.Devices.hostCpuJson());
+        if (firstError.get() != null)
+            System.err.println("attn: " + errors.get() + " requests failed; the first: "
+                    + firstError.get().lines().findFirst().orElse(""));
         return 0;
     }
 
