@@ -41,8 +41,15 @@ final class BenchServe implements Callable<Integer> {
     @Option(names = "--clients", description = "Concurrent clients (default: ${DEFAULT-VALUE}).")
     int clients = 64;
 
-    @Option(names = "--seconds", description = "Duration after a 2 s warm-up (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--seconds", description = "Duration after the warm-up (default: ${DEFAULT-VALUE}).")
     double seconds = 10;
+
+    @Option(
+            names = "--warmup",
+            paramLabel = "SECONDS",
+            description = "Load sent but not counted first, while the JIT compiles the kernels (default:"
+                    + " ${DEFAULT-VALUE}; more on a loaded machine, where it compiles slower).")
+    double warmup = 2;
 
     @Option(names = "--texts-per-request", description = "Texts in each request (default: ${DEFAULT-VALUE}).")
     int perRequest = 1;
@@ -106,7 +113,8 @@ final class BenchServe implements Callable<Integer> {
                 ? HttpResponse.BodySubscribers.replacing(null)
                 : HttpResponse.BodySubscribers.ofString(java.nio.charset.StandardCharsets.UTF_8);
         List<long[]> latencies = new ArrayList<>();
-        long warmEnd = System.nanoTime() + 2_000_000_000L;
+        if (!(warmup >= 0) || !(seconds > 0)) throw AttnException.badInput("--warmup must be >= 0 and --seconds > 0");
+        long warmEnd = System.nanoTime() + (long) (warmup * 1e9);
         long end = warmEnd + (long) (seconds * 1e9);
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int c = 0; c < clients; c++) {

@@ -35,6 +35,8 @@ class BenchServeTest {
                     "4",
                     "--seconds",
                     "0.5",
+                    "--warmup",
+                    "0.5",
                     "--device",
                     "cpu",
                     "--threads",
@@ -64,6 +66,8 @@ class BenchServeTest {
                 "--clients",
                 "1",
                 "--seconds",
+                "0.2",
+                "--warmup",
                 "0.2");
         assertEquals(0, r.code(), r.err());
         assertTrue(r.err().contains("requests failed; the first:"), r.err());
