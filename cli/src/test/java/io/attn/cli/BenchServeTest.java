@@ -34,9 +34,9 @@ class BenchServeTest {
                     "--clients",
                     "4",
                     "--seconds",
-                    "0.5",
+                    "2",
                     "--warmup",
-                    "0.5",
+                    "0", // every request counts: each client's first one at least, however slow the machine
                     "--device",
                     "cpu",
                     "--threads",
