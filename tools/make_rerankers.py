@@ -15,7 +15,9 @@ by its randomize() from a generator seeded per model.
   mpnet-reranker        MPNetForSequenceClassification (dense + tanh + out_proj), num_labels 1; CrossEncoder save
   bert-classifier       BertForSequenceClassification, num_labels 3 with id2label; model.save_pretrained(dir) and
                         tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files);
-                        its expected.json adds "left": the ids, logits and softmax with truncation_side="left"
+                        its expected.json adds "left": the ids, logits and softmax with truncation_side="left",
+                        and "pairs": the ids, token types, logits and softmax of sentence pairs (TEI's /predict takes
+                        a pair [a, b] as one input)
 
 Each folder's expected.json holds the pairs (or texts), the token ids and token type ids transformers' tokenizer
 gives each pair alone (truncation=True: 'longest_first' at the model's max length), transformers' logits for the
@@ -157,6 +159,17 @@ def make(name, idx):
         expected["left"] = {"input_ids": left_ids, "logits": left_logits.tolist(),
                             "softmax": torch.softmax(left_logits, dim=-1).tolist()}
         expected["sigmoid"] = torch.sigmoid(torch.tensor(logits)).tolist()
+        # sentence pairs through the classifier (tokenized together, longest first, token types 0 and 1)
+        pair_items = []
+        for a, b in PAIRS:
+            enc = hf_tok([a], [b], truncation=True, max_length=spec["msl"])
+            pair_items.append({"input_ids": enc["input_ids"][0], "token_type_ids": enc["token_type_ids"][0]})
+        with torch.no_grad():
+            pb = hf_tok([p[0] for p in PAIRS], [p[1] for p in PAIRS], truncation=True, padding=True,
+                        max_length=spec["msl"], return_tensors="pt")
+            pair_logits = hf(**pb).logits.double()
+        expected["pairs"] = {"pairs": PAIRS, "items": pair_items, "logits": pair_logits.tolist(),
+                             "softmax": torch.softmax(pair_logits, dim=-1).tolist()}
     with open(os.path.join(out, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, ensure_ascii=False, indent=1)
         f.write("\n")

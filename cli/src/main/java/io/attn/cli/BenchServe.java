@@ -41,8 +41,15 @@ final class BenchServe implements Callable<Integer> {
     @Option(names = "--clients", description = "Concurrent clients (default: ${DEFAULT-VALUE}).")
     int clients = 64;
 
-    @Option(names = "--seconds", description = "Duration after a 2 s warm-up (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--seconds", description = "Duration after the warm-up (default: ${DEFAULT-VALUE}).")
     double seconds = 10;
+
+    @Option(
+            names = "--warmup",
+            paramLabel = "SECONDS",
+            description = "Load sent but not counted first, while the JIT compiles the kernels (default:"
+                    + " ${DEFAULT-VALUE}; more on a loaded machine, where it compiles slower).")
+    double warmup = 2;
 
     @Option(names = "--texts-per-request", description = "Texts in each request (default: ${DEFAULT-VALUE}).")
     int perRequest = 1;
@@ -99,8 +106,15 @@ final class BenchServe implements Callable<Integer> {
                 .build();
         URI uri = URI.create(base + (endpoint.equals("openai") ? "/v1/embeddings" : "/embed"));
         AtomicLong next = new AtomicLong(), errors = new AtomicLong(), ok = new AtomicLong();
+        java.util.concurrent.atomic.AtomicReference<String> firstError =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        // the body of an error is kept (the first one is shown), a 200's is discarded
+        HttpResponse.BodyHandler<String> handler = info -> info.statusCode() == 200
+                ? HttpResponse.BodySubscribers.replacing(null)
+                : HttpResponse.BodySubscribers.ofString(java.nio.charset.StandardCharsets.UTF_8);
         List<long[]> latencies = new ArrayList<>();
-        long warmEnd = System.nanoTime() + 2_000_000_000L;
+        if (!(warmup >= 0) || !(seconds > 0)) throw AttnException.badInput("--warmup must be >= 0 and --seconds > 0");
+        long warmEnd = System.nanoTime() + (long) (warmup * 1e9);
         long end = warmEnd + (long) (seconds * 1e9);
         try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int c = 0; c < clients; c++) {
@@ -111,8 +125,10 @@ final class BenchServe implements Callable<Integer> {
                 pool.submit(() -> {
                     int n = 0;
                     while (System.nanoTime() < end) {
-                        StringBuilder b = new StringBuilder(
-                                endpoint.equals("openai") ? "{\"model\":\"m\",\"input\":[" : "{\"inputs\":[");
+                        // no "model": the server answers with its first embedding model (a name it does not serve
+                        // would be 404)
+                        StringBuilder b =
+                                new StringBuilder(endpoint.equals("openai") ? "{\"input\":[" : "{\"inputs\":[");
                         for (int i = 0; i < perRequest; i++)
                             b.append(i == 0 ? "" : ",")
                                     .append(json(texts.get((int) (next.getAndIncrement() % texts.size()))));
@@ -125,11 +141,12 @@ final class BenchServe implements Callable<Integer> {
                         long s = System.nanoTime();
                         boolean good;
                         try {
-                            good = http.send(r.build(), HttpResponse.BodyHandlers.discarding())
-                                            .statusCode()
-                                    == 200;
+                            HttpResponse<String> a = http.send(r.build(), handler);
+                            good = a.statusCode() == 200;
+                            if (!good) firstError.compareAndSet(null, "HTTP " + a.statusCode() + " " + a.body());
                         } catch (Exception e) {
                             good = false;
+                            firstError.compareAndSet(null, e.toString());
                         }
                         long t = System.nanoTime();
                         if (s < warmEnd) continue;
@@ -181,6 +198,9 @@ final class BenchServe implements Callable<Integer> {
                 pct(sorted, 99),
                 errors.get(),
                 io.attn.engine.Devices.hostCpuJson());
+        if (firstError.get() != null)
+            System.err.println("attn: " + errors.get() + " requests failed; the first: "
+                    + firstError.get().lines().findFirst().orElse(""));
         return 0;
     }
 

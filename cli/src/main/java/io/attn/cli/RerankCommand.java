@@ -75,6 +75,9 @@ final class RerankCommand implements Callable<Integer> {
                     new picocli.CommandLine(this), "--output must be a .jsonl file, got " + output);
         List<String> passages = hasTexts ? texts : readAll(input, textField);
         if (passages.isEmpty()) throw AttnException.badInput(input + ": no passages");
+        if (topN > passages.size())
+            throw AttnException.badInput("--top-n " + topN + " is more than the " + passages.size() + " passages"
+                    + (input != null ? " of " + input : ""));
         EmbedderOptions o = EmbedderOptions.defaults().withMaxLength(maxLength).withMaxBatchTokens(batchTokens);
         try (Engine engine = Engine.open(device.engineOptions());
                 Reranker r = Reranker.load(engine, model, o)) {

@@ -95,6 +95,14 @@ final class ServeCommand implements Callable<Integer> {
             description = "On SIGTERM, how long requests in flight may finish (default: 30000).")
     long drainTimeout = ServerOptions.defaults().drainTimeoutMillis();
 
+    @Option(
+            names = "--warmup",
+            paramLabel = "MS",
+            description = "Before the port opens, run warm-up batches of assorted shapes this long, so that the"
+                    + " first requests find the kernels compiled (default: 0, one short pass; e.g. 30000 on a busy"
+                    + " host behind a readiness probe).")
+    long warmup = ServerOptions.defaults().warmupMillis();
+
     @Mixin
     EmbedOptions embed;
 
@@ -114,7 +122,8 @@ final class ServeCommand implements Callable<Integer> {
                     .withBatching(maxBatchTokens, maxWait)
                     .withMaxQueuedRequests(maxQueued)
                     .withRequestLimits(maxInputs, maxRequestTokens, maxBody)
-                    .withTimeouts(idleTimeout, minDataRate, requestTimeout, drainTimeout);
+                    .withTimeouts(idleTimeout, minDataRate, requestTimeout, drainTimeout)
+                    .withWarmup(warmup);
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this), e.getMessage());
         }

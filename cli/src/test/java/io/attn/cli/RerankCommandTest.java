@@ -147,5 +147,36 @@ class RerankCommandTest {
                 "embed", "--model", ROOT.resolve("bert-classifier").toString(), "--device", "cpu", "--text", "p");
         assertEquals(3, c.code(), c.err());
         assertTrue(c.err().contains("sequence classifier"), c.err());
+        // a classifier asked to rerank, a top-n past the passages: one line naming it, exit 3
+        var k = RunCommandTest.cli(
+                "rerank",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--query",
+                "q",
+                "--text",
+                "p");
+        assertEquals(3, k.code(), k.err());
+        assertTrue(k.err().contains("3 labels") && k.err().contains("not a reranker"), k.err());
+        assertEquals(1, k.err().lines().count(), k.err());
+        var t = RunCommandTest.cli(
+                "rerank",
+                "--model",
+                ROOT.resolve("bert-reranker").toString(),
+                "--device",
+                "cpu",
+                "--query",
+                "q",
+                "--text",
+                "a",
+                "--text",
+                "b",
+                "--top-n",
+                "3");
+        assertEquals(3, t.code(), t.err());
+        assertTrue(t.err().contains("--top-n 3 is more than the 2 passages"), t.err());
+        assertEquals(1, t.err().lines().count(), t.err());
     }
 }

@@ -570,15 +570,66 @@ final class ApiHandler extends Handler.Abstract {
         return out;
     }
 
+    /**
+     * TEI's {@code /predict} inputs: a text ({@code "a"}), one input as a list ({@code ["a"]}, or the pair {@code ["a",
+     * "b"]}), or a batch of them ({@code [["a"], ["b", "c"], ...]}). {@code single}: the answer is one input's list
+     * of labels, not a list of lists.
+     */
+    record PredictInputs(boolean single, List<List<String>> inputs) {}
+
+    static PredictInputs predictInputs(JsonReader r) throws IOException {
+        final String shape = "inputs must be a text, a pair [\"a\", \"b\"], or a batch [[\"a\"], [\"b\", \"c\"], ...]";
+        JsonToken t = r.peek();
+        if (t == JsonToken.STRING) return new PredictInputs(true, List.of(List.of(r.nextString())));
+        if (t != JsonToken.BEGIN_ARRAY) throw ApiError.badRequest("invalid_type", shape);
+        r.beginArray();
+        if (!r.hasNext()) throw ApiError.badRequest("invalid_value", "inputs must not be empty");
+        if (r.peek() == JsonToken.STRING) {
+            List<String> one = new ArrayList<>();
+            while (r.hasNext()) {
+                if (r.peek() != JsonToken.STRING)
+                    throw ApiError.badRequest("invalid_type", "inputs[" + one.size() + "] must be a string; " + shape);
+                one.add(r.nextString());
+            }
+            r.endArray();
+            if (one.size() > 2)
+                throw ApiError.badRequest(
+                        "invalid_value",
+                        "inputs holds " + one.size() + " strings: a list of strings is one input, a text or a pair;"
+                                + " send several as a batch [[\"a\"], [\"b\"], ...]");
+            return new PredictInputs(true, List.of(List.copyOf(one)));
+        }
+        List<List<String>> batch = new ArrayList<>();
+        while (r.hasNext()) {
+            String at = "inputs[" + batch.size() + "]";
+            if (r.peek() != JsonToken.BEGIN_ARRAY)
+                throw ApiError.badRequest("invalid_type", at + " must be a list of one or two strings; " + shape);
+            r.beginArray();
+            List<String> one = new ArrayList<>();
+            while (r.hasNext()) {
+                if (r.peek() != JsonToken.STRING)
+                    throw ApiError.badRequest("invalid_type", at + "[" + one.size() + "] must be a string");
+                one.add(r.nextString());
+            }
+            r.endArray();
+            if (one.isEmpty() || one.size() > 2)
+                throw ApiError.badRequest(
+                        "invalid_value", at + " holds " + one.size() + " strings: one text or a pair of two");
+            batch.add(List.copyOf(one));
+        }
+        r.endArray();
+        return new PredictInputs(false, batch);
+    }
+
     private String predict(byte[] body, long deadline) {
-        List<String> inputs = null;
+        PredictInputs inputs = null;
         boolean raw = false, truncate = false, left = false;
         String name = null;
         JsonIn.Obj o = JsonIn.object(body, PREDICT);
         try {
             for (String k; (k = o.next()) != null; ) {
                 switch (k) {
-                    case "inputs" -> inputs = JsonIn.texts(o.r, "inputs");
+                    case "inputs" -> inputs = predictInputs(o.r);
                     case "raw_scores" -> raw = JsonIn.bool(o.r, k);
                     case "truncate" -> truncate = JsonIn.bool(o.r, k);
                     case "truncation_direction" -> left = left(JsonIn.optString(o.r, k));
@@ -592,7 +643,7 @@ final class ApiHandler extends Handler.Abstract {
         }
         if (inputs == null) throw ApiError.badRequest("missing_parameter", "inputs is required");
         ModelService model = pick(name, ModelService.Kind.CLASSIFY, "/predict");
-        List<String> in = inputs;
+        List<List<String>> in = inputs.inputs();
         boolean tr = truncate, lf = left;
         float[][] logits = admitted(model, () -> {
             if (in.size() > options.maxInputs())
@@ -600,7 +651,7 @@ final class ApiHandler extends Handler.Abstract {
                         "too_many_inputs", in.size() + " inputs: at most " + options.maxInputs() + " per request");
             TokenizedTexts t;
             try {
-                t = model.classifier.tokenize(in, lf);
+                t = model.classifier.tokenizeInputs(in, lf);
             } catch (io.attn.AttnException e) {
                 throw ApiError.badRequest("invalid_input", e.getMessage());
             }
@@ -608,7 +659,7 @@ final class ApiHandler extends Handler.Abstract {
             return await(model.logits().submit(t, deadline), deadline);
         });
         List<String> labels = model.classifier.labels();
-        StringBuilder b = new StringBuilder("[");
+        StringBuilder b = new StringBuilder(inputs.single() ? "" : "[");
         for (int i = 0; i < logits.length; i++) {
             float[] s = raw ? logits[i] : model.classifier.activate(logits[i]);
             Integer[] order = new Integer[s.length];
@@ -624,7 +675,7 @@ final class ApiHandler extends Handler.Abstract {
                         .append('}');
             b.append(']');
         }
-        return b.append(']').toString();
+        return (inputs.single() ? b : b.append(']')).toString();
     }
 
     private String tokenize(byte[] body) {

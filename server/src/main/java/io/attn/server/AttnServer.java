@@ -137,7 +137,7 @@ public final class AttnServer implements AutoCloseable {
                     throw AttnException.badInput(
                             "two models are called \"" + m.name + "\": name them apart with --model NAME=DIR");
                 }
-                m.warmUp();
+                m.warmUp(options.warmupMillis());
             }
         } catch (RuntimeException | Error e) {
             for (ModelService m : loaded.values()) m.close();

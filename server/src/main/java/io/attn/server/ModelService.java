@@ -165,14 +165,37 @@ final class ModelService implements AutoCloseable {
         };
     }
 
-    /** One short pass through the model, so that the first request does not pay for compilation and packing. */
-    void warmUp() {
+    /**
+     * One short pass through the model, so that the first request does not pay for packing; then, for {@code millis},
+     * batches of assorted shapes (1 to 48 texts of 2 to 128 words), so that the JIT compiles the kernels with a profile
+     * of the shapes traffic brings. Without it a fresh server's first batches of new shapes run deoptimized,
+     * uncompiled Vector API code, seconds per batch on a busy machine (docs/server.md).
+     */
+    void warmUp(long millis) {
         if (kind == Kind.EMBED) embedder.embed(List.of("warm up the model"));
         else if (kind == Kind.RERANK) reranker.score("warm up", List.of("the model"));
         else if (kind == Kind.CLASSIFY) classifier.classify(List.of("warm up the model"));
         else {
             int e = tensorModel.width();
             tensorModel.run(Request.of(Tensors.of(new float[2 * e], 2, e)));
+            return;
+        }
+        long until = System.nanoTime() + millis * 1_000_000L;
+        java.util.Random r = new java.util.Random(36);
+        String[] words =
+                "the model reads every token of a sentence at once and attention lets each word look at all".split(" ");
+        while (millis > 0 && System.nanoTime() < until) {
+            int n = 1 + r.nextInt(48);
+            List<String> texts = new java.util.ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                StringBuilder b = new StringBuilder();
+                for (int w = 2 + r.nextInt(r.nextInt(8) == 0 ? 127 : 31); w > 0; w--)
+                    b.append(words[r.nextInt(words.length)]).append(' ');
+                texts.add(b.toString().strip());
+            }
+            if (kind == Kind.EMBED) embedder.embed(texts);
+            else if (kind == Kind.RERANK) reranker.score(texts.get(0), texts);
+            else classifier.classify(texts);
         }
     }
 

@@ -23,6 +23,8 @@ import java.util.function.Consumer;
  * @param minDataRate bytes per second a client must keep sending its body at (after the first second), else 408
  * @param requestTimeoutMillis a request not answered by then (queued behind a long batch) gets 503
  * @param drainTimeoutMillis on SIGTERM, how long requests in flight may finish
+ * @param warmupMillis before the port opens, how long each model runs warm-up batches of assorted shapes (0: one short
+ *     pass), so that the JIT has compiled the kernels for the shapes traffic brings before traffic comes
  * <p>Immutable.
  */
 public record ServerOptions(
@@ -40,7 +42,8 @@ public record ServerOptions(
         long idleTimeoutMillis,
         long minDataRate,
         long requestTimeoutMillis,
-        long drainTimeoutMillis) {
+        long drainTimeoutMillis,
+        long warmupMillis) {
     public ServerOptions {
         if (host == null || host.isBlank()) throw new IllegalArgumentException("host is required");
         if (port < 0 || port > 65535) throw new IllegalArgumentException("port must be 0-65535, got " + port);
@@ -56,7 +59,8 @@ public record ServerOptions(
                 new long[] {idleTimeoutMillis, 1},
                 new long[] {minDataRate, 0},
                 new long[] {requestTimeoutMillis, 1},
-                new long[] {drainTimeoutMillis, 0}))
+                new long[] {drainTimeoutMillis, 0},
+                new long[] {warmupMillis, 0}))
             if (e[0] < e[1]) throw new IllegalArgumentException("a limit is below its minimum " + e[1] + ": " + e[0]);
     }
 
@@ -77,7 +81,13 @@ public record ServerOptions(
                 30_000,
                 1024,
                 30_000,
-                30_000);
+                30_000,
+                0);
+    }
+
+    /** A copy whose models run warm-up batches of assorted shapes for {@code millis} before the port opens. */
+    public ServerOptions withWarmup(long millis) {
+        return with(b -> b.warmupMillis = millis);
     }
 
     public ServerOptions withHost(String h) {
@@ -139,7 +149,7 @@ public record ServerOptions(
     private static final class Copy {
         String host, apiKey, corsOrigin;
         int port, maxBatchTokens, maxWaitMillis, maxQueuedRequests, maxInputs, maxRequestTokens, maxHeaderBytes;
-        long maxBodyBytes, idleTimeoutMillis, minDataRate, requestTimeoutMillis, drainTimeoutMillis;
+        long maxBodyBytes, idleTimeoutMillis, minDataRate, requestTimeoutMillis, drainTimeoutMillis, warmupMillis;
 
         Copy(ServerOptions o) {
             host = o.host;
@@ -157,6 +167,7 @@ public record ServerOptions(
             minDataRate = o.minDataRate;
             requestTimeoutMillis = o.requestTimeoutMillis;
             drainTimeoutMillis = o.drainTimeoutMillis;
+            warmupMillis = o.warmupMillis;
         }
 
         ServerOptions build() {
@@ -175,7 +186,8 @@ public record ServerOptions(
                     idleTimeoutMillis,
                     minDataRate,
                     requestTimeoutMillis,
-                    drainTimeoutMillis);
+                    drainTimeoutMillis,
+                    warmupMillis);
         }
     }
 }

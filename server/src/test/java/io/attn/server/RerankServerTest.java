@@ -205,9 +205,11 @@ class RerankServerTest {
         Map<String, Object> left = (Map<String, Object>) x.get("left");
         for (String dir : new String[] {"Right", "Left"}) {
             List<List<Number>> soft = list(dir.equals("Left") ? left.get("softmax") : x.get("softmax"));
+            JsonArray batch = new JsonArray(); // TEI's batch: [["text"], ...]
+            for (String t : texts) batch.add(JsonParser.parseString(strings(List.of(t))));
             HttpResponse<String> r = s.post(
                     "/predict",
-                    "{\"inputs\":" + strings(texts) + ",\"truncate\":true,\"truncation_direction\":\"" + dir + "\"}");
+                    "{\"inputs\":" + batch + ",\"truncate\":true,\"truncation_direction\":\"" + dir + "\"}");
             assertEquals(200, r.statusCode(), r.body());
             JsonArray a = JsonParser.parseString(r.body()).getAsJsonArray();
             for (int i = 0; i < texts.size(); i++) {
@@ -221,6 +223,67 @@ class RerankServerTest {
                 }
             }
         }
+    }
+
+    /** One input's scores by label, from a /predict answer's list of {label, score}. */
+    static double[] byLabel(JsonArray p, List<String> labels) {
+        assertEquals(labels.size(), p.size());
+        double[] out = new double[labels.size()];
+        for (JsonElement e : p) {
+            JsonObject o = e.getAsJsonObject();
+            out[labels.indexOf(o.get("label").getAsString())] = o.get("score").getAsDouble();
+        }
+        for (int k = 1; k < p.size(); k++) // best first
+        assertTrue(p.get(k - 1).getAsJsonObject().get("score").getAsDouble()
+                >= p.get(k).getAsJsonObject().get("score").getAsDouble());
+        return out;
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void predictTakesTeisShapesAndSentencePairs() throws Exception {
+        Map<String, Object> x = expected("bert-classifier");
+        Map<String, Object> pairs = (Map<String, Object>) x.get("pairs");
+        List<List<String>> pp = list(pairs.get("pairs"));
+        List<List<Number>> pairSoft = list(pairs.get("softmax")), textSoft = list(x.get("softmax"));
+        List<String> texts = list(x.get("texts"));
+        List<String> labels = List.of("negative", "neutral", "positive");
+        // a text: one list of labels (TEI's Single), not a list of lists
+        HttpResponse<String> r = s.post("/predict", "{\"inputs\":" + JsonOut.string(texts.get(0)) + "}");
+        assertEquals(200, r.statusCode(), r.body());
+        double[] got = byLabel(JsonParser.parseString(r.body()).getAsJsonArray(), labels);
+        for (int k = 0; k < 3; k++) assertEquals(textSoft.get(0).get(k).doubleValue(), got[k], 2e-6);
+        // ["a"] is that text too; ["a", "b"] is a sentence pair (tokenized together, token types 0 and 1)
+        r = s.post("/predict", "{\"inputs\":" + strings(List.of(texts.get(0))) + "}");
+        got = byLabel(JsonParser.parseString(r.body()).getAsJsonArray(), labels);
+        for (int k = 0; k < 3; k++) assertEquals(textSoft.get(0).get(k).doubleValue(), got[k], 2e-6);
+        r = s.post("/predict", "{\"inputs\":" + strings(pp.get(4)) + ",\"truncate\":true}");
+        assertEquals(200, r.statusCode(), r.body());
+        got = byLabel(JsonParser.parseString(r.body()).getAsJsonArray(), labels);
+        for (int k = 0; k < 3; k++) assertEquals(pairSoft.get(4).get(k).doubleValue(), got[k], 2e-6, "pair 4");
+        // a batch of pairs and texts: [[a, b], [t], ...], a list of lists in order
+        JsonArray batch = new JsonArray();
+        for (List<String> p : pp) batch.add(JsonParser.parseString(strings(p)));
+        batch.add(JsonParser.parseString(strings(List.of(texts.get(2)))));
+        r = s.post("/predict", "{\"inputs\":" + batch + ",\"truncate\":true}");
+        assertEquals(200, r.statusCode(), r.body());
+        JsonArray a = JsonParser.parseString(r.body()).getAsJsonArray();
+        assertEquals(pp.size() + 1, a.size());
+        for (int i = 0; i < pp.size(); i++) {
+            got = byLabel(a.get(i).getAsJsonArray(), labels);
+            for (int k = 0; k < 3; k++)
+                assertEquals(pairSoft.get(i).get(k).doubleValue(), got[k], 2e-6, "pair " + i + " label " + k);
+        }
+        got = byLabel(a.get(pp.size()).getAsJsonArray(), labels);
+        for (int k = 0; k < 3; k++) assertEquals(textSoft.get(2).get(k).doubleValue(), got[k], 2e-6);
+        // bad shapes: one JSON error naming the field
+        error(s.post("/predict", "{\"inputs\":[\"a\",\"b\",\"c\"]}"), 400, "invalid_value", "inputs", "batch");
+        error(s.post("/predict", "{\"inputs\":[[\"a\"],[]]}"), 400, "invalid_value", "inputs[1]");
+        error(s.post("/predict", "{\"inputs\":[[\"a\"],\"b\"]}"), 400, "invalid_type", "inputs[1]");
+        error(s.post("/predict", "{\"inputs\":[[\"a\",\"b\",\"c\"]]}"), 400, "invalid_value", "inputs[0]");
+        error(s.post("/predict", "{\"inputs\":[]}"), 400, "invalid_value", "inputs");
+        error(s.post("/predict", "{\"inputs\":[1]}"), 400, "invalid_type", "inputs");
+        error(s.post("/predict", "{\"inputs\":" + strings(pp.get(4)) + "}"), 413, "input_too_long");
     }
 
     @Test

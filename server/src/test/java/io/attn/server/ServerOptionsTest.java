@@ -20,7 +20,7 @@ class ServerOptionsTest {
                 .withRequestLimits(11, 12, 13)
                 .withTimeouts(21, 22, 23, 24);
         assertEquals(
-                new ServerOptions("0.0.0.0", 9, "k", "*", 100, 7, 3, 11, 12, 13, d.maxHeaderBytes(), 21, 22, 23, 24),
+                new ServerOptions("0.0.0.0", 9, "k", "*", 100, 7, 3, 11, 12, 13, d.maxHeaderBytes(), 21, 22, 23, 24, 0),
                 o);
         assertEquals(d, d.withPort(9).withPort(d.port())); // nothing else moved
         assertEquals(d.withBatching(1, 0).maxQueuedRequests(), d.maxQueuedRequests());

@@ -70,9 +70,54 @@ public final class Classifier implements AutoCloseable {
         }
     }
 
+    /**
+     * Sentence pairs ({@code first[i]}, {@code second[i]}) tokenized together, as transformers' tokenizer takes
+     * {@code (text, text_pair)}: {@code [CLS] a [SEP] b [SEP]} with token types 0 and 1 where the model has them,
+     * {@code <s> a </s></s> b </s>} for RoBERTa-style models; a pair over the maximum length cut longest first (on
+     * the left when {@code left}). Natural-language inference and paraphrase classifiers take pairs.
+     */
+    public TokenizedTexts tokenizePairs(List<String> first, List<String> second, boolean left) {
+        s.gate.enter();
+        try {
+            return s.tokenizePairs(first, second, left);
+        } finally {
+            s.gate.exit();
+        }
+    }
+
+    /**
+     * Inputs tokenized in order, each a text alone ({@code [text]}) or a sentence pair ({@code [a, b]}, as {@link
+     * #tokenizePairs}): the inputs of TEI's {@code /predict}.
+     */
+    public TokenizedTexts tokenizeInputs(List<List<String>> inputs, boolean left) {
+        if (inputs == null) throw AttnException.badInput("inputs is null");
+        if (inputs.isEmpty()) throw AttnException.badInput("no inputs");
+        List<TokenizedTexts> parts = new java.util.ArrayList<>(inputs.size());
+        for (int i = 0; i < inputs.size(); i++) {
+            List<String> in = inputs.get(i);
+            if (in == null || in.isEmpty() || in.size() > 2)
+                throw AttnException.badInput(
+                        "input " + i + " must be one text or a pair of two, got " + (in == null ? 0 : in.size()));
+            try {
+                parts.add(
+                        in.size() == 1
+                                ? tokenize(in, left)
+                                : tokenizePairs(List.of(in.get(0)), List.of(in.get(1)), left));
+            } catch (AttnException e) {
+                throw AttnException.badInput("input " + i + ": " + e.getMessage());
+            }
+        }
+        return TokenizedTexts.concat(parts);
+    }
+
     /** Each text's prediction (activated scores). */
     public List<Prediction> classify(List<String> texts) {
         return predict(tokenize(texts), false);
+    }
+
+    /** Each sentence pair's prediction (activated scores). */
+    public List<Prediction> classifyPairs(List<String> first, List<String> second) {
+        return predict(tokenizePairs(first, second, false), false);
     }
 
     /** Each text's prediction, raw logits when {@code raw}. */

@@ -48,6 +48,12 @@ public final class Reranker implements AutoCloseable {
     }
 
     public static Reranker load(Engine engine, TextModel m, EmbedderOptions options) {
+        // a reranker scores with one output; several labels make a classifier (CrossEncoder.rank refuses them too)
+        if (m != null && m.isClassifier() && m.labels().size() != 1)
+            throw AttnException.badInput(
+                    m.source() + ": a classifier of " + m.labels().size() + " labels "
+                            + m.labels() + ", not a reranker (a cross-encoder with one label): use a Classifier (attn"
+                            + " classify, /predict)");
         return new Reranker(SequenceScorer.load("reranker", engine, m, options));
     }
 

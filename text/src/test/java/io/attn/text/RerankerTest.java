@@ -193,10 +193,48 @@ class RerankerTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void classifierPairsMatchTransformers() {
+        Map<String, Object> x =
+                (Map<String, Object>) expected("bert-classifier").get("pairs");
+        List<List<String>> pairs = list(x.get("pairs"));
+        List<String> first = pairs.stream().map(p -> p.get(0)).toList();
+        List<String> second = pairs.stream().map(p -> p.get(1)).toList();
+        List<Map<String, Object>> items = list(x.get("items"));
+        List<List<Number>> logits = list(x.get("logits")), soft = list(x.get("softmax"));
+        try (Classifier c = Classifier.load(engine, ROOT.resolve("bert-classifier"))) {
+            TokenizedTexts t = c.tokenizePairs(first, second, false);
+            for (int i = 0; i < pairs.size(); i++) {
+                assertArrayEquals(ints(items.get(i).get("input_ids")), t.tokens[i].ids(), "ids of pair " + i);
+                assertArrayEquals(ints(items.get(i).get("token_type_ids")), t.tokens[i].types(), "types of pair " + i);
+            }
+            float[][] l = c.logits(t);
+            List<Classifier.Prediction> p = c.classifyPairs(first, second);
+            for (int i = 0; i < pairs.size(); i++) {
+                close(doubles(logits.get(i)), l[i], LOGIT_BOUND, "logits of pair " + i);
+                close(doubles(soft.get(i)), p.get(i).scores(), SCORE_BOUND, "softmax of pair " + i);
+            }
+            // mixed texts and pairs, in order: each as it is alone, bitwise
+            List<List<String>> mixed = List.of(List.of("hello"), pairs.get(4), List.of(""), pairs.get(0));
+            float[][] m = c.logits(c.tokenizeInputs(mixed, false));
+            float[][] hello = c.logits(c.tokenize(List.of("hello", "")));
+            assertArrayEquals(hello[0], m[0]);
+            assertArrayEquals(l[4], m[1]);
+            assertArrayEquals(hello[1], m[2]);
+            assertArrayEquals(l[0], m[3]);
+            AttnException e = assertThrows(
+                    AttnException.class, () -> c.tokenizeInputs(List.of(List.of("a"), List.of("a", "b", "c")), false));
+            assertTrue(e.getMessage().contains("input 1"), e.getMessage());
+        }
+    }
+
+    @Test
     void theWrongKindOfModelIsRefusedByName() {
         AttnException e = assertThrows(AttnException.class, () -> Embedder.load(engine, ROOT.resolve("bert-reranker")));
         assertTrue(e.getMessage().contains("sequence classifier"), e.getMessage());
         e = assertThrows(AttnException.class, () -> Reranker.load(engine, Path.of("../tests/families/bert")));
         assertTrue(e.getMessage().contains("not a sequence classifier"), e.getMessage());
+        e = assertThrows(AttnException.class, () -> Reranker.load(engine, ROOT.resolve("bert-classifier")));
+        assertTrue(e.getMessage().contains("3 labels") && e.getMessage().contains("not a reranker"), e.getMessage());
     }
 }
