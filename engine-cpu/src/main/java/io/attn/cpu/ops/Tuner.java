@@ -19,8 +19,8 @@ import java.util.function.Consumer;
  * per block, A packed or in place) and caches the best for this CPU ({@link TuneCache}).
  *
  * <p><b>What it times.</b> {@code n x n . n x n} products ({@link #SIZE} 1024: the figure the benchmarks and issue 39
- * compare) on one thread (its CPU time) and on every core (wall time), single calls of each candidate interleaved in
- * rounds, a candidate's figure its best round (the least disturbed by other load), its score the geometric mean of its
+ * compare) on one thread and on every core, timed by CPU time ({@link Bench#once}: the blocking's cost, not the
+ * machine's load), single calls of each candidate interleaved in rounds, a candidate's figure its best round (the least disturbed by other load), its score the geometric mean of its
  * GFLOP/s over the thread counts. At the end the winner and the start are timed again side by side, and the start
  * stays unless the winner is faster there too. <b>The search</b> is coordinate descent over {@link #space}: from the table's or the defaults' blocking, each
  * of A's packing, the K step, the row block and the column block in turn is set to its best value with the others
@@ -88,8 +88,19 @@ public final class Tuner {
     private static final java.lang.management.ThreadMXBean MX =
             java.lang.management.ManagementFactory.getThreadMXBean();
 
-    /** Whether one thread's products are timed by its CPU time. */
-    static final boolean CPU_TIME = MX.isCurrentThreadCpuTimeSupported() && cpuTimeEnabled();
+    /** Whether products are timed by CPU time ({@link Bench#once}). */
+    static final boolean CPU_TIME =
+            MX.isCurrentThreadCpuTimeSupported() && MX.isThreadCpuTimeSupported() && cpuTimeEnabled();
+
+    /** The CPU time of every live thread of this JVM, ns. */
+    private static long allThreadsCpu() {
+        long sum = 0;
+        for (long id : MX.getAllThreadIds()) {
+            long t = MX.getThreadCpuTime(id);
+            if (t > 0) sum += t;
+        }
+        return sum;
+    }
 
     private static boolean cpuTimeEnabled() {
         try {
@@ -123,15 +134,20 @@ public final class Tuner {
         }
 
         /**
-         * Seconds for one product with {@code bl} on the {@code t}-th thread count: on one thread the calling thread's
-         * CPU time (where it is measured: on a shared machine it leaves out the time other processes held the core),
-         * else wall time.
+         * Seconds for one product with {@code bl} on the {@code t}-th thread count, by CPU time where the JVM measures
+         * it: on one thread the calling thread's, on several the CPU time of every thread of the JVM over the thread
+         * count (what the product takes where each of its threads has a core to itself). On a shared machine this
+         * leaves out the time other processes held the cores, which in wall time decides more than the blocking (a
+         * load average of 150-350 on 2 cores moved 2-thread wall figures 3x between rounds); a thread waiting for
+         * another's last task spins ({@link Parallel#DEFAULT_SPIN_US}), so waits up to the spin are counted. Without
+         * CPU time: wall time.
          */
         double once(Gemm.Blocking bl, int t) {
-            boolean cpu = threads[t] == 1 && CPU_TIME;
-            long t0 = cpu ? MX.getCurrentThreadCpuTime() : System.nanoTime();
+            boolean single = threads[t] == 1;
+            long t0 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
             Gemm.gemm(bl, pools[t], 1, n, n, n, 1f, a, 0, 0, false, b, 0, 0, false, c, 0, 0, Gemm.Epilogue.NONE, null);
-            return ((cpu ? MX.getCurrentThreadCpuTime() : System.nanoTime()) - t0) * 1e-9;
+            long t1 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+            return (t1 - t0) * 1e-9 / (CPU_TIME ? threads[t] : 1);
         }
 
         /** The candidates' best times over {@code rounds} rounds, each round every candidate once per thread count. */
@@ -206,9 +222,9 @@ public final class Tuner {
         try (Bench bench = new Bench(n, threads)) {
             bench.warm(start, Math.min(2, seconds / 10));
             // rounds per candidate from the budget: about 2 passes of 25 candidates, each a product per thread count
+            long w0 = System.nanoTime();
             Timed first = bench.time(List.of(start), 1, order).get(0);
-            double perCandidate = 0;
-            for (double g : first.gflops()) perCandidate += 2.0 * n * n * n / (g * 1e9);
+            double perCandidate = (System.nanoTime() - w0) * 1e-9; // wall: what the budget is spent in
             double left = (end - System.nanoTime()) * 1e-9 - 2 * perCandidate * 3; // keep the final comparison's time
             int rounds = (int) Math.max(1, Math.min(9, left / (2 * 25 * perCandidate)));
             log.accept(String.format(
