@@ -29,6 +29,7 @@ import picocli.CommandLine.Command;
             GoldenCommand.class,
             ProbeCommand.class,
             BenchCommand.class,
+            TuneCommand.class,
             GenerateCommand.class,
             CommandLine.HelpCommand.class
         },

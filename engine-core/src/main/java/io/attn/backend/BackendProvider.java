@@ -24,6 +24,15 @@ public interface BackendProvider {
     }
 
     /**
+     * (optional) {@code attn tune}: measures the backend's tunable choices on this machine and caches them ({@link
+     * io.attn.engine.Tune}); progress lines to {@code progress}. Default: null, nothing to tune.
+     */
+    default io.attn.engine.Tune.Report tune(
+            io.attn.engine.Tune.Request request, java.util.function.Consumer<String> progress) {
+        return null;
+    }
+
+    /**
      * The configurations besides the default that the parity suite must judge too: one map of {@link
      * BackendOptions#extra()} per alternative code path a user can select with an option (each attention path, each
      * GEMM path), so that no selectable path goes untested. Default: none (the backend has one path per op).

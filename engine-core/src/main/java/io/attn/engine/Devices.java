@@ -47,6 +47,20 @@ public final class Devices {
         return out;
     }
 
+    /**
+     * Runs {@code attn tune} on {@code device} ({@link Tune}); progress lines to {@code progress}. A device that is
+     * not on the class path or has nothing to tune is a BAD_INPUT error saying so.
+     */
+    public static Tune.Report tune(String device, Tune.Request request, java.util.function.Consumer<String> progress) {
+        for (BackendProvider p : Backends.providers())
+            if (p.name().equals(device)) {
+                Tune.Report r = p.tune(request, progress);
+                if (r == null) throw io.attn.AttnException.badInput("device " + device + " has nothing to tune");
+                return r;
+            }
+        throw io.attn.AttnException.badInput("device " + device + " is not on the class path");
+    }
+
     /** The text of detail {@code topic} of {@code device} ({@code "topic: text"}), or null when it has none. */
     public static String detail(String device, String topic) {
         for (BackendProvider p : Backends.providers())

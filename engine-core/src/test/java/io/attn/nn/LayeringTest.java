@@ -18,12 +18,13 @@ import org.junit.jupiter.api.Test;
  * The engine's internals sit below its public API: the packages that build and run graphs ({@code nn}, {@code
  * generate}, {@code graph}, {@code exec}, {@code backend}, {@code io}, {@code tensor}) use nothing of {@code
  * io.attn.engine} but its two option enums ({@code AttentionWeights}: which weights a forward returns; {@code
- * Precision}: a backend's arithmetic). Requests, results, generations and the entry points (Engine, AttnModel,
+ * Precision}: a backend's arithmetic) and {@code Tune}'s request and report records (what {@code attn tune} asks a
+ * backend provider for, and what it returns). Requests, results, generations and the entry points (Engine, AttnModel,
  * LanguageModel) are the API layer's: it checks a request and hands the internals a {@link Signature} and feeds.
  */
 class LayeringTest {
     private static final Pattern ENGINE_USE = Pattern.compile("io\\.attn\\.engine\\.(\\w+)");
-    private static final Set<String> ALLOWED = Set.of("AttentionWeights", "Precision");
+    private static final Set<String> ALLOWED = Set.of("AttentionWeights", "Precision", "Tune");
     private static final List<String> INTERNAL = List.of("nn", "generate", "graph", "exec", "backend", "io", "tensor");
 
     @Test

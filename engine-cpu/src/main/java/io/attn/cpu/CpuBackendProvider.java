@@ -47,6 +47,13 @@ public final class CpuBackendProvider implements BackendProvider {
         }
     }
 
+    /** {@code attn tune}: the GEMM's blocking measured on this machine and cached ({@link io.attn.cpu.ops.Tuner}). */
+    @Override
+    public io.attn.engine.Tune.Report tune(
+            io.attn.engine.Tune.Request request, java.util.function.Consumer<String> progress) {
+        return io.attn.cpu.ops.Tuner.run(request, progress);
+    }
+
     /** Every op on F32 tensors ({@link CpuBackend#supports}). */
     @Override
     public io.attn.backend.OpSupport support() {

@@ -8,8 +8,8 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Packed, cache-blocked float32 GEMM: {@code C = alpha * op(A) . op(B)} for a batch of problems.
  *
- * <p>Structure (after BLIS): the output is cut into tasks of {@link #NC} columns by a run of {@link #MC}-row blocks
- * (per batch entry); a task walks K in steps of {@link #KC}, packs its B block into {@code NR}-wide column panels once
+ * <p>Structure (after BLIS): the output is cut into tasks of {@code nc} columns by a run of {@code mc}-row blocks
+ * (per batch entry; the {@link Blocking}); a task walks K in steps of {@code kc}, packs its B block into {@code NR}-wide column panels once
  * per step (zero-padded) and, for each of its row blocks, reads A's rows in place or, when A is transposed or alpha is
  * not 1, packs them first (rows of the K step, alpha folded in, zero rows up to a multiple of {@link #MR}); then an
  * {@code MR x NR} register-blocked micro-kernel ({@code NR = 2} vectors; 6 rows and 12 FMA accumulators, or 4 rows and 8
@@ -36,38 +36,57 @@ public final class Gemm {
     static final int MR = Registers.FEW ? 4 : 6;
 
     /**
-     * With the 4-row tile, A is always packed, its 4 rows interleaved ({@link #packA4}, {@link #kernel4i}): one index
-     * register for the four broadcasts instead of four row streams. Measured on Zen 1 (AMD EPYC family 23 model 1,
-     * AVX2), 1 thread, thread CPU time of alternating processes: 1024^3 60.3-60.9 -> 58.1-61.2 ms, 512 x 384 . 384 x
-     * 1536 17.2 -> 16.6 ms, 2048 x 1536 . 1536 x 384 69.7-71.8 -> 65.1-68.5 ms. {@code -Dattn.cpu.gemm.pack4=false}
-     * restores A's rows read in place (for comparisons). Only where a row block serves at least {@link #PACK_PANELS}
-     * column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 -> 70.9-71.1 ms).
+     * The blocking: the K step, the rows of A and columns of B packed at once, and whether A is packed with its rows
+     * interleaved ({@link #packAi}, {@link #kernel4i}, {@link #kernel6i}: one index register for the tile's broadcasts
+     * instead of one row stream each) or read in place. Every blocking computes the same products within the same
+     * bounds; only the K step changes the order in which a product's partial sums are added. {@link #host} is this
+     * JVM's ({@link Tuning}); the tuner ({@link Tuner}) times others through the package-private entry that takes one.
+     *
+     * <p>The K step: transformer products (K = d_model or dim_feedforward, up to 2048) run in one step with the default
+     * 2048: no partial sums stored to and reloaded from C, and long micro-kernel loops; a B micro-panel ({@code K x NR},
+     * up to 256 KB) then streams from L2 rather than L1. Measured on Zen 5 (1 MB L2), 1 thread, against a 256 step: +8-12%
+     * at K = 512, +8% at 1024 and 2048 (1024^3, FFN2), +15% on 2048^3; 2 threads +3-17%. Packing buffers grow to what a
+     * product needs: up to {@code mc x kc} + {@code kc x nc} floats per thread.
+     *
+     * <p>A packed with the 4-row tile (the default there): measured on Zen 1 (AMD EPYC family 23 model 1, AVX2), 1
+     * thread, thread CPU time of alternating processes: 1024^3 60.3-60.9 -> 58.1-61.2 ms, 512 x 384 . 384 x 1536 17.2 ->
+     * 16.6 ms, 2048 x 1536 . 1536 x 384 69.7-71.8 -> 65.1-68.5 ms. Only where a row block serves at least {@link
+     * #PACK_PANELS} column panels: on 64 x (512 x 512 . 512 x 64), four panels, packing made it slower (66.2-67.2 ->
+     * 70.9-71.1 ms).
+     *
+     * @param kc the longest K step (at least 16)
+     * @param mc rows of A per block, a multiple of {@link #MR}
+     * @param nc columns of B per block, a multiple of {@link #NR}
+     * @param packA whether A is packed with its rows interleaved (where a block serves enough column panels)
      */
-    static final boolean PACK4 = Tuning.flag("attn.cpu.gemm.pack4", true) && MR == 4;
+    record Blocking(int kc, int mc, int nc, boolean packA) {
+        Blocking {
+            if (kc < 16
+                    || mc < MR
+                    || mc % MR != 0
+                    || nc < NR
+                    || nc % NR != 0
+                    || mc > Tuning.MAX_BLOCK
+                    || nc > Tuning.MAX_BLOCK
+                    || kc > 4 * Tuning.MAX_BLOCK)
+                throw new IllegalArgumentException("GEMM blocking K step " + kc + ", " + mc + " rows, " + nc
+                        + " columns: expected K step >= 16, rows a multiple of " + MR + " and columns of " + NR
+                        + ", blocks up to " + Tuning.MAX_BLOCK);
+        }
+    }
 
-    /**
-     * With the 6-row tile, A packed with its 6 rows interleaved ({@link #packAi}, {@link #kernel6i}) instead of read in
-     * place: {@code -Dattn.cpu.gemm.pack6=true}, or the CPU's entry in {@link Tuning}.
-     */
-    static final boolean PACK6 = Tuning.flag("attn.cpu.gemm.pack6", Tuning.HOST.pack6()) && MR == 6;
+    /** This JVM's blocking ({@link Tuning#blocking}), resolved on the first product. */
+    static Blocking host() {
+        return Host.BLOCKING;
+    }
 
-    /** Whether this tile set packs A interleaved (where a block serves enough panels). */
-    static final boolean PACKI = PACK4 || PACK6;
+    private static final class Host {
+        static final Blocking BLOCKING = Tuning.blocking();
+    }
 
     static final int PACK_PANELS = 8;
     /** Micro-tile columns: two vectors. */
     static final int NR = 2 * VL;
-
-    /**
-     * Longest K step. Transformer products (K = d_model or dim_feedforward, up to 2048) run in one step: no partial
-     * sums stored to and reloaded from C, and long micro-kernel loops; a B micro-panel ({@code K x NR}, up to 256 KB)
-     * then streams from L2 rather than L1. Measured on Zen 5 (1 MB L2), 1 thread, against a 256 step: +8-12% at K =
-     * 512, +8% at 1024 and 2048 (1024^3, FFN2), +15% on 2048^3; 2 threads +3-17%. Packing buffers grow to what a
-     * product needs: up to {@code MC x KC} + {@code KC x NC} floats (0.8 + 4 MB) per thread. {@code
-     * -Dattn.cpu.gemm.kc=N} (N >= 16) sets another step, for measuring it on another CPU; the products then sum their K
-     * steps in another order (same bounds, other bits).
-     */
-    static final int KC = kc(System.getProperty("attn.cpu.gemm.kc", Integer.toString(Tuning.HOST.kc())));
 
     static int kc(String v) {
         int n;
@@ -79,16 +98,7 @@ public final class Gemm {
         if (n < 16) throw new IllegalArgumentException("-Dattn.cpu.gemm.kc must be an integer >= 16, not '" + v + "'");
         return n;
     }
-    /**
-     * Rows of A packed at once (an L2-sized block): {@code -Dattn.cpu.gemm.mc=N} (rounded up to a multiple of {@link
-     * #MR}), or the CPU's entry in {@link Tuning}, else 16 tiles.
-     */
-    static final int MC = Tuning.blocks("attn.cpu.gemm.mc", Tuning.HOST.mcTiles() * MR, MR);
-    /**
-     * Columns of B packed at once: {@code -Dattn.cpu.gemm.nc=N} (rounded up to a multiple of {@link #NR}), or the
-     * CPU's entry in {@link Tuning}, else 512.
-     */
-    static final int NC = Tuning.blocks("attn.cpu.gemm.nc", Math.max(NR, (Tuning.HOST.nc() / NR) * NR), NR);
+
     /**
      * About this many tasks per thread and call: enough to balance threads; few, since every task packs its own B (on
      * one thread a single task: 16 made the encoder layer's products 13-25% slower; at 2 threads 2 per thread beat 4
@@ -123,10 +133,10 @@ public final class Gemm {
             return shared;
         }
 
-        /** Packing buffers for K steps of {@code kc}. */
-        void ensure(int kc) {
-            if (pa.length < MC * kc) pa = new float[MC * kc];
-            if (pb.length < kc * NC) pb = new float[kc * NC];
+        /** Packing buffers for blocks of {@code mc x kc} and {@code kc x nc}. */
+        void ensure(int mc, int kc, int nc) {
+            if (pa.length < mc * kc) pa = new float[mc * kc];
+            if (pb.length < kc * nc) pb = new float[kc * nc];
         }
 
         /** {@code {0, k, 2k, ...}}: the gather map for a transposed B with row length {@code k}. */
@@ -275,6 +285,35 @@ public final class Gemm {
             int cStride,
             Epilogue e,
             PackedB packed) {
+        gemm(
+                host(), par, batch, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride, transB, c, cOff,
+                cStride, e, packed);
+    }
+
+    /** {@link #gemm(Parallel, int, int, int, int, float, float[], int, int, boolean, float[], int, int, boolean, float[],
+     * int, int, Epilogue, PackedB) gemm} with the blocking {@code bl} (the tuner's; a {@code packed} B must have been
+     * packed with its K step). */
+    static void gemm(
+            Blocking bl,
+            Parallel par,
+            int batch,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            float[] a,
+            int aOff,
+            int aStride,
+            boolean transA,
+            float[] b,
+            int bOff,
+            int bStride,
+            boolean transB,
+            float[] c,
+            int cOff,
+            int cStride,
+            Epilogue e,
+            PackedB packed) {
         if (batch <= 0 || m <= 0 || n <= 0) return;
         if (e.heads() > 0 && (batch != 1 || transA || n % e.heads() != 0 || m % e.rows() != 0))
             throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
@@ -299,15 +338,16 @@ public final class Gemm {
         if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
-            gemm(par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e, packed);
+            gemm(bl, par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e, packed);
             return;
         }
-        PackedB pk =
-                packed != null && (batch == 1 || bStride == 0) && packed.fits(b, bOff, n, k, transB) ? packed : null;
+        PackedB pk = packed != null && (batch == 1 || bStride == 0) && packed.fits(b, bOff, n, k, transB, bl.kc)
+                ? packed
+                : null;
         int target = par.threads() == 1 ? 1 : TASKS_PER_THREAD * par.threads();
-        int mBlocks = (m + MC - 1) / MC;
+        int mBlocks = (m + bl.mc - 1) / bl.mc;
         boolean serial = (long) batch * m * n * k <= SERIAL_WORK;
-        int colw = columnBlock(batch, mBlocks, n, NC, par.threads(), target, pk != null, PACKI);
+        int colw = columnBlock(batch, mBlocks, n, bl.nc, par.threads(), target, pk != null, bl.packA);
         int nBlocks = (n + colw - 1) / colw;
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
@@ -317,8 +357,8 @@ public final class Gemm {
         if (pk == null && batch == 1 && chunks > 1 && !serial && (long) PackedB.padded(n) * k <= SHARED_B_MAX) {
             // several tasks would each pack the same B block: the threads pack all of B once, together, then every
             // task reads its panels (the layout of weights packed once, so results are bitwise the same)
-            pk = PackedB.shared(par, b, bOff, n, k, transB);
-            colw = columnBlock(batch, mBlocks, n, NC, par.threads(), target, true, PACKI);
+            pk = PackedB.shared(par, b, bOff, n, k, transB, bl.kc);
+            colw = columnBlock(batch, mBlocks, n, bl.nc, par.threads(), target, true, bl.packA);
             nBlocks = (n + colw - 1) / colw;
             chunks = chunks(batch, mBlocks, nBlocks, target);
         }
@@ -327,7 +367,7 @@ public final class Gemm {
         int fColw = colw, fnBlocks = nBlocks, fChunks = chunks;
         PackedB fpk = pk;
         java.util.function.IntConsumer body = t -> task(
-                t, perBatch, fnBlocks, fColw, mBlocks, fChunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff,
+                bl, t, perBatch, fnBlocks, fColw, mBlocks, fChunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff,
                 bStride, transB, c, cOff, cStride, e, fpk);
         if (serial) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
@@ -362,6 +402,7 @@ public final class Gemm {
     }
 
     private static void task(
+            Blocking bl,
             int t,
             int perBatch,
             int nBlocks,
@@ -387,21 +428,22 @@ public final class Gemm {
             PackedB packed) {
         int bt = t / perBatch, r = t % perBatch;
         int chunk = r / nBlocks, j0 = (r % nBlocks) * colw;
-        int iStart = (int) ((long) chunk * mBlocks / chunks) * MC;
-        int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mBlocks / chunks) * MC);
+        int iStart = (int) ((long) chunk * mBlocks / chunks) * bl.mc;
+        int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mBlocks / chunks) * bl.mc);
         int nc = Math.min(colw, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
-        s.ensure(Math.min(KC, k));
+        int kcMax = bl.kc, mcMax = bl.mc;
+        s.ensure(mcMax, Math.min(kcMax, k), bl.nc);
         // A is packed only when it must be transposed or scaled; otherwise the kernel reads its rows in place, which
         // measured 8-10% faster on the encoder's products and 50% on few-column ones (64 x 512 . 512 x 64), where a
         // packed A block served only two column panels. The FMA sequence per element is the same either way.
         // with the 4-row tile (and the 6-row one where the CPU's table entry says so), A is packed with its rows
         // interleaved where a block serves enough column panels
-        boolean inter = PACKI && nc >= PACK_PANELS * NR;
+        boolean inter = bl.packA && nc >= PACK_PANELS * NR;
         boolean direct = !transA && alpha == 1f && !inter;
-        for (int p0 = 0; p0 < k; p0 += KC) {
-            int kc = Math.min(KC, k - p0);
+        for (int p0 = 0; p0 < k; p0 += kcMax) {
+            int kc = Math.min(kcMax, k - p0);
             float[] pb = s.pb;
             int pb0 = 0;
             if (packed != null) { // this K step's panels of the block, packed once for every call
@@ -410,8 +452,8 @@ public final class Gemm {
             } else packB(b, bo, transB, n, k, p0, kc, j0, nc, s.pb, 0, s);
             boolean first = p0 == 0, last = p0 + kc >= k;
             boolean epilogue = last && e.values(), heads = e.heads() > 0;
-            for (int i0 = iStart; i0 < iEnd; i0 += MC) {
-                int mc = Math.min(MC, m - i0);
+            for (int i0 = iStart; i0 < iEnd; i0 += mcMax) {
+                int mc = Math.min(mcMax, m - i0);
                 if (inter) packAi(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 else if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 for (int jp = 0; jp < nc; jp += NR) {
@@ -650,18 +692,18 @@ public final class Gemm {
                 java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
         private final java.lang.ref.WeakReference<float[]> of;
-        private final int bOff, n, k, npad;
+        private final int bOff, n, k, npad, kc;
         private final boolean transB;
         final float[] panels;
 
-        private PackedB(float[] b, int bOff, int n, int k, boolean transB) {
-            this(b, bOff, n, k, transB, new float[Math.multiplyExact(padded(n), k)]);
+        private PackedB(float[] b, int bOff, int n, int k, boolean transB, int kc) {
+            this(b, bOff, n, k, transB, kc, new float[Math.multiplyExact(padded(n), k)]);
             pack(b, 0, npad, SCRATCH.get());
         }
 
         /** Packs the panels of columns {@code [j0, j1)} (whole panels: multiples of NR, or N), every K step. */
         private void pack(float[] b, int j0, int j1, Scratch s) {
-            for (int p0 = 0; p0 < k; p0 += KC)
+            for (int p0 = 0; p0 < k; p0 += kc)
                 packB(
                         b,
                         bOff,
@@ -669,7 +711,7 @@ public final class Gemm {
                         n,
                         k,
                         p0,
-                        Math.min(KC, k - p0),
+                        Math.min(kc, k - p0),
                         j0,
                         Math.min(j1, n) - j0,
                         panels,
@@ -678,12 +720,13 @@ public final class Gemm {
         }
 
         /** Unpacked panels in {@code panels} (at least {@code padded(n) * k} floats). */
-        private PackedB(float[] b, int bOff, int n, int k, boolean transB, float[] panels) {
+        private PackedB(float[] b, int bOff, int n, int k, boolean transB, int kc, float[] panels) {
             this.of = new java.lang.ref.WeakReference<>(b);
             this.bOff = bOff;
             this.n = n;
             this.k = k;
             this.transB = transB;
+            this.kc = kc;
             this.npad = padded(n);
             this.panels = panels;
         }
@@ -697,8 +740,8 @@ public final class Gemm {
          * B packed for one call, by the pool's threads together (each a run of whole panels, every K step), into the
          * calling thread's scratch: valid until that thread's next product. Not cached.
          */
-        static PackedB shared(Parallel par, float[] b, int bOff, int n, int k, boolean transB) {
-            PackedB p = new PackedB(b, bOff, n, k, transB, SCRATCH.get().shared(padded(n) * k));
+        static PackedB shared(Parallel par, float[] b, int bOff, int n, int k, boolean transB, int kc) {
+            PackedB p = new PackedB(b, bOff, n, k, transB, kc, SCRATCH.get().shared(padded(n) * k));
             int panels = p.npad / NR, parts = Math.min(panels, TASKS_PER_THREAD * par.threads());
             par.forEach(
                     parts,
@@ -714,26 +757,31 @@ public final class Gemm {
          * B's packed panels, from the cache or packed now (once per array: concurrent first calls wait for one packing).
          */
         public static PackedB of(float[] b, int bOff, int n, int k, boolean transB) {
+            int kc = host().kc;
             PackedB p = CACHE.get(b);
-            if (p != null && p.fits(b, bOff, n, k, transB)) return p;
+            if (p != null && p.fits(b, bOff, n, k, transB, kc)) return p;
             synchronized (CACHE) {
                 p = CACHE.get(b);
-                if (p == null || !p.fits(b, bOff, n, k, transB)) {
-                    p = new PackedB(b, bOff, n, k, transB);
+                if (p == null || !p.fits(b, bOff, n, k, transB, kc)) {
+                    p = new PackedB(b, bOff, n, k, transB, kc);
                     CACHE.put(b, p);
                 }
                 return p;
             }
         }
 
-        boolean fits(float[] b, int bOff, int n, int k, boolean transB) {
-            return of.get() == b && this.bOff == bOff && this.n == n && this.k == k && this.transB == transB;
+        boolean fits(float[] b, int bOff, int n, int k, boolean transB, int kc) {
+            return of.get() == b
+                    && this.bOff == bOff
+                    && this.n == n
+                    && this.k == k
+                    && this.transB == transB
+                    && this.kc == kc;
         }
 
         /** Where the panels of K step {@code p0} for the column block from {@code j0} start. */
         int offset(int p0, int j0) {
-            int kc = Math.min(KC, k - p0);
-            return p0 * npad + (j0 / NR) * kc * NR;
+            return p0 * npad + (j0 / NR) * Math.min(kc, k - p0) * NR;
         }
     }
 

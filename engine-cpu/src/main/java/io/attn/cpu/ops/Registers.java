@@ -54,10 +54,10 @@ public final class Registers {
      */
     public static String describe() {
         String set = FEW
-                ? "tiles for 16 registers (GEMM " + Gemm.MR + " x 2 vectors" + (Gemm.PACK4 ? ", A interleaved" : "")
-                        + "; attention 2 x 4 vectors)"
-                : "tiles for 32 registers (GEMM " + Gemm.MR + " x 2 vectors" + (Gemm.PACK6 ? ", A interleaved" : "")
-                        + "; attention 6 x 4 vectors)";
+                ? "tiles for 16 registers (GEMM " + Gemm.MR + " x 2 vectors"
+                        + (Gemm.host().packA() ? ", A interleaved" : "") + "; attention 2 x 4 vectors)"
+                : "tiles for 32 registers (GEMM " + Gemm.MR + " x 2 vectors"
+                        + (Gemm.host().packA() ? ", A interleaved" : "") + "; attention 6 x 4 vectors)";
         String why = FORCED.isEmpty()
                 ? "from " + FloatVector.SPECIES_PREFERRED.vectorBitSize() + "-bit vectors" + (x86() ? " on x86" : "")
                 : "forced by -D" + PROPERTY + "=" + FORCED;

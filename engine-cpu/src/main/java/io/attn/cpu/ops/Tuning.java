@@ -3,27 +3,32 @@ package io.attn.cpu.ops;
 import io.attn.cpu.CpuInfo;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
- * The GEMM's blocking for this CPU: the K step, the rows of A and columns of B packed at once, and whether the 6-row
- * tile packs A. Chosen from a table of the CPUs it was measured on, keyed by {@code /proc/cpuinfo}'s family and model
- * and the JVM's vector width (an entry measured with 512-bit vectors does not apply under {@code -XX:UseAVX=2}); a CPU
- * without an entry gets the defaults (measured on Zen 5, and on Zen 1 for the 16-register set). Each value can be
- * forced: {@code -Dattn.cpu.gemm.kc}, {@code .mc}, {@code .nc}, {@code .pack6}; {@code -Dattn.cpu.tuning=off} ignores
- * the table and {@code -Dattn.cpu.tuning=6/207} takes that entry on any host (CI runs the tests so, to cover the
- * blocking of CPUs it does not run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes
- * the same products within the same bounds; only the K step changes the order in which a product's partial sums are
- * added.
+ * The GEMM's blocking for this CPU: the K step, the rows of A and columns of B packed at once, and whether the tile
+ * packs A. Taken, in this order, from this CPU's tuning cache (written by {@code attn tune}, {@link TuneCache}), else
+ * from a table of the CPUs it was measured on, keyed by {@code /proc/cpuinfo}'s family and model and the JVM's vector
+ * width (an entry measured with 512-bit vectors does not apply under {@code -XX:UseAVX=2}), else the defaults
+ * (measured on Zen 5, and on Zen 1 for the 16-register set). {@code -Dattn.cpu.tune=cache} (the default) reads the
+ * cache, {@code auto} also tunes on first use when there is none ({@link Tuner}, about 30 s once per CPU, then
+ * cached), {@code off} never reads it. Each value can be forced: {@code -Dattn.cpu.gemm.kc}, {@code .mc}, {@code .nc},
+ * {@code .pack4}, {@code .pack6}; {@code -Dattn.cpu.tuning=off} ignores the cache and the table and {@code
+ * -Dattn.cpu.tuning=6/207} takes that entry on any host (CI runs the tests so, to cover the blocking of CPUs it does not
+ * run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes the same products within the
+ * same bounds; only the K step changes the order in which a product's partial sums are added.
  *
  * @param kc the longest K step
  * @param mcTiles rows of A per block, in tiles of the GEMM's rows
  * @param nc columns of B per block
- * @param pack6 whether the 6-row tile reads A packed (rows interleaved) rather than in place
- * @param from {@code table}, {@code defaults} or {@code forced} (by {@code -Dattn.cpu.tuning}), for {@link #json}
+ * @param packA whether the tile reads A packed (rows interleaved) rather than in place
+ * @param from {@code tuned}, {@code table}, {@code default} or {@code forced} (by {@code -Dattn.cpu.tuning}), for {@link
+ *     #json}
  * @param source where the values come from, in words, for {@link #describe}
  */
-public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, String source) {
+public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, String source) {
 
     /**
      * The property that turns the table off ({@code off}), on ({@code table}, the default) or forces one of its entries
@@ -31,11 +36,23 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, St
      */
     public static final String PROPERTY = "attn.cpu.tuning";
 
-    /** One measured CPU: family, model, the JVM vector width it was measured with, its values, and where. */
-    record Entry(int family, int model, int vectorBits, int kc, int mcTiles, int nc, boolean pack6, String measured) {}
+    /**
+     * The property that says what to do with the tuning cache: {@code cache} (the default: use it where there is one),
+     * {@code auto} (use it, or tune now and write it) or {@code off} (never read it).
+     */
+    public static final String TUNE = "attn.cpu.tune";
 
-    /** Defaults: Zen 5 (AVX-512) measurements, docs/performance.md; Zen 1 (AVX2) measured no better with others. */
-    static final Tuning DEFAULT = new Tuning(2048, 16, 512, false, "defaults", "defaults");
+    /**
+     * One measured CPU: family, model, the JVM vector width it was measured with, its values ({@code packA}: whether
+     * the tile packs A), and where.
+     */
+    record Entry(int family, int model, int vectorBits, int kc, int mcTiles, int nc, boolean packA, String measured) {}
+
+    /**
+     * Defaults: Zen 5 (AVX-512) measurements, docs/performance.md; Zen 1 (AVX2) measured no better with others. The
+     * 4-row tile (16 registers) packs A, the 6-row one reads it in place ({@link Gemm}).
+     */
+    static final Tuning DEFAULT = new Tuning(2048, 16, 512, Registers.FEW, "default", "defaults");
 
     /**
      * The measured CPUs (docs/performance.md, "Per-CPU GEMM blocking"). Intel Xeon family 6 model 207 (Emerald Rapids:
@@ -54,8 +71,59 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, St
             true,
             "Intel Xeon, Emerald Rapids: measured 2026-11-26, 1.3-1.75x the defaults"));
 
-    /** This machine's choice (the table's, before any property). */
-    static final Tuning HOST = choose(System.getProperty(PROPERTY, "table").trim(), CpuInfo.host());
+    /** This machine's choice (the cache's, the table's or the defaults, before any single property). */
+    static Tuning host() {
+        return Host.TUNING;
+    }
+
+    private static final class Host {
+        static final Tuning TUNING = resolve(
+                System.getProperty(PROPERTY, "table").trim(),
+                System.getProperty(TUNE, "cache").trim(),
+                CpuInfo.host(),
+                TuneCache.dir(),
+                line -> System.err.println("attn: " + line),
+                () -> Tuner.tuneAndSave(Tuner.DEFAULT_SECONDS, line -> System.err.println("attn tune: " + line)));
+    }
+
+    /**
+     * The choice for {@code cpu}: a mode of {@link #PROPERTY} other than {@code table} decides alone; else, unless
+     * {@code tune} is {@code off}, the cache in {@code dir} where it has a valid file for this CPU (a bad or stale one
+     * is ignored with one line to {@code warn}), else with {@code tune} {@code auto} what {@code tuner} measures now,
+     * else the table or the defaults.
+     */
+    static Tuning resolve(
+            String mode,
+            String tune,
+            CpuInfo cpu,
+            java.nio.file.Path dir,
+            Consumer<String> warn,
+            Supplier<Tuning> tuner) {
+        if (!tune.equals("cache") && !tune.equals("auto") && !tune.equals("off"))
+            throw new IllegalArgumentException("-D" + TUNE + " must be cache, auto or off, not '" + tune + "'");
+        if (!mode.equals("table") || tune.equals("off")) return choose(mode, cpu);
+        Tuning cached = dir == null ? null : TuneCache.read(dir, cpu, Gemm.MR, warn);
+        if (cached != null) return cached;
+        if (tune.equals("auto")) return tuner.get();
+        return choose(mode, cpu);
+    }
+
+    /**
+     * The blocking in use: {@link #host()}'s, with any single property ({@code -Dattn.cpu.gemm.kc}, {@code .mc},
+     * {@code .nc}, {@code .pack4}, {@code .pack6}) set over it.
+     */
+    static Gemm.Blocking blocking() {
+        boolean pack4 = flag("attn.cpu.gemm.pack4", true), pack6 = flag("attn.cpu.gemm.pack6", false);
+        Tuning t = host();
+        int mr = Gemm.MR, nr = Gemm.NR;
+        String packProperty = mr == 4 ? "attn.cpu.gemm.pack4" : "attn.cpu.gemm.pack6";
+        boolean packA = System.getProperty(packProperty) != null ? (mr == 4 ? pack4 : pack6) : t.packA;
+        return new Gemm.Blocking(
+                Gemm.kc(System.getProperty("attn.cpu.gemm.kc", Integer.toString(t.kc))),
+                blocks("attn.cpu.gemm.mc", t.mcTiles * mr, mr),
+                blocks("attn.cpu.gemm.nc", Math.max(nr, (t.nc / nr) * nr), nr),
+                packA);
+    }
 
     static Tuning choose(String mode, CpuInfo cpu) {
         if (mode.equals("off")) return defaults("forced", "defaults (-D" + PROPERTY + "=off)");
@@ -77,7 +145,7 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, St
                         "table entry for family " + e.family + " model " + e.model + ", " + e.vectorBits
                                 + "-bit vectors");
         return defaults(
-                "defaults",
+                "default",
                 String.format(
                         Locale.ROOT,
                         "defaults: no table entry for family %d model %d with %d-bit vectors",
@@ -87,11 +155,11 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, St
     }
 
     private static Tuning of(Entry e, String from, String why) {
-        return new Tuning(e.kc, e.mcTiles, e.nc, e.pack6, from, why + " (" + e.measured + ")");
+        return new Tuning(e.kc, e.mcTiles, e.nc, e.packA, from, why + " (" + e.measured + ")");
     }
 
     private static Tuning defaults(String from, String why) {
-        return new Tuning(DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.pack6, from, why);
+        return new Tuning(DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.packA, from, why);
     }
 
     /** A boolean property ({@code true} or {@code false}), else {@code fallback}; any other value: one line. */
@@ -135,37 +203,40 @@ public record Tuning(int kc, int mcTiles, int nc, boolean pack6, String from, St
      * (defaults: no table entry for family 23 model 1 with 256-bit vectors)}; values set by a property are marked.
      */
     public static String describe() {
+        Gemm.Blocking b = Gemm.host();
         return String.format(
                         Locale.ROOT,
                         "GEMM blocks: K step %d%s, A %d rows%s, B %d columns%s, A %s (%s)",
-                        Gemm.KC,
+                        b.kc(),
                         forced("attn.cpu.gemm.kc"),
-                        Gemm.MC,
+                        b.mc(),
                         forced("attn.cpu.gemm.mc"),
-                        Gemm.NC,
+                        b.nc(),
                         forced("attn.cpu.gemm.nc"),
-                        Gemm.PACKI ? "packed, rows interleaved" : "read in place",
-                        HOST.source)
+                        b.packA() ? "packed, rows interleaved" : "read in place",
+                        host().source)
                 + (System.getProperty(Gemm.MR == 4 ? "attn.cpu.gemm.pack4" : "attn.cpu.gemm.pack6") != null
                         ? ", packing forced"
                         : "");
     }
 
     /**
-     * The blocking in use as JSON, e.g. {@code {"kc":2048,"mc":64,"nc":512,"a":"packed","from":"defaults"}} ({@code
-     * from}: {@code table}, {@code defaults} or {@code forced}, by {@code -Dattn.cpu.tuning} or any single property).
+     * The blocking in use as JSON, e.g. {@code {"kc":2048,"mc":64,"nc":512,"a":"packed","from":"default"}} ({@code
+     * from}: {@code tuned} (the cache), {@code table}, {@code default} or {@code forced}, by {@code -Dattn.cpu.tuning}
+     * or any single property).
      */
     public static String json() {
         boolean single = Stream.of("kc", "mc", "nc", "pack4", "pack6")
                 .anyMatch(p -> System.getProperty("attn.cpu.gemm." + p) != null);
-        String from = single ? "forced" : HOST.from;
+        String from = single ? "forced" : host().from;
+        Gemm.Blocking b = Gemm.host();
         return String.format(
                 Locale.ROOT,
                 "{\"kc\":%d,\"mc\":%d,\"nc\":%d,\"a\":\"%s\",\"from\":\"%s\"}",
-                Gemm.KC,
-                Gemm.MC,
-                Gemm.NC,
-                Gemm.PACKI ? "packed" : "in place",
+                b.kc(),
+                b.mc(),
+                b.nc(),
+                b.packA() ? "packed" : "in place",
                 from);
     }
 

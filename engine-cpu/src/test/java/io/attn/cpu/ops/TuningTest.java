@@ -21,13 +21,13 @@ class TuningTest {
         assertEquals(256, t.kc());
         assertEquals(32, t.mcTiles());
         assertEquals(1024, t.nc());
-        assertTrue(t.pack6());
+        assertTrue(t.packA());
         assertTrue(t.source().startsWith("table entry for family 6 model 207, 512-bit vectors"), t.source());
         assertEquals("table", t.from());
         // the same CPU under -XX:UseAVX=2 runs the 16-register tiles, which the entry was not measured with
         Tuning narrow = Tuning.choose("table", cpu(6, 207, 256));
         assertEquals(Tuning.DEFAULT.kc(), narrow.kc());
-        assertFalse(narrow.pack6());
+        assertEquals(Tuning.DEFAULT.packA(), narrow.packA());
     }
 
     @Test
@@ -37,9 +37,9 @@ class TuningTest {
             assertEquals(Tuning.DEFAULT.kc(), t.kc());
             assertEquals(Tuning.DEFAULT.mcTiles(), t.mcTiles());
             assertEquals(Tuning.DEFAULT.nc(), t.nc());
-            assertFalse(t.pack6());
+            assertEquals(Tuning.DEFAULT.packA(), t.packA());
             assertTrue(t.source().startsWith("defaults: no table entry for family " + c.family()), t.source());
-            assertEquals("defaults", t.from());
+            assertEquals("default", t.from());
         }
     }
 
@@ -48,7 +48,7 @@ class TuningTest {
         Tuning t = Tuning.choose("off", cpu(6, 207, 512));
         assertEquals(Tuning.DEFAULT.kc(), t.kc());
         assertEquals("forced", t.from());
-        assertFalse(t.pack6());
+        assertEquals(Tuning.DEFAULT.packA(), t.packA());
         for (String bad : new String[] {"fast", "", "6/143", "6 / 207"}) {
             IllegalArgumentException e =
                     assertThrows(IllegalArgumentException.class, () -> Tuning.choose(bad, cpu(6, 207, 512)));
@@ -63,7 +63,7 @@ class TuningTest {
         assertEquals(256, t.kc());
         assertEquals(32, t.mcTiles());
         assertEquals(1024, t.nc());
-        assertTrue(t.pack6());
+        assertTrue(t.packA());
         assertTrue(t.source().startsWith("forced by -Dattn.cpu.tuning=6/207"), t.source());
         assertEquals("forced", t.from());
     }
@@ -95,9 +95,10 @@ class TuningTest {
         String j = Tuning.json();
         assertTrue(
                 j.matches(
-                        "\\{\"kc\":\\d+,\"mc\":\\d+,\"nc\":\\d+,\"a\":\"(packed|in place)\",\"from\":\"(table|defaults|forced)\"}"),
+                        "\\{\"kc\":\\d+,\"mc\":\\d+,\"nc\":\\d+,\"a\":\"(packed|in place)\",\"from\":\"(tuned|table|default|forced)\"}"),
                 j);
-        assertTrue(j.contains("\"kc\":" + Gemm.KC + ",\"mc\":" + Gemm.MC + ",\"nc\":" + Gemm.NC + ","), j);
+        Gemm.Blocking b = Gemm.host();
+        assertTrue(j.contains("\"kc\":" + b.kc() + ",\"mc\":" + b.mc() + ",\"nc\":" + b.nc() + ","), j);
     }
 
     @Test

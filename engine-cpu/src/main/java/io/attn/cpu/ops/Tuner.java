@@ -1,0 +1,518 @@
+package io.attn.cpu.ops;
+
+import io.attn.cpu.CpuInfo;
+import io.attn.cpu.Parallel;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+import java.util.function.Consumer;
+
+/**
+ * {@code attn tune}: measures the GEMM's blocking on this machine ({@link Gemm.Blocking}: K step, A rows and B columns
+ * per block, A packed or in place) and caches the best for this CPU ({@link TuneCache}).
+ *
+ * <p><b>What it times.</b> {@code n x n . n x n} products ({@link #SIZE} 1024: the figure the benchmarks and issue 39
+ * compare) on one thread and on every core, timed by CPU time ({@link Bench#once}: the blocking's cost, not the
+ * machine's load), single calls of each candidate interleaved in rounds, a candidate's figure its best round (the least disturbed by other load), its score the geometric mean of its
+ * GFLOP/s over the thread counts. At the end the winner and the start are timed again side by side, and the start
+ * stays unless the winner is faster there too. <b>The search</b> is coordinate descent over {@link #space}: from the table's or the defaults' blocking, each
+ * of A's packing, the K step, the row block and the column block in turn is set to its best value with the others
+ * held, in passes until a pass changes nothing (at most {@link #PASSES}); the rounds per candidate follow from the
+ * budget. Every blocking of the space is one the GEMM supports ({@link Gemm.Blocking}), so whatever it picks computes
+ * the same products within the same bounds. {@link #sweep} times the whole space instead (for measuring the search).
+ */
+public final class Tuner {
+    private Tuner() {}
+
+    /** The default budget, seconds ({@code attn tune}, and {@code -Dattn.cpu.tune=auto} on first use). */
+    public static final double DEFAULT_SECONDS = 30;
+
+    /** The product timed: {@code SIZE}^3. */
+    public static final int SIZE = 1024;
+
+    /** The K steps searched (at {@code K = 1024} every step from 1024 up is one step: the same product). */
+    static final int[] KC = {128, 192, 256, 384, 512, 768, 1024, 2048};
+
+    /** The row blocks searched, in tiles of {@link Gemm#MR} rows (16 to 256 rows with the 4-row tile). */
+    static final int[] MC_TILES = {4, 8, 12, 16, 24, 32, 48, 64};
+
+    /** The column blocks searched (multiples of {@link Gemm#NR} at every vector width). */
+    static final int[] NC = {256, 512, 1024, 2048};
+
+    /** At most this many passes over the four choices. */
+    static final int PASSES = 3;
+
+    /** Every blocking the search may choose: {@link #KC} x {@link #MC_TILES} x {@link #NC} x A packed or in place. */
+    static List<Gemm.Blocking> space() {
+        List<Gemm.Blocking> all = new ArrayList<>();
+        for (boolean packA : new boolean[] {true, false})
+            for (int kc : KC)
+                for (int t : MC_TILES) for (int nc : NC) all.add(new Gemm.Blocking(kc, t * Gemm.MR, nc, packA));
+        return all;
+    }
+
+    /** A blocking's figures: GFLOP/s per thread count (the order of {@link Result#threads}). */
+    public record Timed(Gemm.Blocking blocking, double[] gflops) {
+        /** The geometric mean over the thread counts. */
+        public double score() {
+            double s = 0;
+            for (double g : gflops) s += Math.log(g);
+            return Math.exp(s / gflops.length);
+        }
+
+        /** {@code K step 256, A 64 rows, B 1024 columns, A packed}. */
+        public String describe() {
+            return String.format(
+                    Locale.ROOT,
+                    "K step %d, A %d rows, B %d columns, A %s",
+                    blocking.kc(),
+                    blocking.mc(),
+                    blocking.nc(),
+                    blocking.packA() ? "packed" : "in place");
+        }
+    }
+
+    /**
+     * What a search found: the best blocking and where it started, both timed again side by side at the end, the
+     * candidates timed, and how long it took.
+     */
+    public record Result(int[] threads, Timed best, Timed start, int evaluated, int rounds, double seconds) {}
+
+    private static final java.lang.management.ThreadMXBean MX =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /** Whether products are timed by CPU time ({@link Bench#once}). */
+    static final boolean CPU_TIME =
+            MX.isCurrentThreadCpuTimeSupported() && MX.isThreadCpuTimeSupported() && cpuTimeEnabled();
+
+    /** The CPU time of every live thread of this JVM, ns. */
+    private static long allThreadsCpu() {
+        long sum = 0;
+        for (long id : MX.getAllThreadIds()) {
+            long t = MX.getThreadCpuTime(id);
+            if (t > 0) sum += t;
+        }
+        return sum;
+    }
+
+    private static boolean cpuTimeEnabled() {
+        try {
+            if (!MX.isThreadCpuTimeEnabled()) MX.setThreadCpuTimeEnabled(true);
+            return MX.isThreadCpuTimeEnabled();
+        } catch (UnsupportedOperationException | SecurityException e) {
+            return false;
+        }
+    }
+
+    /** The products and the pools of one run; {@link #close} ends the pools' threads. */
+    static final class Bench implements AutoCloseable {
+        final int n;
+        final int[] threads;
+        private final Parallel[] pools;
+        private final float[] a, b, c;
+
+        Bench(int n, int[] threads) {
+            this.n = n;
+            this.threads = threads.clone();
+            this.pools = new Parallel[threads.length];
+            for (int i = 0; i < threads.length; i++) pools[i] = new Parallel(threads[i]);
+            Random r = new Random(39);
+            a = new float[n * n];
+            b = new float[n * n];
+            c = new float[n * n];
+            for (int i = 0; i < a.length; i++) {
+                a[i] = r.nextFloat() - 0.5f;
+                b[i] = r.nextFloat() - 0.5f;
+            }
+        }
+
+        /**
+         * Seconds for one product with {@code bl} on the {@code t}-th thread count, by CPU time where the JVM measures
+         * it: on one thread the calling thread's, on several the CPU time of every thread of the JVM over the thread
+         * count (what the product takes where each of its threads has a core to itself). On a shared machine this
+         * leaves out the time other processes held the cores, which in wall time decides more than the blocking (a
+         * load average of 150-350 on 2 cores moved 2-thread wall figures 3x between rounds); a thread waiting for
+         * another's last task spins ({@link Parallel#DEFAULT_SPIN_US}), so waits up to the spin are counted. Without
+         * CPU time: wall time.
+         */
+        double once(Gemm.Blocking bl, int t) {
+            boolean single = threads[t] == 1;
+            long t0 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+            Gemm.gemm(bl, pools[t], 1, n, n, n, 1f, a, 0, 0, false, b, 0, 0, false, c, 0, 0, Gemm.Epilogue.NONE, null);
+            long t1 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+            return (t1 - t0) * 1e-9 / (CPU_TIME ? threads[t] : 1);
+        }
+
+        /** The candidates' best times over {@code rounds} rounds, each round every candidate once per thread count. */
+        List<Timed> time(List<Gemm.Blocking> candidates, int rounds, Random order) {
+            double[][] best = new double[candidates.size()][threads.length];
+            for (double[] row : best) Arrays.fill(row, Double.MAX_VALUE);
+            List<Integer> idx = new ArrayList<>();
+            for (int i = 0; i < candidates.size(); i++) idx.add(i);
+            for (int r = 0; r < rounds; r++) {
+                Collections.shuffle(idx, order); // no candidate always right after the same one
+                for (int i : idx)
+                    for (int t = 0; t < threads.length; t++)
+                        best[i][t] = Math.min(best[i][t], once(candidates.get(i), t));
+            }
+            double flops = 2.0 * n * n * n;
+            List<Timed> out = new ArrayList<>();
+            for (int i = 0; i < candidates.size(); i++) {
+                double[] g = new double[threads.length];
+                for (int t = 0; t < threads.length; t++) g[t] = flops / best[i][t] / 1e9;
+                out.add(new Timed(candidates.get(i), g));
+            }
+            return out;
+        }
+
+        /** Compiles both kernels: each packing, every thread count, about {@code seconds} (at least 3 calls each). */
+        void warm(Gemm.Blocking start, double seconds) {
+            long end = System.nanoTime() + (long) (seconds * 1e9);
+            Gemm.Blocking other = new Gemm.Blocking(start.kc(), start.mc(), start.nc(), !start.packA());
+            for (int i = 0; i < 3 || System.nanoTime() < end; i++)
+                for (int t = 0; t < threads.length; t++) {
+                    once(start, t);
+                    once(other, t);
+                }
+        }
+
+        @Override
+        public void close() {
+            for (Parallel p : pools) p.close();
+        }
+    }
+
+    /** 1 and every core ({@code cores} > 1), or 1. */
+    public static int[] defaultThreads(int cores) {
+        return cores > 1 ? new int[] {1, cores} : new int[] {1};
+    }
+
+    /** The blocking this JVM would take without a cache: the table's entry or the defaults (a search's start). */
+    static Gemm.Blocking start() {
+        Tuning t = Tuning.choose("table", CpuInfo.host());
+        return new Gemm.Blocking(
+                t.kc(), t.mcTiles() * Gemm.MR, Math.max(Gemm.NR, t.nc() / Gemm.NR * Gemm.NR), t.packA());
+    }
+
+    /** Values of one choice: {@code values} and the incumbent's, in order. */
+    private static int[] with(int[] values, int current) {
+        return Arrays.stream(values).anyMatch(v -> v == current)
+                ? values
+                : java.util.stream.IntStream.concat(Arrays.stream(values), java.util.stream.IntStream.of(current))
+                        .sorted()
+                        .toArray();
+    }
+
+    /**
+     * The search: coordinate descent from {@code start} over {@link #space} within about {@code seconds} (a tenth of
+     * it, at most 2 s, compiling the kernels first), on {@code n}^3 products at each of {@code threads}; progress to
+     * {@code log}. Any budget returns a blocking of the space or {@code start} (a tiny one: after one round of the first
+     * choice).
+     */
+    public static Result search(Gemm.Blocking start, double seconds, int n, int[] threads, Consumer<String> log) {
+        long t0 = System.nanoTime(), end = t0 + (long) (seconds * 1e9);
+        Random order = new Random(1);
+        try (Bench bench = new Bench(n, threads)) {
+            bench.warm(start, Math.min(2, seconds / 10));
+            // rounds per candidate from the budget: about 2 passes of 25 candidates, each a product per thread count
+            long w0 = System.nanoTime();
+            Timed first = bench.time(List.of(start), 1, order).get(0);
+            double perCandidate = (System.nanoTime() - w0) * 1e-9; // wall: what the budget is spent in
+            double left = (end - System.nanoTime()) * 1e-9 - 2 * perCandidate * 3; // keep the final comparison's time
+            int rounds = (int) Math.max(1, Math.min(9, left / (2 * 25 * perCandidate)));
+            log.accept(String.format(
+                    Locale.ROOT,
+                    "start: %s, %s GFLOP/s at %s threads; %d rounds per candidate",
+                    first.describe(),
+                    figures(first.gflops()),
+                    Arrays.toString(threads),
+                    rounds));
+            Gemm.Blocking cur = start;
+            int evaluated = 0;
+            for (int pass = 0; pass < PASSES; pass++) {
+                Gemm.Blocking before = cur;
+                for (int choice = 0; choice < 4 && (pass + choice == 0 || System.nanoTime() < end); choice++) {
+                    List<Gemm.Blocking> cands = new ArrayList<>();
+                    Gemm.Blocking c = cur;
+                    switch (choice) {
+                        case 0 -> {
+                            cands.add(c);
+                            cands.add(new Gemm.Blocking(c.kc(), c.mc(), c.nc(), !c.packA()));
+                        }
+                        case 1 -> {
+                            for (int kc : with(KC, c.kc())) cands.add(new Gemm.Blocking(kc, c.mc(), c.nc(), c.packA()));
+                        }
+                        case 2 -> {
+                            for (int t : with(MC_TILES, c.mc() / Gemm.MR))
+                                cands.add(new Gemm.Blocking(c.kc(), t * Gemm.MR, c.nc(), c.packA()));
+                        }
+                        default -> {
+                            for (int nc : with(NC, c.nc())) cands.add(new Gemm.Blocking(c.kc(), c.mc(), nc, c.packA()));
+                        }
+                    }
+                    List<Timed> timed = bench.time(cands, rounds, order);
+                    evaluated += cands.size();
+                    Timed best = timed.get(0);
+                    for (Timed t : timed) if (t.score() > best.score()) best = t;
+                    cur = best.blocking();
+                    log.accept(String.format(
+                            Locale.ROOT,
+                            "pass %d, %s: %s (%s GFLOP/s)",
+                            pass + 1,
+                            new String[] {"A packed or in place", "K step", "row block", "column block"}[choice],
+                            best.describe(),
+                            figures(best.gflops())));
+                }
+                if (cur.equals(before) || System.nanoTime() >= end) break;
+            }
+            // the winner and the start side by side, for the figure the command prints; the start stays unless the
+            // winner beats it here too (a lucky round on a loaded machine is not a reason to move)
+            List<Timed> last = bench.time(cur.equals(start) ? List.of(cur) : List.of(cur, start), rounds + 2, order);
+            Timed best = last.get(0), from = last.get(last.size() - 1);
+            if (from.score() >= best.score()) {
+                if (!cur.equals(start))
+                    log.accept("the start timed as fast as " + best.describe() + " side by side: keeping the start");
+                best = from;
+            }
+            return new Result(threads.clone(), best, from, evaluated, rounds, (System.nanoTime() - t0) * 1e-9);
+        }
+    }
+
+    /**
+     * Every blocking of {@link #space}, {@code rounds} rounds each (interleaved, so drifting load touches them alike),
+     * on {@code n}^3 products at each of {@code threads}, and {@code also} where it is not in the space: {@code attn
+     * tune --sweep}, the judge of {@link #search}.
+     */
+    public static List<Timed> sweep(int rounds, int n, int[] threads, Gemm.Blocking also, Consumer<String> log) {
+        try (Bench bench = new Bench(n, threads)) {
+            List<Gemm.Blocking> all = space();
+            if (also != null && !all.contains(also)) all.add(also);
+            bench.warm(all.get(0), 2);
+            log.accept("sweep: " + all.size() + " blockings, " + rounds + " rounds");
+            return bench.time(all, rounds, new Random(2));
+        }
+    }
+
+    /** {@code blockings} timed side by side, {@code rounds} rounds, in their order. */
+    static List<Timed> confirm(List<Gemm.Blocking> blockings, int rounds, int n, int[] threads) {
+        try (Bench bench = new Bench(n, threads)) {
+            bench.warm(blockings.get(0), 1);
+            return bench.time(blockings, rounds, new Random(3));
+        }
+    }
+
+    /** GFLOP/s figures, {@code 75.1/130.2}. */
+    static String figures(double[] gflops) {
+        StringBuilder sb = new StringBuilder();
+        for (double g : gflops) sb.append(sb.isEmpty() ? "" : "/").append(String.format(Locale.ROOT, "%.1f", g));
+        return sb.toString();
+    }
+
+    /** The line {@link TuneCache} keeps as {@code measured}: when, and the figures. */
+    static String measured(Result r) {
+        return String.format(
+                Locale.ROOT,
+                "%s, %d^3 %s GFLOP/s at %s threads (start %s)",
+                Instant.now().truncatedTo(ChronoUnit.SECONDS),
+                SIZE,
+                figures(r.best().gflops()),
+                Arrays.toString(r.threads()).replace(" ", ""),
+                figures(r.start().gflops()));
+    }
+
+    /**
+     * Searches for about {@code seconds} on this machine and writes the cache ({@code -Dattn.cpu.tune=auto} on first
+     * use; a cache that cannot be written is said in one line, and the result is used all the same).
+     */
+    static Tuning tuneAndSave(double seconds, Consumer<String> log) {
+        CpuInfo cpu = CpuInfo.host();
+        Result r = search(start(), seconds, SIZE, defaultThreads(cpu.cores()), log);
+        String measured = measured(r);
+        Path dir = TuneCache.dir();
+        String where;
+        try {
+            where = dir == null
+                    ? "not cached (no cache directory)"
+                    : "cached in " + TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), measured);
+        } catch (IOException | RuntimeException e) {
+            where = "not cached: " + e.getMessage();
+        }
+        log.accept(r.best().describe() + ", " + where);
+        Gemm.Blocking b = r.best().blocking();
+        return new Tuning(
+                b.kc(),
+                b.mc() / Gemm.MR,
+                b.nc(),
+                b.packA(),
+                "tuned",
+                "tuned now by -D" + Tuning.TUNE + "=auto, " + measured);
+    }
+
+    /**
+     * {@code attn tune}: the search on this machine for about {@code req.seconds()}, the cache written ({@code
+     * req.save()}), and with {@code req.sweep()} every blocking of the space timed after it (the search's winner among
+     * them, so that its figure and the sweep's best come from the same rounds).
+     */
+    public static io.attn.engine.Tune.Report run(io.attn.engine.Tune.Request req, Consumer<String> log) {
+        CpuInfo cpu = CpuInfo.host();
+        int[] threads = defaultThreads(cpu.cores());
+        Result r = search(start(), req.seconds(), SIZE, threads, log);
+        String measured = measured(r);
+        List<String> lines = new ArrayList<>();
+        java.util.Map<String, Object> json = new java.util.LinkedHashMap<>();
+        json.put("cpu", io.attn.io.Json.parse(cpu.json()));
+        json.put("size", SIZE);
+        json.put("threads", Arrays.stream(threads).boxed().toList());
+        json.put("seconds", Math.round(r.seconds() * 10) / 10.0);
+        json.put("evaluated", r.evaluated());
+        json.put("rounds", r.rounds());
+        json.put("tuned", blockingJson(r.best()));
+        json.put("start", blockingJson(r.start()));
+        lines.add(String.format(
+                Locale.ROOT,
+                "tuned in %.1f s (%d candidates, %d rounds each): %s",
+                r.seconds(),
+                r.evaluated(),
+                r.rounds(),
+                r.best().describe()));
+        lines.add(String.format(
+                Locale.ROOT,
+                "%d^3 GFLOP/s at %s threads: %s tuned, %s %s",
+                SIZE,
+                Arrays.toString(threads),
+                figures(r.best().gflops()),
+                figures(r.start().gflops()),
+                Tuning.choose("table", cpu).from().equals("table") ? "the table's" : "the defaults"));
+        if (req.save()) {
+            Path dir = TuneCache.dir();
+            if (dir == null) lines.add("not cached: no cache directory (set -D" + TuneCache.DIR + ")");
+            else
+                try {
+                    Path f = TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), measured);
+                    lines.add("cached in " + f + " (used by every JVM on this CPU unless -D" + Tuning.TUNE + "=off)");
+                    json.put("cache", f.toString());
+                } catch (IOException e) {
+                    lines.add("not cached: " + e.getMessage());
+                }
+        }
+        if (req.sweep()) {
+            List<Timed> all = new ArrayList<>(
+                    sweep(req.sweepRounds(), SIZE, threads, r.best().blocking(), log));
+            Timed tuned = null;
+            double[] best = new double[threads.length];
+            Timed[] bestOf = new Timed[threads.length];
+            Timed bestScore = all.get(0);
+            for (Timed t : all) {
+                if (t.blocking().equals(r.best().blocking())) tuned = t;
+                if (t.score() > bestScore.score()) bestScore = t;
+                for (int i = 0; i < threads.length; i++)
+                    if (t.gflops()[i] > best[i]) {
+                        best[i] = t.gflops()[i];
+                        bestOf[i] = t;
+                    }
+            }
+            java.util.Map<String, Object> sw = new java.util.LinkedHashMap<>();
+            sw.put("blockings", all.size());
+            sw.put("rounds", req.sweepRounds());
+            List<Object> perThread = new ArrayList<>();
+            for (int i = 0; i < threads.length; i++) {
+                java.util.Map<String, Object> m = blockingJson(bestOf[i]);
+                m.put("threads", threads[i]);
+                m.put("tuned_gflops", round(tuned.gflops()[i]));
+                m.put("tuned_over_best", Math.round(tuned.gflops()[i] / best[i] * 1000) / 1000.0);
+                perThread.add(m);
+                lines.add(String.format(
+                        Locale.ROOT,
+                        "sweep, %d thread%s: best %.1f GFLOP/s (%s); the tuned blocking %.1f in the same rounds: %.3fx",
+                        threads[i],
+                        threads[i] == 1 ? "" : "s",
+                        best[i],
+                        bestOf[i].describe(),
+                        tuned.gflops()[i],
+                        tuned.gflops()[i] / best[i]));
+            }
+            sw.put("best_per_thread_count", perThread);
+            sw.put("best_score", blockingJson(bestScore));
+            sw.put("tuned", blockingJson(tuned));
+            List<Object> every = new ArrayList<>();
+            for (Timed t : all) every.add(blockingJson(t));
+            sw.put("all", every);
+            // the sweep's best of hundreds of noisy figures is partly luck: its leaders (the 5 best scores and the
+            // best per thread count) and the tuned blocking again, side by side, with more rounds
+            List<Gemm.Blocking> leaders = new ArrayList<>();
+            leaders.add(tuned.blocking());
+            all.stream()
+                    .sorted((x, y) -> Double.compare(y.score(), x.score()))
+                    .limit(5)
+                    .forEach(t -> leaders.add(t.blocking()));
+            for (Timed t : bestOf) leaders.add(t.blocking());
+            List<Gemm.Blocking> distinct = leaders.stream().distinct().toList();
+            List<Timed> again = confirm(distinct, 2 * req.sweepRounds() + 1, SIZE, threads);
+            Timed tunedAgain = again.get(0);
+            List<Object> confirmed = new ArrayList<>();
+            for (int i = 0; i < threads.length; i++) {
+                Timed top = again.get(0);
+                for (Timed t : again) if (t.gflops()[i] > top.gflops()[i]) top = t;
+                java.util.Map<String, Object> m = blockingJson(top);
+                m.put("threads", threads[i]);
+                m.put("tuned_gflops", round(tunedAgain.gflops()[i]));
+                m.put("tuned_over_best", Math.round(tunedAgain.gflops()[i] / top.gflops()[i] * 1000) / 1000.0);
+                confirmed.add(m);
+                lines.add(String.format(
+                        Locale.ROOT,
+                        "the sweep's %d leaders again (%d rounds), %d thread%s: best %.1f GFLOP/s (%s); tuned %.1f: %.3fx",
+                        distinct.size(),
+                        2 * req.sweepRounds() + 1,
+                        threads[i],
+                        threads[i] == 1 ? "" : "s",
+                        top.gflops()[i],
+                        top.describe(),
+                        tunedAgain.gflops()[i],
+                        tunedAgain.gflops()[i] / top.gflops()[i]));
+            }
+            sw.put("leaders_again", confirmed);
+            json.put("sweep", sw);
+        }
+        return new io.attn.engine.Tune.Report(
+                lines, io.attn.io.Json.write(json), entry(cpu, r.best().blocking(), measured));
+    }
+
+    private static double round(double g) {
+        return Math.round(g * 10) / 10.0;
+    }
+
+    private static java.util.Map<String, Object> blockingJson(Timed t) {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("kc", t.blocking().kc());
+        m.put("mc", t.blocking().mc());
+        m.put("nc", t.blocking().nc());
+        m.put("a", t.blocking().packA() ? "packed" : "in place");
+        List<Object> g = new ArrayList<>();
+        for (double x : t.gflops()) g.add(round(x));
+        m.put("gflops", g);
+        return m;
+    }
+
+    /** The table entry for {@code Tuning.TABLE} that {@code b} would be on this CPU ({@code attn tune --print}). */
+    static String entry(CpuInfo cpu, Gemm.Blocking b, String measured) {
+        return String.format(
+                Locale.ROOT,
+                "new Entry(%d, %d, %d, %d, %d, %d, %b, \"%s: %s\")",
+                cpu.family(),
+                cpu.model(),
+                cpu.vectorBits(),
+                b.kc(),
+                b.mc() / Gemm.MR,
+                b.nc(),
+                b.packA(),
+                cpu.name().replace("\"", "'"),
+                "attn tune " + measured.replace("\"", "'"));
+    }
+}
