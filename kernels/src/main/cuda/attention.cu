@@ -16,8 +16,8 @@
 #define MAXT 4
 
 extern "C" __global__ void attention_f32(const float* __restrict__ q, const float* __restrict__ k,
-                                         const float* __restrict__ v, float* __restrict__ o, int B, int H, int L,
-                                         int S, int D, int Dv, float scale, int causal,
+                                         const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV,
+                                         int L, int S, int D, int Dv, float scale, int causal,
                                          const float* __restrict__ mask, int maskKind, int maskStrideB,
                                          int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
     int lane = threadIdx.x & 31;
@@ -27,8 +27,9 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     size_t bh = row / L;
     int h = (int)(bh % H), b = (int)(bh / H);
     const float* qr = q + row * D;
-    const float* kb = k + bh * S * D;
-    const float* vb = v + bh * S * Dv;
+    size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
+    const float* kb = k + kvh * S * D;
+    const float* vb = v + kvh * S * Dv;
     const float* mr = mask_row(mask, maskKind, b, h, i, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 

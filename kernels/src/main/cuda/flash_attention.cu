@@ -45,7 +45,7 @@ __device__ __forceinline__ void load_tile(float (&t)[R][P], const float* __restr
 
 template <int D>
 __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const float* __restrict__ k,
-                                          const float* __restrict__ v, float* __restrict__ o, int B, int H, int L,
+                                          const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                           int S, float scale, int causal, const float* __restrict__ mask,
                                           int maskKind, int maskStrideB, int maskStrideH,
                                           const float* __restrict__ kpm, int kpmKind) {
@@ -59,8 +59,9 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
     int q0 = (int)(blockIdx.x % tiles) * FA_BR;
     int h = (int)(bh % H), b = (int)(bh / H);
     const float* qb = q + bh * L * D;
-    const float* kb = k + bh * S * D;
-    const float* vb = v + bh * S * D;
+    size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
+    const float* kb = k + kvh * S * D;
+    const float* vb = v + kvh * S * D;
     const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 
@@ -119,10 +120,10 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
 #define FLASH_F32_ENTRY(DIM)                                                                                        \
     extern "C" __global__ void __launch_bounds__(128)                                                              \
         flash_f32_d##DIM(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,    \
-                         float* __restrict__ o, int B, int H, int L, int S, float scale, int causal,               \
+                         float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,               \
                          const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,           \
                          const float* __restrict__ kpm, int kpmKind) {                                             \
-        flash_f32<DIM>(q, k, v, o, B, H, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,      \
+        flash_f32<DIM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,      \
                        kpmKind);                                                                                   \
     }
 

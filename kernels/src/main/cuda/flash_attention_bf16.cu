@@ -86,7 +86,7 @@ __device__ __forceinline__ void mma16(float* d, const uint32_t* a, uint32_t b0, 
 
 template <int D, bool F16>
 __device__ __forceinline__ void flash_16(const float* __restrict__ q, const float* __restrict__ k,
-                                           const float* __restrict__ v, float* __restrict__ o, int B, int H, int L,
+                                           const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                            int S, float scale, int causal, const float* __restrict__ mask,
                                            int maskKind, int maskStrideB, int maskStrideH,
                                            const float* __restrict__ kpm, int kpmKind) {
@@ -103,8 +103,9 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
     int q0 = (int)(blockIdx.x % tiles) * FB_BR;
     int h = (int)(bh % H), b = (int)(bh / H);
     const float* qb = q + bh * L * D;
-    const float* kb = k + bh * S * D;
-    const float* vb = v + bh * S * D;
+    size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
+    const float* kb = k + kvh * S * D;
+    const float* vb = v + kvh * S * D;
     const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
     int r0 = q0 + warp * 16 + g, r1 = r0 + 8;  // the two query rows this lane's fragments touch
@@ -219,10 +220,10 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
 #define FLASH_16_ENTRY(NAME, DIM, F16)                                                                              \
     extern "C" __global__ void __launch_bounds__(128)                                                              \
         NAME(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,   \
-                          float* __restrict__ o, int B, int H, int L, int S, float scale, int causal,              \
+                          float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,              \
                           const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,          \
                           const float* __restrict__ kpm, int kpmKind) {                                            \
-        flash_16<DIM, F16>(q, k, v, o, B, H, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,     \
+        flash_16<DIM, F16>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,     \
                         kpmKind);                                                                                  \
     }
 

@@ -242,7 +242,7 @@ __device__ __forceinline__ void fa2_load(uint32_t s, const unsigned short* __res
 
 template <int D, bool F16, int BR, int W, int BC>
 __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const unsigned short* __restrict__ k,
-                                    const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int L,
+                                    const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                     int S, float scale, int causal, const float* __restrict__ mask, int maskKind,
                                     int maskStrideB, int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
     constexpr int NTH = 32 * W;
@@ -264,8 +264,9 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
     int q0 = (int)(blockIdx.x % tiles) * BR;
     int h = (int)(bh % H), b = (int)(bh / H);
     const unsigned short* qb = q + bh * L * D;
-    const unsigned short* kb = k + bh * S * D;
-    const unsigned short* vb = v + bh * S * D;
+    size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
+    const unsigned short* kb = k + kvh * S * D;
+    const unsigned short* vb = v + kvh * S * D;
     const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
     const bool anyMask = maskKind != MASK_NONE || kpmKind != MASK_NONE;
@@ -434,10 +435,10 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
 #define FA2_ENTRY(NAME, DIM, F16, BR, W, BC)                                                                         \
     extern "C" __global__ void __launch_bounds__(32 * W, 1)                                                         \
         NAME(const unsigned short* __restrict__ q, const unsigned short* __restrict__ k,                           \
-             const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int L, int S, float scale,  \
+             const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale,  \
              int causal, const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,           \
              const float* __restrict__ kpm, int kpmKind) {                                                         \
-        fa2<DIM, F16, BR, W, BC>(q, k, v, o, B, H, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, \
+        fa2<DIM, F16, BR, W, BC>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, \
                                  kpm, kpmKind);                                                                    \
     }
 

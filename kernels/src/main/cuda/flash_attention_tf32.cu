@@ -179,7 +179,7 @@ __device__ __forceinline__ void load_kv(float (&t)[BC][P], const float* __restri
 // per k-step; 2: re-read from global memory (L1) per key tile and split (D 128 3xTF32: register-spill-free).
 template <int D, int BR, int BC, bool X3, int QM>
 __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const float* __restrict__ k,
-                                           const float* __restrict__ v, float* __restrict__ o, int B, int H, int L,
+                                           const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                            int S, float scale, int causal, const float* __restrict__ mask,
                                            int maskKind, int maskStrideB, int maskStrideH,
                                            const float* __restrict__ kpm, int kpmKind) {
@@ -198,8 +198,9 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
     int q0 = (int)(blockIdx.x % tiles) * BR;
     int h = (int)(bh % H), b = (int)(bh / H);
     const float* qb = q + bh * L * D;
-    const float* kb = k + bh * S * D;
-    const float* vb = v + bh * S * D;
+    size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
+    const float* kb = k + kvh * S * D;
+    const float* vb = v + kvh * S * D;
     const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
     int w0 = q0 + warp * 16;           // the warp's first query row
@@ -362,10 +363,10 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
 #define FLASH_TF32_ENTRY(NAME, DIM, BR, BC, X3, QM)                                                                 \
     extern "C" __global__ void __launch_bounds__(2 * (BR), 1)                                                      \
         NAME(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,                \
-             float* __restrict__ o, int B, int H, int L, int S, float scale, int causal,                           \
+             float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,                           \
              const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,                       \
              const float* __restrict__ kpm, int kpmKind) {                                                         \
-        flash_tf32<DIM, BR, BC, X3, QM>(q, k, v, o, B, H, L, S, scale, causal, mask, maskKind, maskStrideB,            \
+        flash_tf32<DIM, BR, BC, X3, QM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB,            \
                                     maskStrideH, kpm, kpmKind);                                                    \
     }
 

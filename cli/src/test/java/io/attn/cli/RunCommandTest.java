@@ -498,5 +498,25 @@ class RunCommandTest {
         Result bad = cli("inspect", "../tests/families/modernbert");
         assertEquals(3, bad.code(), bad.err());
         assertTrue(bad.err().contains("model_type \"modernbert\" is not supported"), bad.err());
+
+        // a decoder embedder: grouped-query attention, q/k norms, last-token pooling
+        Path qwen3 = Path.of("../tests/families/qwen3");
+        Result q = ok("inspect", qwen3.toString());
+        assertTrue(
+                q.out().lines().toList().get(0).startsWith(qwen3 + ": Hugging Face model folder, model_type qwen3, "),
+                q.out());
+        Map<?, ?> qj = (Map<?, ?>)
+                io.attn.io.Json.parse(ok("inspect", "--json", qwen3.toString()).out());
+        Map<?, ?> qc = (Map<?, ?>) qj.get("config");
+        assertEquals(2L, qc.get("num_key_value_heads"));
+        assertEquals(16L, qc.get("head_dim"));
+        assertEquals("grouped-query (2 query heads per key/value head)", qc.get("attention"));
+        assertEquals(true, qc.get("qk_norm"));
+        assertEquals("lasttoken", ((Map<?, ?>) qj.get("sentence_transformers")).get("pooling"));
+        Result mistral = cli("inspect", "../tests/families/mistral");
+        assertEquals(3, mistral.code(), mistral.err());
+        assertTrue(
+                mistral.err().contains("sliding_window 16 is narrower than max_position_embeddings 128"),
+                mistral.err());
     }
 }

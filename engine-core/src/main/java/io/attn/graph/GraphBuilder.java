@@ -308,15 +308,21 @@ public final class GraphBuilder {
     }
 
     /**
-     * Scaled dot-product attention; q {@code (B,H,L,D)}, k {@code (B,H,S,D)}, v {@code (B,H,S,Dv)} gives {@code
-     * (B,H,L,Dv)}. {@code scale} NaN means {@code 1/sqrt(D)}.
+     * Scaled dot-product attention; q {@code (B,H,L,D)}, k {@code (B,Hkv,S,D)}, v {@code (B,Hkv,S,Dv)} gives {@code
+     * (B,H,L,Dv)}. {@code scale} NaN means {@code 1/sqrt(D)}. Grouped-query attention when {@code Hkv < H}: {@code H}
+     * must be a multiple of {@code Hkv}, and query head {@code h} reads key/value head {@code h / (H / Hkv)} (PyTorch's
+     * {@code repeat_interleave} of K/V over heads, {@code enable_gqa=True}; multi-query attention is {@code Hkv = 1}).
+     * No K/V copy is made: the backends index the shared head.
      */
     public Node attention(Node q, Node k, Node v, float scale, MaskSpec mask, Node attnMask, Node keyPadding) {
         Shape sq = q.shape(), sk = k.shape(), sv = v.shape();
         if (sq.rank() != 4 || sk.rank() != 4 || sv.rank() != 4)
             throw shape("attention needs q, k, v of rank 4 (B, H, L|S, D), got " + sq + ", " + sk + ", " + sv);
-        if (sq.dim(0) != sk.dim(0) || sq.dim(1) != sk.dim(1) || sk.dim(0) != sv.dim(0) || sk.dim(1) != sv.dim(1))
+        if (sq.dim(0) != sk.dim(0) || sk.dim(0) != sv.dim(0) || sk.dim(1) != sv.dim(1))
             throw shape("attention batch/head dims differ: q " + sq + ", k " + sk + ", v " + sv);
+        if (sk.dim(1) < 1 || sq.dim(1) % sk.dim(1) != 0)
+            throw shape("attention: q has " + sq.dim(1) + " heads, which is not a multiple of k/v's " + sk.dim(1)
+                    + " heads (grouped-query attention needs H % Hkv == 0): q " + sq + ", k " + sk + ", v " + sv);
         if (sq.dim(3) != sk.dim(3)) throw shape("attention q and k head dims differ: " + sq + " vs " + sk);
         if (sk.dim(2) != sv.dim(2)) throw shape("attention k and v lengths differ: " + sk + " vs " + sv);
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(sq.dim(3))) : scale;

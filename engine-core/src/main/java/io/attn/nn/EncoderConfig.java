@@ -51,11 +51,42 @@ public record EncoderConfig(
      * @param outBias bias on the attention output projection
      * @param ffnInBias bias on the feed-forward's first projection
      * @param ffnOutBias bias on its second
+     * @param decoder a decoder embedder's settings (Qwen3, Qwen2, Mistral, Llama: {@link DecoderModel}); null for an
+     *     encoder
      */
     public record Variant(
-            Rotary rotary, Glu glu, boolean qkvBias, boolean outBias, boolean ffnInBias, boolean ffnOutBias) {
+            Rotary rotary,
+            Glu glu,
+            boolean qkvBias,
+            boolean outBias,
+            boolean ffnInBias,
+            boolean ffnOutBias,
+            Decoder decoder) {
         /** BERT's layers: a position table, {@code act(dense_1(x))}, every projection with its bias. */
         public static final Variant BERT = new Variant(null, null, true, true, true, true);
+
+        /** An encoder's variant. */
+        public Variant(
+                Rotary rotary, Glu glu, boolean qkvBias, boolean outBias, boolean ffnInBias, boolean ffnOutBias) {
+            this(rotary, glu, qkvBias, outBias, ffnInBias, ffnOutBias, null);
+        }
+    }
+
+    /**
+     * What a decoder embedder ({@link DecoderModel}: causal, pre-norm RMSNorm layers, no embedding norm, a final norm)
+     * has besides an encoder's settings. {@code layerNormEps} is its {@code rms_norm_eps}.
+     *
+     * @param kvHeads key/value heads ({@code num_key_value_heads}): a divisor of the attention heads (grouped-query
+     *     attention; 1: multi-query)
+     * @param headDim the size of each head ({@code head_dim}; Qwen3's need not be hidden / heads)
+     * @param qkNorm an RMSNorm of each query and key head before the rotation (Qwen3's {@code q_norm}, {@code k_norm})
+     * @param finalNorm the name prefix of the final RMSNorm ({@code norm.})
+     */
+    public record Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm) {}
+
+    /** The size of each attention head: {@link Decoder#headDim} for a decoder, else hidden / heads. */
+    public int headDim() {
+        return variant.decoder() != null ? variant.decoder().headDim() : hiddenSize / numAttentionHeads;
     }
 
     /** Which half of a gated feed-forward's first projection (2F outputs) goes through the activation. */
@@ -112,16 +143,23 @@ public record EncoderConfig(
         if (relativeAttentionBuckets < 0 || relativeAttentionBuckets == 1)
             throw AttnException.badInput(
                     "relative_attention_num_buckets must be 0 or at least 2, got " + relativeAttentionBuckets);
-        if (hiddenSize % numAttentionHeads != 0)
+        if (variant == null) throw new IllegalArgumentException("variant is null");
+        Decoder dec = variant.decoder();
+        if (dec == null && hiddenSize % numAttentionHeads != 0)
             throw AttnException.badInput(
                     "hidden_size " + hiddenSize + " is not divisible by num_attention_heads " + numAttentionHeads);
+        if (dec != null) {
+            positive("head_dim", dec.headDim());
+            if (dec.kvHeads() <= 0 || numAttentionHeads % dec.kvHeads() != 0)
+                throw AttnException.badInput("num_attention_heads " + numAttentionHeads
+                        + " is not a multiple of num_key_value_heads " + dec.kvHeads());
+        }
         if (!(layerNormEps > 0)) throw AttnException.badInput("layer_norm_eps must be positive, got " + layerNormEps);
-        if (variant == null) throw new IllegalArgumentException("variant is null");
         if (variant.glu() != null) gluActivation(hiddenAct); // validates
         else activation(hiddenAct);
         Rotary rot = variant.rotary();
         if (rot != null) {
-            int d = hiddenSize / numAttentionHeads;
+            int d = dec != null ? dec.headDim() : hiddenSize / numAttentionHeads;
             if (rot.dims() < 2 || rot.dims() % 2 != 0 || rot.dims() > d)
                 throw AttnException.badInput("the rotary dims " + rot.dims() + " must be even, at least 2 and at most"
                         + " the head size " + d);

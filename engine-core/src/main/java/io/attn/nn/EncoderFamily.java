@@ -97,9 +97,13 @@ public interface EncoderFamily {
     EncoderFamily MPNET = new MpnetFamily();
     EncoderFamily GTE = new GteFamily();
     EncoderFamily NOMIC_BERT = new NomicBertFamily();
+    EncoderFamily QWEN3 = DecoderFamily.QWEN3;
+    EncoderFamily QWEN2 = DecoderFamily.QWEN2;
+    EncoderFamily MISTRAL = DecoderFamily.MISTRAL;
+    EncoderFamily LLAMA = DecoderFamily.LLAMA;
 
-    /** Every family the engine runs. */
-    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT);
+    /** Every family the engine runs: the encoders, then the decoder embedders ({@link DecoderModel}). */
+    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, QWEN3, QWEN2, MISTRAL, LLAMA);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {
@@ -171,7 +175,8 @@ public interface EncoderFamily {
     static Map<String, Tensor> encoderWeights(
             EncoderFamily family, Map<String, Tensor> raw, String source, List<String> keep) {
         String prefix = family.checkpointPrefix();
-        boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
+        String word = prefix + family.names().word();
+        boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings.") || k.equals(word));
         Map<String, Tensor> out = new LinkedHashMap<>();
         for (var e : raw.entrySet()) {
             String k = e.getKey();

@@ -61,10 +61,6 @@ public final class EncoderModel {
                 ? null
                 : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
                         .data();
-        FeedForward.Activation act = v.glu() == null ? EncoderConfig.activation(c.hiddenAct()) : null;
-        OpParams.Glu glu = v.glu() == null
-                ? null
-                : new OpParams.Glu(EncoderConfig.gluActivation(c.hiddenAct()), v.glu() == EncoderConfig.Glu.GATE_FIRST);
         LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), false, true);
         for (int i = 0; i < c.numHiddenLayers(); i++) {
             String p = n.layer(i);
@@ -83,15 +79,7 @@ public final class EncoderModel {
             }
             MultiheadAttention attn = new MultiheadAttention(
                     attnName, e, h, q, k, val, Linear.load(sd, p + n.attentionOutput(), e, e, v.outBias()));
-            Linear in;
-            if (glu == null) in = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
-            else if (n.ffnGate() == null) in = Linear.load(sd, p + n.ffnIn(), e, 2 * f, v.ffnInBias());
-            else { // separate up and gate projections: one [gate; up] (2F, E) matmul, the gate half activated
-                Linear up = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
-                Linear gate = Linear.load(sd, p + n.ffnGate(), e, f, v.ffnInBias());
-                in = Linear.concat(up.name() + "+gate", gate, up);
-            }
-            FeedForward ff = new FeedForward(in, Linear.load(sd, p + n.ffnOut(), f, e, v.ffnOutBias()), act, glu);
+            FeedForward ff = feedForward(sd, p, c);
             layers.add(new TransformerEncoderLayer(
                     lc,
                     attn,
@@ -102,10 +90,34 @@ public final class EncoderModel {
     }
 
     /**
+     * Layer {@code p}'s feed-forward block under the family's names: {@code act(dense_1(x))}, or gated from one (2F,
+     * E) projection, or from separate up and gate projections loaded as one [gate; up] (2F, E) matmul, the gate half
+     * activated. Shared by the encoders and {@link DecoderModel}.
+     */
+    static FeedForward feedForward(StateDict sd, String p, EncoderConfig c) {
+        EncoderFamily.Names n = c.names();
+        EncoderConfig.Variant v = c.variant();
+        int e = c.hiddenSize(), f = c.intermediateSize();
+        FeedForward.Activation act = v.glu() == null ? EncoderConfig.activation(c.hiddenAct()) : null;
+        OpParams.Glu glu = v.glu() == null
+                ? null
+                : new OpParams.Glu(EncoderConfig.gluActivation(c.hiddenAct()), v.glu() == EncoderConfig.Glu.GATE_FIRST);
+        Linear in;
+        if (glu == null) in = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
+        else if (n.ffnGate() == null) in = Linear.load(sd, p + n.ffnIn(), e, 2 * f, v.ffnInBias());
+        else {
+            Linear up = Linear.load(sd, p + n.ffnIn(), e, f, v.ffnInBias());
+            Linear gate = Linear.load(sd, p + n.ffnGate(), e, f, v.ffnInBias());
+            in = Linear.concat(up.name() + "+gate", gate, up); // float or int8
+        }
+        return new FeedForward(in, Linear.load(sd, p + n.ffnOut(), f, e, v.ffnOutBias()), act, glu);
+    }
+
+    /**
      * An embedding table: float, or int8 with {@code <name>_scale} and {@code <name>_zero_point} (one each, as ONNX
      * Runtime's dynamic quantization keeps them), looked up by {@link io.attn.graph.Op#QEMBEDDING}.
      */
-    private record Table(String name, Tensor table, float scale, int zeroPoint) {
+    record Table(String name, Tensor table, float scale, int zeroPoint) {
         static Table load(StateDict sd, String name, int rows, int e) {
             if (!sd.has(name + "_scale")) return new Table(name, sd.take(name, rows, e), 0f, 0);
             Tensor t = sd.takeInt8(name, rows, e);

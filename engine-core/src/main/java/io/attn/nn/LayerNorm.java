@@ -4,7 +4,7 @@ import io.attn.graph.Node;
 import io.attn.tensor.Tensor;
 
 /** {@code torch.nn.LayerNorm(E, eps, bias)} over the last dimension. State: {@code weight}, {@code bias}. */
-public record LayerNorm(String name, Tensor weight, Tensor bias, float eps) {
+public record LayerNorm(String name, Tensor weight, Tensor bias, float eps) implements Norm {
     public static LayerNorm load(StateDict sd, String prefix, int dim, float eps, boolean bias) {
         return new LayerNorm(
                 prefix.substring(0, prefix.length() - 1),
@@ -13,6 +13,7 @@ public record LayerNorm(String name, Tensor weight, Tensor bias, float eps) {
                 eps);
     }
 
+    @Override
     public Node forward(Forward f, Node x) {
         Node w = f.g.constant(name + ".weight", weight);
         Node b = bias == null ? null : f.g.constant(name + ".bias", bias);

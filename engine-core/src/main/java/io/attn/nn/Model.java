@@ -52,6 +52,9 @@ public final class Model implements AutoCloseable {
 
         /** A text encoder; {@code head} its sequence-classification head, or null. */
         record Encoder(EncoderModel m, ClassifierHead.Loaded head) implements Root {}
+
+        /** A decoder embedder's transformer (causal, no head). */
+        record CausalEncoder(DecoderModel m) implements Root {}
     }
 
     private Model(ModelConfig config, Root root) {
@@ -79,6 +82,13 @@ public final class Model implements AutoCloseable {
                                 new TransformerEncoder(sd, "encoder.", c.layer(), c.numEncoderLayers(), true),
                                 new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true));
                     case BertModel -> {
+                        if (c.encoder().variant().decoder() != null) {
+                            if (c.head() != null)
+                                throw AttnException.badInput(
+                                        sd.source() + ": a " + c.encoder().modelType()
+                                                + " sequence-classification head is not supported (embeddings only)");
+                            yield new Root.CausalEncoder(new DecoderModel(sd, c.encoder()));
+                        }
                         EncoderModel m = new EncoderModel(sd, c.encoder());
                         ClassifierHead.Loaded head = c.head() == null
                                 ? null
@@ -117,8 +127,8 @@ public final class Model implements AutoCloseable {
      * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
      */
     public boolean runsRaggedBatches(Backend backend) {
-        return root instanceof Root.Encoder(EncoderModel m, var h)
-                && !m.takesPositionBias()
+        return (root instanceof Root.Encoder(EncoderModel m, var h) && !m.takesPositionBias()
+                        || root instanceof Root.CausalEncoder)
                 && supportsRaggedBatches(backend);
     }
 
@@ -157,8 +167,8 @@ public final class Model implements AutoCloseable {
             AttentionWeights weights,
             DoubleConsumer progress) {
         if (!config.takesTokenIds()) throw new IllegalStateException(config.kind() + " takes embeddings: run");
-        EncoderModel encoder = ((Root.Encoder) root).m();
-        if (segments != null && encoder.takesPositionBias())
+        EncoderModel encoder = root instanceof Root.Encoder e ? e.m() : null; // null: a decoder embedder
+        if (segments != null && encoder != null && encoder.takesPositionBias())
             throw AttnException.badInput(config.encoder().modelType()
                     + " adds a relative position bias to its attention: it takes padded batches, not ragged ones");
         int b = ids.dim(0), len = ids.dim(1);
@@ -174,7 +184,7 @@ public final class Model implements AutoCloseable {
             masks.put(KEY_PADDING, new Signature.MaskSig(keyPadding.shape(), true));
             feeds.put(KEY_PADDING, keyPadding);
         }
-        if (encoder.takesPositionBias()) {
+        if (encoder != null && encoder.takesPositionBias()) {
             Tensor bias = encoder.positionBias(len);
             masks.put(EncoderModel.POSITION_BIAS, new Signature.MaskSig(bias.shape(), false));
             feeds.put(EncoderModel.POSITION_BIAS, bias);
@@ -183,7 +193,7 @@ public final class Model implements AutoCloseable {
         feeds.put(EncoderModel.POSITIONS, Tensor.of(positions, b, len));
         if (config.encoder().typeVocabSize() > 0)
             feeds.put(EncoderModel.TOKEN_TYPES, tokenTypes != null ? tokenTypes : Tensor.zeros(b, len));
-        ClassifierHead.Loaded head = ((Root.Encoder) root).head();
+        ClassifierHead.Loaded head = root instanceof Root.Encoder e ? e.head() : null;
         if (head != null) feeds.put(ClassifierHead.SELECT, firstTokens(b, len, segments));
         Signature s = new Signature(ids.shape(), null, null, masks, false, false, weights, segments);
         Outputs out = execute(backend, s, feeds, progress);
@@ -276,6 +286,18 @@ public final class Model implements AutoCloseable {
                                 : g.input(ClassifierHead.SELECT, b, 1, len);
                         yield head.forward(f, hidden, select);
                     }
+                    case Root.CausalEncoder(DecoderModel m) ->
+                        m.forward(
+                                f,
+                                x,
+                                g.input(EncoderModel.POSITIONS, k.input()),
+                                k.segments() != null
+                                        ? Masks.segments(
+                                                k.segments().stream()
+                                                        .mapToInt(Integer::intValue)
+                                                        .toArray(),
+                                                true)
+                                        : Masks.keyPadding(nodes.get(KEY_PADDING), true));
                 };
         List<Node> outputs = new ArrayList<>();
         outputs.add(out);

@@ -159,7 +159,21 @@ public record ModelConfig(
                             "rope_theta",
                             Double.parseDouble(Float.toString(v.rotary().theta())));
                     m.put("rotary_dims", v.rotary().dims());
-                    m.put("head_dim", encoder.hiddenSize() / encoder.numAttentionHeads());
+                    m.put("head_dim", encoder.headDim());
+                }
+                EncoderConfig.Decoder dec = v.decoder();
+                if (dec != null) {
+                    m.put("architecture", "decoder: causal attention, pre-norm RMSNorm layers, final RMSNorm");
+                    m.put("num_key_value_heads", dec.kvHeads());
+                    m.put(
+                            "attention",
+                            dec.kvHeads() == 1
+                                    ? "multi-query (1 key/value head)"
+                                    : dec.kvHeads() < encoder.numAttentionHeads()
+                                            ? "grouped-query (" + encoder.numAttentionHeads() / dec.kvHeads()
+                                                    + " query heads per key/value head)"
+                                            : "multi-head");
+                    m.put("qk_norm", dec.qkNorm());
                 }
                 if (v.glu() != null)
                     m.put(

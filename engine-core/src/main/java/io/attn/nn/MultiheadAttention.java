@@ -19,7 +19,9 @@ public final class MultiheadAttention {
     private final String name;
     private final int embedDim;
     private final int numHeads;
+    private final int kvHeads, headDim; // grouped-query attention: K/V heads (a divisor of numHeads), head size
     private final Linear q, k, v, out;
+    private final RmsNorm qNorm, kNorm; // Qwen3's per-head RMSNorm of queries and keys before RoPE; null: none
 
     /** Loads from {@code sd} under {@code prefix} (e.g. {@code "layers.0.self_attn."}, or {@code ""}). */
     public MultiheadAttention(StateDict sd, String prefix, int embedDim, int numHeads, boolean bias) {
@@ -29,6 +31,10 @@ public final class MultiheadAttention {
         this.name = prefix.isEmpty() ? "attn" : prefix.substring(0, prefix.length() - 1);
         this.embedDim = embedDim;
         this.numHeads = numHeads;
+        this.kvHeads = numHeads;
+        this.headDim = embedDim / numHeads;
+        this.qNorm = null;
+        this.kNorm = null;
         int e = embedDim;
         Tensor w = sd.take(prefix + "in_proj_weight", 3 * e, e);
         Tensor b = sd.takeIf(bias, prefix + "in_proj_bias", 3 * e);
@@ -49,10 +55,48 @@ public final class MultiheadAttention {
         this.name = name;
         this.embedDim = embedDim;
         this.numHeads = numHeads;
+        this.kvHeads = numHeads;
+        this.headDim = embedDim / numHeads;
         this.q = q;
         this.k = k;
         this.v = v;
         this.out = out;
+        this.qNorm = null;
+        this.kNorm = null;
+    }
+
+    /**
+     * Grouped-query attention (a decoder's {@code self_attn}): {@code q} (H D, E), {@code k} and {@code v} (Hkv D, E)
+     * with {@code Hkv} dividing H, each query head reading K/V head {@code h / (H / Hkv)} (the ATTENTION op's grouping,
+     * no K/V copy), {@code out} (E, H D); {@code qNorm} / {@code kNorm} (D) an RMSNorm of each query / key head before
+     * the rotation (Qwen3), or null. Only {@link #forwardRotary} runs it.
+     */
+    MultiheadAttention(
+            String name,
+            int embedDim,
+            int numHeads,
+            int kvHeads,
+            int headDim,
+            Linear q,
+            Linear k,
+            Linear v,
+            Linear out,
+            RmsNorm qNorm,
+            RmsNorm kNorm) {
+        if (embedDim <= 0 || numHeads <= 0 || kvHeads <= 0 || headDim <= 0 || numHeads % kvHeads != 0)
+            throw AttnException.shape("hidden size " + embedDim + ", " + numHeads + " heads of " + headDim + ", "
+                    + kvHeads + " key/value heads: the heads must be a multiple of the key/value heads (" + name + ")");
+        this.name = name;
+        this.embedDim = embedDim;
+        this.numHeads = numHeads;
+        this.kvHeads = kvHeads;
+        this.headDim = headDim;
+        this.q = q;
+        this.k = k;
+        this.v = v;
+        this.out = out;
+        this.qNorm = qNorm;
+        this.kNorm = kNorm;
     }
 
     public int embedDim() {
@@ -89,16 +133,20 @@ public final class MultiheadAttention {
     /**
      * Self-attention of {@code x (B, L, E)} with rotary positions: the first {@code rotary.dims()} of each head's
      * query and key rotated (rotate-half, base {@code rotary.theta()}) by the position ids {@code positions (B, L)}
-     * before the scores (transformers' {@code apply_rotary_pos_emb}). Returns {@code (B, L, E)}.
+     * before the scores (transformers' {@code apply_rotary_pos_emb}); with grouped K/V heads and q/k norms when built
+     * so. Returns {@code (B, L, E)}.
      */
     public Node forwardRotary(Forward f, Node x, Masks masks, EncoderConfig.Rotary rotary, Node positions) {
         GraphBuilder g = f.g;
         if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
             throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim);
-        Node qh = g.rope(q.forwardHeads(f, x, numHeads), positions, rotary.theta(), rotary.dims(), 0);
-        Node kh = g.rope(k.forwardHeads(f, x, numHeads), positions, rotary.theta(), rotary.dims(), 0);
-        Node vh = v.forwardHeads(f, x, numHeads);
-        float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
+        Node qh = q.forwardHeads(f, x, numHeads), kh = k.forwardHeads(f, x, kvHeads);
+        if (qNorm != null) qh = qNorm.forward(f, qh);
+        if (kNorm != null) kh = kNorm.forward(f, kh);
+        qh = g.rope(qh, positions, rotary.theta(), rotary.dims(), 0);
+        kh = g.rope(kh, positions, rotary.theta(), rotary.dims(), 0);
+        Node vh = v.forwardHeads(f, x, kvHeads);
+        float scale = (float) (1.0 / Math.sqrt(headDim));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
     }

@@ -1,5 +1,6 @@
 package io.attn.nn;
 
+import io.attn.AttnException;
 import io.attn.engine.AttentionWeights;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
@@ -22,6 +23,9 @@ public final class ScaledDotProductAttention {
         float sc = Float.isNaN(scale) ? (float) (1.0 / Math.sqrt(q.shape().dim(3))) : scale;
         if (f.weights == AttentionWeights.NONE)
             return g.attention(q, k, v, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
+        if (k.shape().dim(1) != q.shape().dim(1))
+            throw AttnException.badInput(name + ": attention weights are not available with grouped-query attention ("
+                    + q.shape().dim(1) + " query heads over " + k.shape().dim(1) + " key/value heads)");
         // PyTorch order: (q k^T) * scale, then the masks, then softmax (the weights)
         Node p = g.attentionWeights(q, k, sc, masks.spec(), masks.attnMask(), masks.keyPadding());
         f.weightNodes.put(name, f.weights == AttentionWeights.AVERAGED ? g.mean(p, 1) : p);

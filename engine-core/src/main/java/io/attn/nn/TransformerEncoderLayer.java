@@ -17,7 +17,7 @@ public final class TransformerEncoderLayer {
     private final LayerConfig config;
     private final MultiheadAttention selfAttn;
     private final FeedForward ff;
-    private final LayerNorm norm1, norm2;
+    private final Norm norm1, norm2;
 
     public TransformerEncoderLayer(StateDict sd, String prefix, LayerConfig c) {
         this.config = c;
@@ -27,9 +27,11 @@ public final class TransformerEncoderLayer {
         norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
     }
 
-    /** Built from parts (a model whose checkpoint names its pieces otherwise, such as {@link EncoderModel}). */
-    TransformerEncoderLayer(
-            LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, LayerNorm norm1, LayerNorm norm2) {
+    /**
+     * Built from parts (a model whose checkpoint names its pieces otherwise, such as {@link EncoderModel} and, with
+     * RMSNorm and pre-norm, {@link DecoderModel}).
+     */
+    TransformerEncoderLayer(LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, Norm norm1, Norm norm2) {
         this.config = c;
         this.selfAttn = selfAttn;
         this.ff = ff;

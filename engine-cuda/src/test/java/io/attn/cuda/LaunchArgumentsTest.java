@@ -306,6 +306,49 @@ class LaunchArgumentsTest {
         assertEquals(List.<Number>of(scratch, scratch, 3, 4, 5, 0.5f, 0, addr(mask), 2, 0, 0, 0L, 0), sm.values());
     }
 
+    /**
+     * Grouped-query attention: every path passes the K/V heads after H, and the unfused path runs its GEMMs over B *
+     * Hkv batches of (H / Hkv) * L query rows (the query heads of one K/V head are consecutive), K/V read in place.
+     */
+    @Test
+    void groupedQueryAttentionPassesTheKvHeadsAndBatchesTheGemmsByKvHead() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 2, 6, 4, 8), k = g.input("k", 2, 2, 5, 8), v = g.input("v", 2, 2, 5, 6);
+        Node o = g.attention(q, k, v, 0.5f, MaskSpec.CAUSAL, null, null);
+        run(g, o, false);
+        Gemm s = rec.gemms.get(0), pv = rec.gemms.get(1);
+        long scratch = s.c();
+        // scores: B*Hkv = 4 batches of (3*4 = 12) x 5, Q rows of 3 heads each; K (5 x 8) per K/V head
+        assertEquals(new Gemm(false, true, 12, 5, 8, 1f, addr(q), 8, 96, addr(k), 8, 40, scratch, 5, 60, 4), s);
+        assertEquals(new Gemm(false, false, 12, 6, 5, 1f, scratch, 5, 60, addr(v), 6, 30, addr(o), 6, 72, 4), pv);
+        rec.launches.clear();
+        rec.gemms.clear();
+        run(g, o, true);
+        assertEquals(Kernel.ATTENTION_F32, rec.launches.getFirst().entry());
+        assertEquals(
+                List.<Number>of(addr(q), addr(k), addr(v), addr(o), 2, 6, 2, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, 0L, 0),
+                rec.launches.getFirst().values());
+        // bf16 FA2: only the Hkv heads of k and v are converted
+        GraphBuilder g2 = new GraphBuilder();
+        Node q2 = g2.input("q", 1, 8, 70, 64), k2 = g2.input("k", 1, 1, 50, 64);
+        Node o2 = g2.attention(q2, k2, k2, Float.NaN, MaskSpec.NONE, null, null);
+        rec.launches.clear();
+        run(g2, o2, "flash", Precision.BF16, 80);
+        assertEquals(
+                List.of(8L * 70 * 64, 50L * 64, 50L * 64),
+                rec.launches.subList(0, 3).stream().map(c -> c.values().get(2)).toList());
+        assertEquals(8, rec.launches.get(3).values().get(5)); // H
+        assertEquals(1, rec.launches.get(3).values().get(6)); // HKV
+        assertEquals(
+                Attention.sixteenBitScratch(1, 8, 1, 70, 50, 64),
+                Attention.scratch(
+                        Attention.Path.FLASH,
+                        Precision.BF16,
+                        80,
+                        null,
+                        g2.build(o2).nodes().getLast()));
+    }
+
     @Test
     void fusedAttentionPassesShapesAndMasks() {
         GraphBuilder g = new GraphBuilder();
@@ -319,7 +362,7 @@ class LaunchArgumentsTest {
         assertEquals(6, l.gx()); // 24 rows, 4 per block of 128 threads
         assertEquals(
                 List.<Number>of(
-                        addr(q), addr(k), addr(v), addr(o), 2, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1),
+                        addr(q), addr(k), addr(v), addr(o), 2, 3, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1),
                 l.values());
     }
 
@@ -335,10 +378,26 @@ class LaunchArgumentsTest {
         assertEquals(Kernel.FLASH_F32_D64, l.entry());
         assertEquals(2 * 3 * 3, l.gx()); // ceil(70 / 32) query tiles per (b, h)
         assertEquals(128, l.threads());
-        // q, k, v, o, B, H, L, S, scale, causal, mask, kind, strideB (H broadcast: 1 * L * S), strideH, kpm, kind
+        // q, k, v, o, B, H, HKV, L, S, scale, causal, mask, kind, strideB (H broadcast: 1 * L * S), strideH, kpm, kind
         assertEquals(
                 List.<Number>of(
-                        addr(q), addr(k), addr(v), addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                        addr(q),
+                        addr(k),
+                        addr(v),
+                        addr(o),
+                        2,
+                        3,
+                        3,
+                        70,
+                        5,
+                        0.5f,
+                        1,
+                        addr(mask),
+                        1,
+                        350,
+                        0,
+                        addr(kpm),
+                        2),
                 l.values());
         rec.launches.clear();
         // bf16 on sm_80: q, k, v converted to 16 bits into the planned scratch, then the default FA2 kernel
@@ -369,7 +428,7 @@ class LaunchArgumentsTest {
         assertEquals(128, l.threads());
         assertEquals(2 * (128 * 64 + 4 * 64 * 64), l.smem());
         assertEquals(
-                List.<Number>of(q16, k16, v16, addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                List.<Number>of(q16, k16, v16, addr(o), 2, 3, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
                 l.values());
         rec.launches.clear();
         // the older tensor-core kernel stays reachable by name (fp32 inputs, no conversion, static shared memory)
@@ -417,7 +476,7 @@ class LaunchArgumentsTest {
                     v.kernel().entry());
             assertTrue(v.smem() <= 227 * 1024, v + ": more shared memory than an sm_80 / sm_90 block may have");
             assertEquals(80, v.kernel().minCapability());
-            assertEquals(16, Kernels.params(v.kernel()).size(), v.kernel().entry() + " parameters");
+            assertEquals(17, Kernels.params(v.kernel()).size(), v.kernel().entry() + " parameters");
         }
         for (Kernel k : Kernel.in("flash_attention_fa2"))
             if (k != Kernel.F32_TO_BF16 && k != Kernel.F32_TO_F16)
@@ -523,7 +582,23 @@ class LaunchArgumentsTest {
         assertEquals(128, l.threads());
         assertEquals(
                 List.<Number>of(
-                        addr(q), addr(k), addr(v), addr(o), 2, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                        addr(q),
+                        addr(k),
+                        addr(v),
+                        addr(o),
+                        2,
+                        3,
+                        3,
+                        70,
+                        5,
+                        0.5f,
+                        1,
+                        addr(mask),
+                        1,
+                        350,
+                        0,
+                        addr(kpm),
+                        2),
                 l.values());
         // a named entry: its rows and warps
         rec.launches.clear();

@@ -82,6 +82,20 @@ final class MaskCases {
             },
             (c, b, h, l, s) -> c.normalT(1.0, b, s));
 
+    /**
+     * A decoder batch padded on the left: causal, and sequence b has its first {@code 2b} keys padded (bool), so the
+     * first {@code 2b} queries of it see no key at all (all-masked rows: zeros).
+     */
+    static final Masking CAUSAL_LEFT_PADDING = new Masking(
+            "all-masked rows: causal+left key padding",
+            spec(true, MaskKind.NONE, MaskKind.BOOL),
+            null,
+            (c, b, h, l, s) -> {
+                Tensor t = Tensor.zeros(b, s);
+                for (int i = 0; i < b; i++) for (int j = 0; j < Math.min(s - 1, 2 * i); j++) t.set(1f, i, j);
+                return t;
+            });
+
     static final List<Masking> ALL = List.of(
             new Masking("none", MaskSpec.NONE, null, null),
             new Masking("causal", MaskSpec.CAUSAL, null, null),

@@ -567,6 +567,83 @@ public final class ParityCases {
         }
         attentionTiles(all);
         raggedAttention(all);
+        groupedQueryAttention(all);
+    }
+
+    /**
+     * Grouped-query attention: k, v with {@code Hkv} heads shared by groups of {@code H / Hkv} query heads (query head
+     * h reads K/V head h / (H / Hkv), PyTorch's {@code repeat_interleave} / {@code enable_gqa=True}); groups of 2 and
+     * 4 and multi-query attention (Hkv = 1), with causal masking, key padding on the right and on the left (a decoder
+     * batch), per-query-head masks, odd lengths, a decoding step, two query tiles, head dims 64 and 128 (the flash
+     * kernels, inputs uniform in [-1, 1] as {@link #TILES_16_BIT} assumes), a small head dim with Dv != D (the
+     * fused/unfused CUDA paths) and ragged batches.
+     */
+    private static void groupedQueryAttention(List<ParityCase> all) {
+        // label, B, H, Hkv, L, S, D, masking
+        record G(String label, int b, int h, int hkv, int l, int s, int d, MaskCases.Masking m) {}
+        List<G> gs = List.of(
+                new G("group 2", 2, 4, 2, 37, 45, 64, MaskCases.ALL.get(0)),
+                new G("group 4 causal", 2, 8, 2, 33, 33, 128, MaskCases.ALL.get(1)),
+                new G("MQA key padding bool", 2, 4, 1, 20, 70, 64, MaskCases.ALL.get(8)),
+                new G(
+                        "group 2 all-masked rows: causal+left padding",
+                        3,
+                        4,
+                        2,
+                        23,
+                        23,
+                        64,
+                        MaskCases.CAUSAL_LEFT_PADDING),
+                new G(
+                        "group 4 all-masked rows: causal+left padding",
+                        3,
+                        8,
+                        2,
+                        19,
+                        19,
+                        128,
+                        MaskCases.CAUSAL_LEFT_PADDING),
+                new G("group 3 bool(B,H,L,S)", 2, 6, 2, 9, 66, 64, MaskCases.ALL.get(5)),
+                new G(
+                        "group 2 all-masked rows: causal+additive(1,H,L,S)+additive padding",
+                        2,
+                        6,
+                        3,
+                        35,
+                        35,
+                        128,
+                        MaskCases.ALL.get(11)),
+                new G("MQA decode step causal+bool(L,S)+key padding", 2, 8, 1, 1, 65, 64, MaskCases.ALL.get(10)),
+                new G("group 2 causal 2 query tiles", 1, 4, 2, 150, 140, 128, MaskCases.ALL.get(1)),
+                new G("MQA causal 2 query tiles", 1, 4, 1, 130, 130, 64, MaskCases.ALL.get(1)));
+        for (G t : gs) {
+            CaseBuilder c = new CaseBuilder("attention gqa " + t.label() + " B" + t.b() + " H" + t.h() + " Hkv"
+                    + t.hkv() + " L" + t.l() + " S" + t.s() + " D" + t.d());
+            Node q = c.in("q", c.uniformT(-1, 1, t.b(), t.h(), t.l(), t.d()));
+            Node k = c.in("k", c.uniformT(-1, 1, t.b(), t.hkv(), t.s(), t.d()));
+            Node v = c.in("v", c.uniformT(-1, 1, t.b(), t.hkv(), t.s(), t.d()));
+            Node am = t.m().attnNode(c, t.b(), t.h(), t.l(), t.s()), kp = t.m().padNode(c, t.b(), t.h(), t.l(), t.s());
+            all.add(c.done(
+                    c.g.attention(q, k, v, Float.NaN, t.m().spec(), am, kp),
+                    FP32,
+                    "fp32: scores of D <= 128 terms in [-1, 1], outputs convex combinations of S <= 150 rows of v;"
+                            + " 16 bits: see TILES_16_BIT",
+                    TILES_16_BIT));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("attention gqa group 3 causal B2 H6 Hkv2 L5 S7 D8 Dv5");
+            Node q = c.normal("q", 2, 6, 5, 8), k = c.normal("k", 2, 2, 7, 8), v = c.normal("v", 2, 2, 7, 5);
+            all.add(c.done(c.g.attention(q, k, v, Float.NaN, MaskSpec.CAUSAL, null, null), FP32, FP32_WHY));
+        }
+        for (boolean causal : new boolean[] {false, true}) {
+            CaseBuilder c =
+                    new CaseBuilder("attention gqa ragged [70, 3, 9]" + (causal ? " causal" : "") + " B1 H4 Hkv2 D32");
+            Node q = c.normal("q", 1, 4, 82, 32), k = c.normal("k", 1, 2, 82, 32), v = c.normal("v", 1, 2, 82, 32);
+            all.add(c.done(
+                    c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(causal, 70, 3, 9), null, null),
+                    FP32,
+                    FP32_WHY));
+        }
     }
 
     /**

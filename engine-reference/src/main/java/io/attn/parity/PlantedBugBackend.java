@@ -39,7 +39,8 @@ public final class PlantedBugBackend implements Backend {
         ATTENTION_READS_64_DIMS, // q.k over the first 64 components only (a kernel holding 64 floats of a query)
         RMS_NORM_EPS_OUTSIDE_SQRT, // x / (sqrt(mean(x^2)) + eps): differs where eps is not small against mean(x^2)
         ROPE_INTERLEAVED, // GPT-J's layout: pairs (2i, 2i+1) instead of transformers' rotate-half (i, i + R/2)
-        GLU_ACTIVATES_FIRST_HALF // ignores which half is activated: always act(x[..., :F]) * x[..., F:]
+        GLU_ACTIVATES_FIRST_HALF, // ignores which half is activated: always act(x[..., :F]) * x[..., F:]
+        GQA_HEAD_MODULO // grouped-query attention: query head h reads K/V head h % Hkv (repeat, not repeat_interleave)
     }
 
     record Buf(float[] a) implements Buffer {
@@ -470,27 +471,29 @@ public final class PlantedBugBackend implements Backend {
         OpParams.Attention p = n.params(OpParams.Attention.class);
         Shape sq = n.input(0).shape(), sv = n.input(2).shape();
         int bN = sq.dim(0), hN = sq.dim(1), lN = sq.dim(2), dN = sq.dim(3), sN = sv.dim(2), dv = sv.dim(3);
+        int hkv = sv.dim(1), group = hN / hkv;
         float[] row = new float[sN];
         for (int b = 0; b < bN; b++)
             for (int h = 0; h < hN; h++) {
                 int bh = b * hN + h;
+                int kvh = b * hkv + (bug == Breakage.GQA_HEAD_MODULO ? h % hkv : h / group); // K/V (b, head)
                 for (int i = 0; i < lN; i++) {
                     int dots = bug == Breakage.ATTENTION_READS_64_DIMS ? Math.min(dN, 64) : dN;
                     for (int j = 0; j < sN; j++) {
                         float dot = 0f;
                         for (int d = 0; d < dots; d++)
-                            dot += in[0][(bh * lN + i) * dN + d] * in[1][(bh * sN + j) * dN + d];
+                            dot += in[0][(bh * lN + i) * dN + d] * in[1][(kvh * sN + j) * dN + d];
                         row[j] = p.scale() * dot;
                     }
                     if (p.mask().any()) mask(n, p.mask(), in, 3, row, b, h, i);
                     if (bug == Breakage.ATTENTION_TILES_NOT_RESCALED) {
-                        unrescaledTiles(row, in[2], bh * sN * dv, dv, o, (bh * lN + i) * dv);
+                        unrescaledTiles(row, in[2], kvh * sN * dv, dv, o, (bh * lN + i) * dv);
                         continue;
                     }
                     softmaxRow(row);
                     for (int c = 0; c < dv; c++) {
                         float acc = 0f;
-                        for (int j = 0; j < sN; j++) acc += row[j] * in[2][(bh * sN + j) * dv + c];
+                        for (int j = 0; j < sN; j++) acc += row[j] * in[2][(kvh * sN + j) * dv + c];
                         o[(bh * lN + i) * dv + c] = acc;
                     }
                 }

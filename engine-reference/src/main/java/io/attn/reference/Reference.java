@@ -469,24 +469,25 @@ public final class Reference {
         OpParams.Attention p = n.params(OpParams.Attention.class);
         Shape sq = n.input(0).shape(), sv = n.input(2).shape();
         int bN = sq.dim(0), hN = sq.dim(1), lN = sq.dim(2), dN = sq.dim(3), sN = sv.dim(2), dv = sv.dim(3);
+        int group = hN / sv.dim(1); // grouped-query attention: query head h reads K/V head h / group
         double[] q = in[0], k = in[1], v = in[2];
         double[] out = new double[bN * hN * lN * dv];
         Masks masks = p.mask().any() ? new Masks(n, p.mask(), in, 3) : null;
         double[] row = new double[sN];
         for (int b = 0; b < bN; b++)
             for (int h = 0; h < hN; h++) {
-                int bh = b * hN + h;
+                int bh = b * hN + h, kvh = b * (hN / group) + h / group;
                 for (int i = 0; i < lN; i++) {
                     for (int j = 0; j < sN; j++) {
                         double dot = 0;
-                        for (int d = 0; d < dN; d++) dot += q[(bh * lN + i) * dN + d] * k[(bh * sN + j) * dN + d];
+                        for (int d = 0; d < dN; d++) dot += q[(bh * lN + i) * dN + d] * k[(kvh * sN + j) * dN + d];
                         row[j] = (double) p.scale() * dot;
                     }
                     if (masks != null) masks.apply(row, b, h, i);
                     softmaxRow(row);
                     for (int c = 0; c < dv; c++) {
                         double acc = 0;
-                        for (int j = 0; j < sN; j++) acc += row[j] * v[(bh * sN + j) * dv + c];
+                        for (int j = 0; j < sN; j++) acc += row[j] * v[(kvh * sN + j) * dv + c];
                         out[(bh * lN + i) * dv + c] = acc;
                     }
                 }

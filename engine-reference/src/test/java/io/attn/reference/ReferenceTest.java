@@ -3,6 +3,7 @@ package io.attn.reference;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
@@ -142,6 +143,34 @@ class ReferenceTest {
         Tensor vals = Tensor.of(new float[] {3, 7}, 1, 1, 2, 1);
         // row 0: zero output; row 1 sees key 0 only: output v[0] = 3
         assertArrayEquals(new double[] {0, 3}, run1(gr, Map.of("q", ones, "k", ones, "v", vals)), TIGHT);
+    }
+
+    /**
+     * Grouped-query attention: with one key, each query head's output is its K/V head's value row. H = 4 query heads
+     * over Hkv = 2: heads 0, 1 read K/V head 0 and heads 2, 3 read head 1 (PyTorch's repeat_interleave, {@code
+     * enable_gqa=True}), not 0, 1, 0, 1 (repeat).
+     */
+    @Test
+    void groupedQueryAttentionSharesEachKvHeadWithConsecutiveQueryHeads() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 4, 1, 1), k = g.input("k", 1, 2, 1, 1), v = g.input("v", 1, 2, 1, 1);
+        Graph gr = g.build(g.attention(q, k, v, Float.NaN, MaskSpec.NONE, null, null));
+        double[] r = run1(
+                gr,
+                Map.of(
+                        "q", Tensor.of(new float[] {1, 2, 3, 4}, 1, 4, 1, 1),
+                        "k", Tensor.of(new float[] {1, 1}, 1, 2, 1, 1),
+                        "v", Tensor.of(new float[] {10, 20}, 1, 2, 1, 1)));
+        assertArrayEquals(new double[] {10, 10, 20, 20}, r, TIGHT);
+    }
+
+    @Test
+    void queryHeadsThatAreNotAMultipleOfKvHeadsAreAShapeError() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 3, 2, 8), k = g.input("k", 1, 2, 2, 8);
+        RuntimeException e =
+                assertThrows(RuntimeException.class, () -> g.attention(q, k, k, Float.NaN, MaskSpec.NONE, null, null));
+        assertTrue(e.getMessage().contains("3 heads, which is not a multiple of k/v's 2 heads"), e.getMessage());
     }
 
     @Test

@@ -31,6 +31,9 @@ import jdk.incubator.vector.VectorSpecies;
  * block's last query and skips rows above each tile. A row whose keys are all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
  *
+ * <p>Grouped-query attention (K/V with {@code Hkv} heads, {@code H % Hkv == 0}): a query head's tasks read the keys
+ * and values of head {@code h / (H / Hkv)} of the same batch item in place, so K/V are never copied.
+ *
  * <p>Every row's result depends only on its own index and the tile grid, never on the block size or the thread count,
  * so outputs are bitwise identical for any number of threads.
  */
@@ -107,8 +110,10 @@ public final class Attention {
                 sv = node.input(2).shape();
         int b = sq.dim(0), h = sq.dim(1), l = sq.dim(2), d = sq.dim(3), s = sk.dim(2), dv = sv.dim(3);
         float scale = p.scale();
+        // grouped-query attention: query head hh reads K/V head hh / group of its batch item (group 1: plain)
+        int hkv = sk.dim(1), group = h / hkv;
         if (p.mask().segmented()) {
-            segmented(par, p, b * h, l, d, dv, in, out);
+            segmented(par, p, b * h, h, hkv, l, d, dv, in, out);
             return;
         }
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
@@ -118,7 +123,8 @@ public final class Attention {
         int qBlocks = (l + br - 1) / br;
         par.forEach(b * h * qBlocks, t -> {
             int bh = t / qBlocks;
-            block(bh, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out, bh * l, bh * s);
+            int kvh = bh / h * hkv + bh % h / group;
+            block(bh, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out, bh * l, kvh * s);
         });
     }
 
@@ -128,7 +134,16 @@ public final class Attention {
      * exactly what the sequence alone gets, on the fast path (no mask inputs).
      */
     private static void segmented(
-            Parallel par, OpParams.Attention p, int planes, int t, int d, int dv, float[][] in, float[] out) {
+            Parallel par,
+            OpParams.Attention p,
+            int planes,
+            int heads,
+            int kvHeads,
+            int t,
+            int d,
+            int dv,
+            float[][] in,
+            float[] out) {
         int[] len = p.mask().segmentLengths();
         int[] start = new int[len.length];
         for (int g = 1; g < len.length; g++) start[g] = start[g - 1] + len[g - 1];
@@ -146,8 +161,9 @@ public final class Attention {
         par.forEach(planes * perPlane, task -> {
             int bh = task / perPlane, i = task % perPlane, g = seq[i];
             int base = bh * t + start[g];
+            int kvBase = (bh / heads * kvHeads + bh % heads / (heads / kvHeads)) * t + start[g];
             // heads = 1: the batch and head indices only address mask inputs, and a ragged batch has none
-            block(bh, from[i], br, 1, len[g], len[g], d, dv, p.scale(), masks, in[0], in[1], in[2], out, base, base);
+            block(bh, from[i], br, 1, len[g], len[g], d, dv, p.scale(), masks, in[0], in[1], in[2], out, base, kvBase);
         });
     }
 

@@ -140,7 +140,16 @@ public final class Attention {
 
     /** Floats of scratch the converted 16-bit q (B,H,L,D), k and v (B,H,S,D) take, each 16-byte aligned. */
     public static long sixteenBitScratch(int b, int h, int l, int s, int d) {
-        return ((long) b * h * d * (l + 2L * s) + 1) / 2; // D is 64 or 128: every tensor is a multiple of 64 halves
+        return sixteenBitScratch(b, h, h, l, s, d);
+    }
+
+    /**
+     * Floats of scratch the converted 16-bit q (B,H,L,D), k and v (B,Hkv,S,D) take (grouped-query attention: K/V
+     * keep their {@code Hkv} heads), each 16-byte aligned.
+     */
+    public static long sixteenBitScratch(int b, int h, int hkv, int l, int s, int d) {
+        // D is 64 or 128: every tensor is a multiple of 64 halves
+        return ((long) b * d * ((long) h * l + 2L * hkv * s) + 1) / 2;
     }
 
     /** Which attention kernel the {@code attention} option asks for. */
@@ -297,7 +306,7 @@ public final class Attention {
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
-        int b = q.dim(0), h = q.dim(1), l = q.dim(2), d = q.dim(3), s = kv.dim(2), dv = vs.dim(3);
+        int b = q.dim(0), h = q.dim(1), l = q.dim(2), d = q.dim(3), s = kv.dim(2), dv = vs.dim(3), hkv = kv.dim(1);
         if ((long) b * h * l * dv == 0 || s == 0) return 0;
         boolean flash = path == Path.FLASH
                 && flashKernel(precision, capability, d, dv, false) != null
@@ -305,7 +314,7 @@ public final class Attention {
         boolean fused = path == Path.FUSED && d <= FUSED_MAX_D && dv <= FUSED_MAX_D;
         if (flash) {
             Variant v = sixteenBit(precision, capability, d, dv, variant);
-            return v != null && v.in16() ? sixteenBitScratch(b, h, l, s, d) : 0;
+            return v != null && v.in16() ? sixteenBitScratch(b, h, hkv, l, s, d) : 0;
         }
         return fused ? 0 : (long) b * h * l * s;
     }
@@ -333,6 +342,8 @@ public final class Attention {
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
         int b = q.dim(0), h = q.dim(1), l = q.dim(2), d = q.dim(3), s = kv.dim(2), dv = vs.dim(3);
+        // grouped-query attention: K/V have hkv heads; query head h reads K/V head h / (H / hkv), in place
+        int hkv = kv.dim(1), group = h / hkv;
         long outN = (long) b * h * l * dv;
         if (outN == 0) return;
         if (s == 0) { // no keys: every row fully masked -> zeros
@@ -341,7 +352,7 @@ public final class Attention {
         }
         Variant v16 = path == Path.FLASH ? sixteenBit(precision, capability, d, dv, variant) : null;
         if (v16 != null && v16.in16() && aligned8(y) && v16.blocks(b, h, l) <= Integer.MAX_VALUE) {
-            runSixteenBit(st, v16, p, node, b, h, l, s, d, y, x, scratch);
+            runSixteenBit(st, v16, p, node, b, h, hkv, l, s, d, y, x, scratch);
             return;
         }
         Kernel flash = path != Path.FLASH
@@ -363,6 +374,7 @@ public final class Attention {
                         args(x[0], x[1], x[2], y)
                                 .i32(b)
                                 .i32(h)
+                                .i32(hkv)
                                 .i32(l)
                                 .i32(s)
                                 .f32(p.scale())
@@ -385,6 +397,7 @@ public final class Attention {
                         args(x[0], x[1], x[2], y)
                                 .i32(b)
                                 .i32(h)
+                                .i32(hkv)
                                 .i32(l)
                                 .i32(s)
                                 .f32(p.scale())
@@ -405,6 +418,7 @@ public final class Attention {
                     args(x[0], x[1], x[2], y)
                             .i32(b)
                             .i32(h)
+                            .i32(hkv)
                             .i32(l)
                             .i32(s)
                             .i32(d)
@@ -414,15 +428,18 @@ public final class Attention {
                             .then(mk::appendTo));
             return;
         }
-        // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V
+        // unfused: scores = Q K^T (B*H batches of L x S), softmax in place with scale and masks, out = P V. With
+        // grouped-query attention the query heads of one K/V head are consecutive, so their rows form one (group*L) x D
+        // matrix: B*Hkv batches of (group*L) x S scores, laid out exactly as B*H batches of L x S.
         long need = (long) b * h * l * s;
         if (scratch != null && scratch.capacity() < need)
             throw new IllegalStateException(node + ": scratch of " + scratch.capacity() + " floats, needs " + need);
         CudaBuffer scores = scratch != null ? scratch : st.scratch(need);
         try {
-            st.gemm(false, true, l, s, d, 1f, x[0], d, (long) l * d, x[1], d, (long) s * d, scores, b * h);
+            int gl = group * l;
+            st.gemm(false, true, gl, s, d, 1f, x[0], d, (long) gl * d, x[1], d, (long) s * d, scores, b * hkv);
             Softmax.rows(st, scores, scores, b, h, l, s, p.scale(), p.mask(), node, x, 3);
-            st.gemm(false, false, l, dv, s, 1f, scores, s, (long) l * s, x[2], dv, (long) s * dv, y, b * h);
+            st.gemm(false, false, gl, dv, s, 1f, scores, s, (long) gl * s, x[2], dv, (long) s * dv, y, b * hkv);
         } finally {
             if (scores != scratch) scores.close(); // to the pool; later users are queued after these kernels
         }
@@ -447,13 +464,14 @@ public final class Attention {
             Node node,
             int b,
             int h,
+            int hkv,
             int l,
             int s,
             int d,
             CudaBuffer y,
             CudaBuffer[] x,
             CudaBuffer scratch) {
-        long need = sixteenBitScratch(b, h, l, s, d);
+        long need = sixteenBitScratch(b, h, hkv, l, s, d);
         if (scratch != null && scratch.capacity() < need)
             throw new IllegalStateException(node + ": scratch of " + scratch.capacity() + " floats, needs " + need);
         // cp.async reads 16-byte chunks: the copies must start 16-byte aligned (pool blocks are; a planned slot is one)
@@ -463,7 +481,7 @@ public final class Attention {
                 throw new IllegalStateException(
                         node + ": 16-bit scratch at " + buf.address() + " is not 16-byte aligned");
             Kernel convert = v.precision() == Precision.BF16 ? Kernel.F32_TO_BF16 : Kernel.F32_TO_F16;
-            long nq = (long) b * h * l * d, nk = (long) b * h * s * d;
+            long nq = (long) b * h * l * d, nk = (long) b * hkv * s * d;
             long q16 = buf.address(), k16 = q16 + 2 * nq, v16 = k16 + 2 * nk;
             long[] at = {q16, k16, v16}, n = {nq, nk, nk};
             for (int i = 0; i < 3; i++)
@@ -489,6 +507,7 @@ public final class Attention {
                             .ptr(y)
                             .i32(b)
                             .i32(h)
+                            .i32(hkv)
                             .i32(l)
                             .i32(s)
                             .f32(p.scale())

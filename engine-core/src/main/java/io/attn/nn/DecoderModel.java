@@ -1,0 +1,93 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.graph.GraphBuilder;
+import io.attn.graph.Node;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A decoder embedder's transformer ({@link DecoderFamily}: transformers' {@code Qwen3Model}, {@code Qwen2Model},
+ * {@code MistralModel}, {@code LlamaModel}) in eval mode, built from the blocks the encoders share: the embedding
+ * table, {@link TransformerEncoderLayer} in its pre-norm form with {@link RmsNorm}s, {@link MultiheadAttention} with
+ * grouped key/value heads, rotary positions and (Qwen3) q/k norms, and the gated {@link FeedForward}.
+ *
+ * <pre>
+ * x = embed_tokens[ids]
+ * each layer (pre-norm):  x = x + o_proj(causal_attention(rope(q_norm(q_proj(n))), rope(k_norm(k_proj(n))), v_proj(n)))
+ *                                 where n = input_layernorm(x)
+ *                         x = x + down_proj(silu(gate_proj(m)) * up_proj(m)),  m = post_attention_layernorm(x)
+ * x = norm(x)
+ * </pre>
+ *
+ * Graph inputs as {@link EncoderModel}'s (ids, positions from 0, a key-padding mask or a ragged batch); the attention
+ * is causal. Its output is the last hidden state {@code (B, L, E)}, as {@code AutoModel} gives it; the embedder pools
+ * the last token. Immutable once loaded; thread-safe.
+ */
+public final class DecoderModel {
+    private final EncoderConfig config;
+    private final EncoderModel.Table word;
+    private final List<TransformerEncoderLayer> layers = new ArrayList<>();
+    private final RmsNorm norm;
+
+    public DecoderModel(StateDict sd, EncoderConfig c) {
+        EncoderConfig.Decoder d = c.variant().decoder();
+        if (d == null) throw new IllegalArgumentException(c.modelType() + " is not a decoder");
+        this.config = c;
+        EncoderFamily.Names n = c.names();
+        EncoderConfig.Variant v = c.variant();
+        int e = c.hiddenSize(), h = c.numAttentionHeads(), hd = d.headDim(), kv = d.kvHeads();
+        float eps = c.layerNormEps();
+        word = EncoderModel.Table.load(sd, n.word(), c.vocabSize(), e);
+        LayerConfig lc = new LayerConfig(e, h, c.intermediateSize(), "gelu", eps, true, false);
+        for (int i = 0; i < c.numHiddenLayers(); i++) {
+            String p = n.layer(i), attn = p + "self_attn";
+            MultiheadAttention a = new MultiheadAttention(
+                    attn,
+                    e,
+                    h,
+                    kv,
+                    hd,
+                    Linear.load(sd, p + n.query(), e, h * hd, v.qkvBias()),
+                    Linear.load(sd, p + n.key(), e, kv * hd, v.qkvBias()),
+                    Linear.load(sd, p + n.value(), e, kv * hd, v.qkvBias()),
+                    Linear.load(sd, p + n.attentionOutput(), h * hd, e, v.outBias()),
+                    d.qkNorm() ? RmsNorm.load(sd, attn + ".q_norm.", hd, eps) : null,
+                    d.qkNorm() ? RmsNorm.load(sd, attn + ".k_norm.", hd, eps) : null);
+            layers.add(new TransformerEncoderLayer(
+                    lc,
+                    a,
+                    EncoderModel.feedForward(sd, p, c),
+                    RmsNorm.load(sd, p + n.attentionNorm(), e, eps),
+                    RmsNorm.load(sd, p + n.ffnNorm(), e, eps)));
+        }
+        norm = RmsNorm.load(sd, d.finalNorm(), e, eps);
+    }
+
+    public EncoderConfig config() {
+        return config;
+    }
+
+    /**
+     * The last hidden state {@code (B, L, E)} of token ids {@code (B, L)} at {@code positions (B, L)}; {@code masks}
+     * a key-padding mask, none, or a ragged batch, and causal.
+     */
+    public Node forward(Forward f, Node ids, Node positions, Masks masks) {
+        GraphBuilder g = f.builder();
+        if (ids.shape().rank() != 2)
+            throw AttnException.shape("token ids have shape " + ids.shape() + ": expected (B, L) or (L)");
+        if (!masks.causal()) throw new IllegalArgumentException("a decoder's attention is causal");
+        int len = masks.segments() == null
+                ? ids.shape().dim(1)
+                : java.util.Arrays.stream(masks.segments()).max().orElse(0);
+        if (len > config.maxTokens())
+            throw AttnException.shape("a sequence of " + len + " tokens is longer than the model's "
+                    + config.maxTokens() + " positions (max_position_embeddings)");
+        f.segments(masks.segments());
+        Node x = word.lookup(g, ids);
+        EncoderConfig.Rotary rotary = config.variant().rotary();
+        for (TransformerEncoderLayer l : layers)
+            x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, masks, rotary, positions));
+        return norm.forward(f, x);
+    }
+}

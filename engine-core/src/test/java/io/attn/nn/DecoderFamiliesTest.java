@@ -1,0 +1,122 @@
+package io.attn.nn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.attn.AttnException;
+import io.attn.io.Json;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How the decoder embedders' configs read (transformers 5's keys, as the committed fixtures of {@code tests/families}
+ * hold them, whose outputs {@code FamiliesTest} checks), and the settings attn does not run, refused by name.
+ */
+class DecoderFamiliesTest {
+    @SuppressWarnings("unchecked")
+    static ModelConfig config(String json) {
+        return ModelConfig.parse((Map<String, Object>) Json.parse(json), "config.json");
+    }
+
+    static EncoderConfig read(String json) {
+        return config(json).encoder();
+    }
+
+    static String refused(String json) {
+        AttnException e = assertThrows(AttnException.class, () -> read(json));
+        assertEquals(AttnException.Code.BAD_INPUT, e.code());
+        assertTrue(e.getMessage().startsWith("config.json: "), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"), e.getMessage());
+        return e.getMessage();
+    }
+
+    @Test
+    void qwen3() {
+        EncoderConfig c = read("""
+                {"model_type": "qwen3", "hidden_size": 48, "num_attention_heads": 4, "num_key_value_heads": 2,
+                 "head_dim": 16, "intermediate_size": 96, "num_hidden_layers": 2, "vocab_size": 703,
+                 "max_position_embeddings": 128, "rms_norm_eps": 1e-06, "hidden_act": "silu",
+                 "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}, "attention_bias": false,
+                 "sliding_window": null, "use_sliding_window": false, "tie_word_embeddings": true,
+                 "layer_types": ["full_attention", "full_attention"]}""");
+        assertEquals(
+                new EncoderConfig.Decoder(2, 16, true, "norm."), c.variant().decoder());
+        assertEquals(16, c.headDim()); // head_dim x heads (64) != hidden (48)
+        assertEquals(new EncoderConfig.Rotary(1e6f, 16), c.variant().rotary());
+        assertEquals(EncoderConfig.Glu.GATE_FIRST, c.variant().glu());
+        assertFalse(c.variant().qkvBias());
+        assertEquals(1e-6f, c.layerNormEps());
+        Map<String, Object> args = config("{\"model_type\": \"qwen3\", \"num_key_value_heads\": 8}")
+                .arguments();
+        assertEquals("grouped-query (4 query heads per key/value head)", args.get("attention"));
+        assertEquals(8, args.get("num_key_value_heads"));
+        assertEquals(true, args.get("qk_norm"));
+    }
+
+    @Test
+    void qwen2HasQkvBiasesAndNoQkNorm() {
+        EncoderConfig c = read("""
+                {"model_type": "qwen2", "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                 "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}, "sliding_window": 4096,
+                 "use_sliding_window": false}""");
+        assertTrue(c.variant().qkvBias());
+        assertFalse(c.variant().outBias());
+        assertEquals(
+                new EncoderConfig.Decoder(2, 8, false, "norm."), c.variant().decoder());
+    }
+
+    @Test
+    void llamaMultiQueryAndItsBiases() {
+        EncoderConfig c = read("""
+                {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "num_key_value_heads": 1,
+                 "rope_theta": 500000.0, "attention_bias": true, "mlp_bias": true}""");
+        assertEquals(1, c.variant().decoder().kvHeads());
+        assertEquals(new EncoderConfig.Rotary(500000f, 8), c.variant().rotary()); // the top-level rope_theta
+        assertTrue(c.variant().qkvBias() && c.variant().outBias());
+        assertTrue(c.variant().ffnInBias() && c.variant().ffnOutBias());
+        assertEquals(
+                "multi-query (1 key/value head)",
+                config("{\"model_type\": \"llama\", \"num_key_value_heads\": 1}")
+                        .arguments()
+                        .get("attention"));
+        assertEquals(
+                4,
+                read("{\"model_type\": \"llama\", \"num_attention_heads\": 4}")
+                        .variant()
+                        .decoder()
+                        .kvHeads());
+    }
+
+    @Test
+    void slidingWindowsNarrowerThanThePositionsAreRefused() {
+        assertTrue(refused("{\"model_type\": \"mistral\", \"sliding_window\": 16, \"max_position_embeddings\": 128}")
+                .contains("sliding_window 16 is narrower than max_position_embeddings 128, and attn has no"
+                        + " sliding-window attention yet"));
+        // no window, or one as wide as the positions: full attention, which runs
+        assertEquals(
+                2,
+                read("{\"model_type\": \"mistral\", \"sliding_window\": null, \"num_key_value_heads\": 2}")
+                        .variant()
+                        .decoder()
+                        .kvHeads());
+        read("{\"model_type\": \"mistral\", \"sliding_window\": 128, \"max_position_embeddings\": 128}");
+        assertTrue(refused("{\"model_type\": \"qwen2\", \"use_sliding_window\": true, \"sliding_window\": 64,"
+                        + " \"max_position_embeddings\": 128}")
+                .contains("sliding_window 64"));
+        assertTrue(refused("{\"model_type\": \"qwen3\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}")
+                .contains("layer_types holds \"sliding_attention\""));
+    }
+
+    @Test
+    void otherSettingsAreRefusedByName() {
+        assertTrue(
+                refused("{\"model_type\": \"llama\", \"rope_parameters\": {\"rope_type\": \"llama3\", \"factor\": 8}}")
+                        .contains("rope_type \"llama3\""));
+        assertTrue(refused("{\"model_type\": \"qwen2\", \"num_attention_heads\": 6, \"num_key_value_heads\": 4}")
+                .contains("num_attention_heads 6 is not a multiple of num_key_value_heads 4"));
+        assertTrue(
+                refused("{\"model_type\": \"llama\", \"hidden_act\": \"relu\"}").contains("hidden_act \"relu\""));
+    }
+}
