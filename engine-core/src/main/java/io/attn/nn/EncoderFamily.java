@@ -97,9 +97,10 @@ public interface EncoderFamily {
     EncoderFamily MPNET = new MpnetFamily();
     EncoderFamily GTE = new GteFamily();
     EncoderFamily NOMIC_BERT = new NomicBertFamily();
+    EncoderFamily MODERNBERT = new ModernBertFamily();
 
     /** Every family the engine runs. */
-    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT);
+    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, MODERNBERT);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {
@@ -153,7 +154,9 @@ public interface EncoderFamily {
             "vocab_layer_norm.",
             "vocab_projector.",
             "embeddings.position_ids",
-            "embeddings.token_type_ids");
+            "embeddings.token_type_ids",
+            "head.", // ModernBERT's masked-LM head and decoder
+            "decoder.");
 
     /**
      * A checkpoint's tensors under the encoder's names: the family's task-model prefix ({@code bert.}, {@code

@@ -39,7 +39,8 @@ class FamiliesTest {
     static final double HIDDEN_BOUND = 1e-4, COSINE = 0.99999, ABS_BOUND = 1e-4;
     static final Path ROOT = Path.of("../tests/families");
     /** The families the engine runs; the other folders must be refused by name. */
-    static final List<String> RUN = List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert");
+    static final List<String> RUN =
+            List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert", "modernbert");
 
     static Engine engine;
 
