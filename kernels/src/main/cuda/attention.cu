@@ -2,7 +2,8 @@
 //
 // Shapes: q (B, H, L, D), k (B, H, S, D), v (B, H, S, Dv), o (B, H, L, Dv); D <= 128 and Dv <= 128.
 //   o[b,h,i,:] = sum_j p_j v[b,h,j,:],  p = softmax_j(scale * q_i . k_j + masks)
-// Masks exactly as softmax.cu: causal (key j > query i masked), attn mask (L, S) or (B|1, H|1, L, S) given by its
+// Masks exactly as softmax.cu: causal (key j > query i masked), a sliding window (keys outside i - winL .. i + winR
+//   never visited; 2^30 - 1 for an open side), attn mask (L, S) or (B|1, H|1, L, S) given by its
 //   element strides maskStrideB / maskStrideH (0 = broadcast), key padding (B, S); kind 1 = BOOL (non-zero masks
 //   out), 2 = ADDITIVE. A query whose every key is masked gets a zero output row.
 // Launch: one warp per query row; block = 128 threads (4 rows), grid.x = ceil(B*H*L / 4). No shared memory.
@@ -19,7 +20,8 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
                                          const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV,
                                          int L, int S, int D, int Dv, float scale, int causal,
                                          const float* __restrict__ mask, int maskKind, int maskStrideB,
-                                         int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
+                                         int maskStrideH, const float* __restrict__ kpm, int kpmKind, int winL,
+                                         int winR) {
     int lane = threadIdx.x & 31;
     size_t row = (size_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     if (row >= (size_t)B * H * L) return;  // whole warp leaves together
@@ -41,7 +43,8 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     }
     float m = -CUDART_INF_F, l = 0.f;
     int jEnd = causal ? min(S, i + 1) : S;
-    for (int j = 0; j < jEnd; j++) {
+    jEnd = (int)min((long long)jEnd, (long long)i + winR + 1);  // a sliding window: keys i - winL .. i + winR
+    for (int j = max(0, i - winL); j < jEnd; j++) {
         const float* kj = kb + (size_t)j * D;
         float part = 0.f;
         UNROLL(t, MAXT) {

@@ -13,7 +13,8 @@
 //   Per key tile of BC = 32 rows: load K, each warp scores its 8 query rows against the 32 keys (lane = key),
 //   online-softmax update (running max m and sum l per row, warp reductions), P to shared memory; load V over K,
 //   each lane accumulates output columns d = lane + 32 t for its warp's 8 rows. Causal launches skip key tiles that
-//   lie entirely above the diagonal (j0 >= q0 + BR).
+//   lie entirely above the diagonal (j0 >= q0 + BR). A sliding window (keys i - winL .. i + winR; the host passes
+//   2^30 - 1 for an open side) masks like causal and walks only the key tiles that some row of the block sees.
 // Variants, ranked: NVIDIA H200, 2026-11-27, tools/gpu_sweep.py --runs 40
 //   (benchmarks/gpu/2026-11-27-nvidia-h200-sweep.json): kernel time by CUDA events at B=8 H=16 L=S=4096 (and
 //   B=64 H=12 L=S=128), TFLOP/s, ratio = PyTorch 2.11 fp32 SDPA (default backend) time / ours. fp32 attention paths:
@@ -48,7 +49,7 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
                                           const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                           int S, float scale, int causal, const float* __restrict__ mask,
                                           int maskKind, int maskStrideB, int maskStrideH,
-                                          const float* __restrict__ kpm, int kpmKind) {
+                                          const float* __restrict__ kpm, int kpmKind, int winL, int winR) {
     constexpr int DT = D / 32;  // output columns per lane
     __shared__ float Qs[FA_BR][D];
     __shared__ float KVs[FA_BC][D + 1];
@@ -73,7 +74,9 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
         UNROLL(t, DT) { acc[r][t] = 0.f; }
     }
     int jEnd = causal ? min(S, q0 + FA_BR) : S;
-    for (int j0 = 0; j0 < jEnd; j0 += FA_BC) {
+    // a sliding window: only the key tiles from the block's first row's window start to its last row's window end
+    jEnd = (int)min((long long)jEnd, (long long)q0 + FA_BR + winR);
+    for (int j0 = max(0, q0 - winL) / FA_BC * FA_BC; j0 < jEnd; j0 += FA_BC) {
         __syncthreads();  // Q is loaded; the previous V tile is no longer read
         load_tile<FA_BC, D>(KVs, kb, j0, S);
         __syncthreads();
@@ -87,7 +90,7 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
         UNROLL(r, FA_RPW) {
             int i = q0 + warp * FA_RPW + r;
             float x = scale * s[r];
-            bool dead = j >= S || i >= L || (causal && j > i);
+            bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
             APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
             if (dead) x = -CUDART_INF_F;
             float mNew = fmaxf(m[r], warp_max(x));
@@ -122,9 +125,9 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
         flash_f32_d##DIM(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,    \
                          float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,               \
                          const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,           \
-                         const float* __restrict__ kpm, int kpmKind) {                                             \
-        flash_f32<DIM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,      \
-                       kpmKind);                                                                                   \
+                         const float* __restrict__ kpm, int kpmKind, int winL, int winR) {                         \
+        flash_f32<DIM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm, \
+                       kpmKind, winL, winR);                                                                       \
     }
 
 FLASH_F32_ENTRY(32)

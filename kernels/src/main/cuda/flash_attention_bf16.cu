@@ -89,7 +89,7 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
                                            const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                            int S, float scale, int causal, const float* __restrict__ mask,
                                            int maskKind, int maskStrideB, int maskStrideH,
-                                           const float* __restrict__ kpm, int kpmKind) {
+                                           const float* __restrict__ kpm, int kpmKind, int winL, int winR) {
     constexpr int KS = D / 16;      // k-steps of Q K^T
     constexpr int NT = FB_BC / 8;   // n-tiles of S (8 keys each)
     constexpr int DT = D / 8;       // n-tiles of O (8 columns each)
@@ -126,7 +126,9 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
     float m0 = -CUDART_INF_F, m1 = -CUDART_INF_F, l0 = 0.f, l1 = 0.f;  // per-lane partial sums l
 
     int jEnd = causal ? min(S, q0 + FB_BR) : S;
-    for (int j0 = 0; j0 < jEnd; j0 += FB_BC) {
+    // a sliding window (keys i - winL .. i + winR): only the key tiles some row of the block sees
+    jEnd = (int)min((long long)jEnd, (long long)q0 + FB_BR + winR);
+    for (int j0 = max(0, q0 - winL) / FB_BC * FB_BC; j0 < jEnd; j0 += FB_BC) {
         __syncthreads();  // the previous tile is no longer read
         for (int e = tid; e < FB_BC * D / 2; e += blockDim.x) {
             int r = e / (D / 2), c = (e % (D / 2)) * 2, j = j0 + r;
@@ -154,7 +156,7 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
             UNROLL(e, 4) {
                 int i = e < 2 ? r0 : r1, j = j0 + nt * 8 + 2 * t + (e & 1);
                 float x = scale * sc[nt][e];
-                bool dead = j >= S || i >= L || (causal && j > i);
+                bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
                 APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
                 x = dead ? -CUDART_INF_F : x * LOG2E;
                 sc[nt][e] = x;
@@ -222,9 +224,9 @@ __device__ __forceinline__ void flash_16(const float* __restrict__ q, const floa
         NAME(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,   \
                           float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,              \
                           const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,          \
-                          const float* __restrict__ kpm, int kpmKind) {                                            \
-        flash_16<DIM, F16>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, kpm,     \
-                        kpmKind);                                                                                  \
+                          const float* __restrict__ kpm, int kpmKind, int winL, int winR) {                        \
+        flash_16<DIM, F16>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH,   \
+                           kpm, kpmKind, winL, winR);                                                              \
     }
 
 FLASH_16_ENTRY(flash_bf16_d64, 64, false)

@@ -244,7 +244,8 @@ template <int D, bool F16, int BR, int W, int BC>
 __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const unsigned short* __restrict__ k,
                                     const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                     int S, float scale, int causal, const float* __restrict__ mask, int maskKind,
-                                    int maskStrideB, int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
+                                    int maskStrideB, int maskStrideH, const float* __restrict__ kpm, int kpmKind,
+                                    int winL, int winR) {
     constexpr int NTH = 32 * W;
     constexpr int RW = BR / W;   // query rows per warp
     constexpr int MT = RW / 16;  // m16 tiles per warp
@@ -273,13 +274,16 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
     const int w0 = q0 + warp * RW;  // the warp's first query row
 
     int jEnd = causal ? min(S, q0 + BR) : S;
-    int nTiles = (jEnd + BC - 1) / BC;
+    // a sliding window (keys i - winL .. i + winR): only the key tiles some row of the block sees, from jBegin
+    jEnd = (int)min((long long)jEnd, (long long)q0 + BR + winR);
+    const int jBegin = max(0, q0 - winL) / BC * BC;
+    int nTiles = (jEnd - jBegin + BC - 1) / BC;
 
     // Q tile, then key tile 0, in flight together; Q into registers once its group has landed
     fa2_load<BR, D, NTH>(sQ, qb, q0, L);
     cp_async_commit();
-    fa2_load<BC, D, NTH>(sK, kb, 0, S);
-    fa2_load<BC, D, NTH>(sV, vb, 0, S);
+    fa2_load<BC, D, NTH>(sK, kb, jBegin, S);
+    fa2_load<BC, D, NTH>(sV, vb, jBegin, S);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
@@ -301,7 +305,7 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
     }
 
     for (int it = 0; it < nTiles; it++) {
-        int j0 = it * BC;
+        int j0 = jBegin + it * BC;
         if (it + 1 < nTiles) {  // the next tile into the other buffer (free since the end of the last iteration)
             uint32_t nb = ((it + 1) & 1) * KVBYTES;
             fa2_load<BC, D, NTH>(sK + nb, kb, j0 + BC, S);
@@ -312,7 +316,9 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
         __syncthreads();
         const uint32_t kS = sK + (it & 1) * KVBYTES, vS = sV + (it & 1) * KVBYTES;
 
-        if (!(causal && j0 > w0 + RW - 1)) {  // else every key of the tile lies after every row of this warp
+        // else every key of the tile lies after every row of this warp (causal or the window's right side), or before
+        // (the window's left side)
+        if (!(causal && j0 > w0 + RW - 1) && j0 <= (long long)w0 + RW - 1 + winR && j0 + BC - 1 >= w0 - winL) {
             float sc[MT][NT][4];
             UNROLL(mt, MT) {
                 UNROLL(nt, NT) { sc[mt][nt][0] = sc[mt][nt][1] = sc[mt][nt][2] = sc[mt][nt][3] = 0.f; }
@@ -330,14 +336,15 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
                 }
             }
             // scale (log2 domain) and, where a key of the tile can be masked for a row of the warp, the masks
-            bool needMask = anyMask || j0 + BC > S || (causal && j0 + BC - 1 > w0);
+            bool needMask = anyMask || j0 + BC > S || (causal && j0 + BC - 1 > w0) || j0 < w0 + RW - 1 - winL
+                            || j0 + BC - 1 > (long long)w0 + winR;
             if (needMask) {
                 UNROLL(mt, MT) {
                     UNROLL(nt, NT) {
                         UNROLL(e, 4) {
                             int i = w0 + mt * 16 + g + (e >= 2 ? 8 : 0), j = j0 + nt * 8 + 2 * t + (e & 1);
                             float x = scale * sc[mt][nt][e];
-                            bool dead = j >= S || i >= L || (causal && j > i);
+                            bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
                             APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
                             sc[mt][nt][e] = dead ? -CUDART_INF_F : x * LOG2E;
                         }
@@ -437,9 +444,9 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
         NAME(const unsigned short* __restrict__ q, const unsigned short* __restrict__ k,                           \
              const unsigned short* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale,  \
              int causal, const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,           \
-             const float* __restrict__ kpm, int kpmKind) {                                                         \
-        fa2<DIM, F16, BR, W, BC>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB, maskStrideH, \
-                                 kpm, kpmKind);                                                                    \
+             const float* __restrict__ kpm, int kpmKind, int winL, int winR) {                                     \
+        fa2<DIM, F16, BR, W, BC>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB,          \
+                                 maskStrideH, kpm, kpmKind, winL, winR);                                           \
     }
 
 // (name, D, fp16, BR, warps, BC): keep in sync with attention_variants.json and the Kernel enum

@@ -182,7 +182,8 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
                                            const float* __restrict__ v, float* __restrict__ o, int B, int H, int HKV, int L,
                                            int S, float scale, int causal, const float* __restrict__ mask,
                                            int maskKind, int maskStrideB, int maskStrideH,
-                                           const float* __restrict__ kpm, int kpmKind) {
+                                           const float* __restrict__ kpm, int kpmKind, int winL,
+                                           int winR) {
     constexpr int W = BR / 16, NTH = 32 * W;
     constexpr int KS = D / 8;   // k-steps of Q K^T
     constexpr int NT = BC / 8;  // n-tiles of S (8 keys each) = k-steps of P V
@@ -206,9 +207,11 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
     int w0 = q0 + warp * 16;           // the warp's first query row
     int r0 = w0 + g, r1 = r0 + 8;      // the two query rows this lane's fragments touch
 
-    load_kv<D, BC, P, NTH>(Ks, kb, 0, S, tid);
+    // a sliding window (keys i - winL .. i + winR): only the key tiles some row of the block sees, from jBegin
+    const int jBegin = max(0, q0 - winL) / BC * BC;
+    load_kv<D, BC, P, NTH>(Ks, kb, jBegin, S, tid);
     cp_async_commit();
-    load_kv<D, BC, P, NTH>(Vs, vb, 0, S, tid);
+    load_kv<D, BC, P, NTH>(Vs, vb, jBegin, S, tid);
     cp_async_commit();
 
     float qf[QM == 1 ? KS : 1][4];       // raw Q A fragments (QM 1)
@@ -233,11 +236,13 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
     const bool anyMask = maskKind != MASK_NONE || kpmKind != MASK_NONE;
 
     int jEnd = causal ? min(S, q0 + BR) : S;
-    for (int j0 = 0; j0 < jEnd; j0 += BC) {
+    jEnd = (int)min((long long)jEnd, (long long)q0 + BR + winR);
+    for (int j0 = jBegin; j0 < jEnd; j0 += BC) {
         bool more = j0 + BC < jEnd;
         cp_async_wait<1>();  // K of this tile has landed (its V may still be in flight)
         __syncthreads();
-        bool active = !causal || j0 <= w0 + 15;  // warp-uniform: some key of the tile is visible to the warp
+        // warp-uniform: some key of the tile is visible to the warp (causal, and the window's two sides)
+        bool active = (!causal || j0 <= w0 + 15) && j0 <= (long long)w0 + 15 + winR && j0 + BC - 1 >= w0 - winL;
         float sc[NT][4];
         if (active) {
             UNROLL(nt, NT) { sc[nt][0] = sc[nt][1] = sc[nt][2] = sc[nt][3] = 0.f; }
@@ -263,14 +268,15 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
                 }
             }
             // scale, masks (only where needed), log2 domain, row max
-            bool edge = anyMask || j0 + BC > S || (causal && j0 + BC - 1 > w0);
+            bool edge = anyMask || j0 + BC > S || (causal && j0 + BC - 1 > w0) || j0 < w0 + 15 - winL
+                        || j0 + BC - 1 > (long long)w0 + winR;
             float mx0 = -CUDART_INF_F, mx1 = -CUDART_INF_F;
             if (edge) {
                 UNROLL(nt, NT) {
                     UNROLL(e, 4) {
                         int i = e < 2 ? r0 : r1, j = j0 + nt * 8 + 2 * t + (e & 1);
                         float x = scale * sc[nt][e];
-                        bool dead = j >= S || i >= L || (causal && j > i);
+                        bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
                         APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
                         x = dead ? -CUDART_INF_F : x * TF_LOG2E;
                         sc[nt][e] = x;
@@ -365,9 +371,9 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
         NAME(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,                \
              float* __restrict__ o, int B, int H, int HKV, int L, int S, float scale, int causal,                           \
              const float* __restrict__ mask, int maskKind, int maskStrideB, int maskStrideH,                       \
-             const float* __restrict__ kpm, int kpmKind) {                                                         \
-        flash_tf32<DIM, BR, BC, X3, QM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB,            \
-                                    maskStrideH, kpm, kpmKind);                                                    \
+             const float* __restrict__ kpm, int kpmKind, int winL, int winR) {                                     \
+        flash_tf32<DIM, BR, BC, X3, QM>(q, k, v, o, B, H, HKV, L, S, scale, causal, mask, maskKind, maskStrideB,   \
+                                        maskStrideH, kpm, kpmKind, winL, winR);                                    \
     }
 
 FLASH_TF32_ENTRY(tf32x3_d32_br64_w4_bc64, 32, 64, 64, true, 0)

@@ -8,6 +8,7 @@
 // Semantics (MaskSpec javadoc in engine-core):
 //   s = scale * x; causal masks key j > query i (triu(ones(L,S),1), top-left aligned);
 //   mask kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to s; -inf masks out), 0 = none;
+//   a sliding window: keys j < i - winL or j > i + winR masked (the host passes 2^30 - 1 for an open side);
 //   a row whose every key is masked (max = -inf) gives all-zero weights.
 // Launch: grid.x = B*H*L (one block per row), block = 256 threads (any multiple of 32 up to 1024),
 //   no dynamic shared memory. Three passes over the row (max, sum, write); x is re-read, not cached.
@@ -17,8 +18,9 @@
 
 // The masked, scaled score of key j for query i, or -inf when masked out.
 __device__ __forceinline__ float score(const float* xr, int j, int i, float scale, int causal,
-                                       const float* mr, int maskKind, const float* kr, int kpmKind) {
-    if (causal && j > i) return -CUDART_INF_F;
+                                       const float* mr, int maskKind, const float* kr, int kpmKind, int winL,
+                                       int winR) {
+    if ((causal && j > i) || j < i - winL || j > i + winR) return -CUDART_INF_F;
     bool dead = false;
     float s = scale * xr[j];
     APPLY_MASKS(s, dead, mr[j], maskKind, kr[j], kpmKind);
@@ -27,7 +29,8 @@ __device__ __forceinline__ float score(const float* xr, int j, int i, float scal
 
 extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal,
                                        const float* __restrict__ mask, int maskKind, int maskStrideB,
-                                       int maskStrideH, const float* __restrict__ kpm, int kpmKind) {
+                                       int maskStrideH, const float* __restrict__ kpm, int kpmKind, int winL,
+                                       int winR) {
     __shared__ float red[32];
     size_t row = blockIdx.x;
     int i = (int)(row % L);
@@ -39,16 +42,16 @@ extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, i
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     float m = -CUDART_INF_F;
-    for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind));
+    for (int j = threadIdx.x; j < S; j += blockDim.x) m = fmaxf(m, score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind, winL, winR));
     m = block_max(m, red);
     if (m == -CUDART_INF_F) {  // every key masked: zero weights
         for (int j = threadIdx.x; j < S; j += blockDim.x) yr[j] = 0.f;
         return;
     }
     float sum = 0.f;
-    for (int j = threadIdx.x; j < S; j += blockDim.x) sum += expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind) - m);
+    for (int j = threadIdx.x; j < S; j += blockDim.x) sum += expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind, winL, winR) - m);
     sum = block_sum(sum, red);
     float inv = 1.f / sum;
     for (int j = threadIdx.x; j < S; j += blockDim.x)
-        yr[j] = expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind) - m) * inv;
+        yr[j] = expf(score(xr, j, i, scale, causal, mr, maskKind, kr, kpmKind, winL, winR) - m) * inv;
 }

@@ -223,6 +223,12 @@ final class BenchCommand {
         @Option(names = "--causal")
         boolean causal;
 
+        @Option(
+                names = "--window",
+                description = "A sliding window: keys within N positions on either side of each query (|i - j| <= N,"
+                        + " ModernBERT's local layers with local_attention = 2N; with --causal the left side only).")
+        int window = -1;
+
         @Option(names = "--weights", description = "Also return the (B, H, L, S) weights (unfused path).")
         boolean weights;
 
@@ -253,7 +259,8 @@ final class BenchCommand {
                     "attention",
                     device,
                     timing,
-                    e -> KernelBench.attention(e, batch, heads, seq, kvSeq, headDim, causal, weights, resident, into));
+                    e -> KernelBench.attention(
+                            e, batch, heads, seq, kvSeq, headDim, causal, window, weights, resident, into));
         }
     }
 

@@ -119,6 +119,26 @@ public final class KernelBench implements AutoCloseable {
             boolean weights,
             boolean resident,
             boolean into) {
+        return attention(engine, batch, heads, seq, kvSeq, headDim, causal, -1, weights, resident, into);
+    }
+
+    /**
+     * {@link #attention(Engine, int, int, int, int, int, boolean, boolean, boolean, boolean)} with a sliding window of
+     * {@code window} keys on either side of each query ({@code |i - j| <= window}, ModernBERT's local layers; under
+     * causal the left side only); {@code window < 0}: none.
+     */
+    public static KernelBench attention(
+            Engine engine,
+            int batch,
+            int heads,
+            int seq,
+            int kvSeq,
+            int headDim,
+            boolean causal,
+            int window,
+            boolean weights,
+            boolean resident,
+            boolean into) {
         positive("batch", batch, "heads", heads, "seq", seq, "head dim", headDim);
         if (resident && into) throw AttnException.badInput("resident and into exclude each other");
         int s = kvSeq > 0 ? kvSeq : seq;
@@ -128,6 +148,7 @@ public final class KernelBench implements AutoCloseable {
         Node k = g.input("k", batch, heads, s, headDim);
         Node v = g.input("v", batch, heads, s, headDim);
         MaskSpec mask = causal ? MaskSpec.CAUSAL : MaskSpec.NONE;
+        if (window >= 0) mask = mask.window(window, window);
         float scale = (float) (1 / Math.sqrt(headDim));
         Node out;
         Node w = null;
@@ -140,11 +161,22 @@ public final class KernelBench implements AutoCloseable {
                 "k", random(r, batch, heads, s, headDim),
                 "v", random(r, batch, heads, s, headDim));
         double pairs = 0;
-        for (int i = 0; i < seq; i++) pairs += causal ? Math.min(i + 1, s) : s;
+        for (int i = 0; i < seq; i++) { // the (query, key) pairs computed: those the masks leave
+            long hi = Math.min(s - 1L, causal ? i : window >= 0 ? (long) i + window : s - 1L);
+            long lo = window >= 0 ? Math.max(0L, (long) i - window) : 0L;
+            pairs += Math.max(0L, hi - lo + 1);
+        }
         double flops = 4.0 * batch * heads * headDim * pairs;
         String shape = String.format(
-                "B=%d H=%d L=%d S=%d D=%d%s%s",
-                batch, heads, seq, s, headDim, causal ? " causal" : "", weights ? " +weights" : "");
+                "B=%d H=%d L=%d S=%d D=%d%s%s%s",
+                batch,
+                heads,
+                seq,
+                s,
+                headDim,
+                causal ? " causal" : "",
+                window >= 0 ? " window " + window : "",
+                weights ? " +weights" : "");
         Graph graph;
         if (resident) {
             Node o = g.mean(out, 3);

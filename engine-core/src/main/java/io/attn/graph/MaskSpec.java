@@ -13,6 +13,14 @@ package io.attn.graph;
  *       of these lengths one after another; a query sees only the keys of its own sequence (a block-diagonal mask), and
  *       {@code causal} applies within each sequence. This replaces padding: sequences of different lengths run in one
  *       op without padded positions, and each sequence's result is what it would be alone. No other mask goes with it.
+ *   <li>{@code windowLeft}, {@code windowRight}: a sliding window. Query {@code i} sees only keys {@code j} with
+ *       {@code i - windowLeft <= j <= i + windowRight}; {@link #UNBOUNDED} (-1) leaves that side open. It is a rule,
+ *       not a mask array: ATTENTION skips the key tiles outside it, so work and memory stay {@code O(L x window)}
+ *       (SOFTMAX applies it to the scores it is given). It combines with causal (which caps the right side at 0), with
+ *       either mask input, and with a ragged batch (the window then counts within each sequence). ModernBERT's
+ *       local layers are {@code window(w / 2, w / 2)} for {@code local_attention = w} (transformers: {@code |i - j| <=
+ *       w / 2}); Mistral's and Qwen2's {@code sliding_window = w} is causal with {@code window(w - 1, 0)} (transformers:
+ *       {@code i - w < j <= i}).
  * </ul>
  *
  * Extra inputs follow the op's own inputs in this order: attention mask, then key-padding mask. A key is masked for a
@@ -20,12 +28,24 @@ package io.attn.graph;
  * whose keys are all masked yields all-zero weights (and a zero output), where PyTorch's math path yields NaN; the same
  * holds for an unmasked softmax row that is all {@code -inf}.
  */
-public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding, java.util.List<Integer> segments) {
+public record MaskSpec(
+        boolean causal,
+        MaskKind attnMask,
+        MaskKind keyPadding,
+        java.util.List<Integer> segments,
+        int windowLeft,
+        int windowRight) {
     public static final MaskSpec NONE = new MaskSpec(false, MaskKind.NONE, MaskKind.NONE);
     public static final MaskSpec CAUSAL = new MaskSpec(true, MaskKind.NONE, MaskKind.NONE);
 
+    /** A window side that is not bounded. */
+    public static final int UNBOUNDED = -1;
+
     public MaskSpec {
         if (attnMask == null || keyPadding == null) throw new IllegalArgumentException("mask kinds must not be null");
+        if (windowLeft < UNBOUNDED || windowRight < UNBOUNDED)
+            throw new IllegalArgumentException(
+                    "window sides must be >= 0 (or UNBOUNDED, -1), got left " + windowLeft + ", right " + windowRight);
         if (segments != null) {
             segments = java.util.List.copyOf(segments);
             if (segments.isEmpty()) throw new IllegalArgumentException("a ragged batch needs at least one sequence");
@@ -36,9 +56,41 @@ public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding, j
         }
     }
 
-    /** Masks of a batch of equal-length sequences (no segments). */
+    /** Masks of a batch of equal-length sequences (no segments, no window). */
     public MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding) {
         this(causal, attnMask, keyPadding, null);
+    }
+
+    /** Masks with segments (or null) and no window. */
+    public MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding, java.util.List<Integer> segments) {
+        this(causal, attnMask, keyPadding, segments, UNBOUNDED, UNBOUNDED);
+    }
+
+    /**
+     * These masks with a sliding window: query {@code i} sees keys {@code i - left <= j <= i + right} ({@link
+     * #UNBOUNDED} for an open side).
+     */
+    public MaskSpec window(int left, int right) {
+        return new MaskSpec(causal, attnMask, keyPadding, segments, left, right);
+    }
+
+    /** Whether a sliding window bounds either side. */
+    public boolean windowed() {
+        return windowLeft != UNBOUNDED || windowRight != UNBOUNDED;
+    }
+
+    /**
+     * The window's left side as a count of keys, {@code Integer.MAX_VALUE / 2} when unbounded (so that {@code i - left}
+     * cannot overflow).
+     */
+    public int left() {
+        return windowLeft == UNBOUNDED ? Integer.MAX_VALUE / 2 : windowLeft;
+    }
+
+    /** The window's right side with causal applied: 0 under causal, else as {@link #left}. */
+    public int right() {
+        int r = windowRight == UNBOUNDED ? Integer.MAX_VALUE / 2 : windowRight;
+        return causal ? 0 : r;
     }
 
     /** A ragged batch: sequences of {@code lengths} one after another, causal within each when asked. */
@@ -71,6 +123,6 @@ public record MaskSpec(boolean causal, MaskKind attnMask, MaskKind keyPadding, j
     }
 
     public boolean any() {
-        return causal || attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE || segments != null;
+        return causal || attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE || segments != null || windowed();
     }
 }

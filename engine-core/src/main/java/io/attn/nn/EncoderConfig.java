@@ -42,7 +42,37 @@ public record EncoderConfig(
     public record Rotary(float theta, int dims) {}
 
     /**
-     * What GTE and NomicBERT do otherwise than BERT's layers.
+     * Pre-norm layers as ModernBERT's: {@code x = x + attn(norm_a(x)); x = x + ffn(norm_f(x))}, the first layer's
+     * {@code norm_a} the identity (transformers' {@code nn.Identity()} for layer 0), and a final norm after the last
+     * layer.
+     *
+     * @param finalNorm the final norm's weight prefix ({@code final_norm.})
+     */
+    public record PreNorm(String finalNorm) {}
+
+    /**
+     * Alternating global and sliding-window local attention (ModernBERT): the layers marked local attend to keys within
+     * {@code halfWindow} positions on either side ({@code |i - j| <= halfWindow}, transformers' {@code local_attention
+     * / 2}), with their own rotary settings.
+     *
+     * @param local per layer, whether it is local (sliding window); the others attend to every key
+     * @param rotary the local layers' rotary positions (their theta); the global layers use {@link Variant#rotary}
+     */
+    public record SlidingWindow(java.util.List<Boolean> local, int halfWindow, Rotary rotary) {
+        public SlidingWindow {
+            local = java.util.List.copyOf(local);
+            if (halfWindow < 0) throw AttnException.badInput("local_attention must be >= 0, got " + 2 * halfWindow);
+            if (rotary == null) throw new IllegalArgumentException("the local layers' rotary settings are missing");
+        }
+
+        /** Whether layer {@code i} is local. */
+        public boolean isLocal(int i) {
+            return local.get(i);
+        }
+    }
+
+    /**
+     * What GTE, NomicBERT and ModernBERT do otherwise than BERT's layers.
      *
      * @param rotary rotary positions instead of {@code position_embeddings}; null for a position table
      * @param glu a gated feed-forward block: the first projection gives 2F values, {@code act(gate) * up} of its two
@@ -51,6 +81,9 @@ public record EncoderConfig(
      * @param outBias bias on the attention output projection
      * @param ffnInBias bias on the feed-forward's first projection
      * @param ffnOutBias bias on its second
+     * @param preNorm pre-norm layers and a final norm ({@link PreNorm}); null for post-norm (BERT's)
+     * @param normBias whether the LayerNorms have a bias ({@code norm_bias}; BERT's do)
+     * @param window alternating global and sliding-window layers; null when every layer is global
      * @param decoder a decoder embedder's settings (Qwen3, Qwen2, Mistral, Llama: {@link DecoderModel}); null for an
      *     encoder
      */
@@ -61,14 +94,43 @@ public record EncoderConfig(
             boolean outBias,
             boolean ffnInBias,
             boolean ffnOutBias,
+            PreNorm preNorm,
+            boolean normBias,
+            SlidingWindow window,
             Decoder decoder) {
         /** BERT's layers: a position table, {@code act(dense_1(x))}, every projection with its bias. */
         public static final Variant BERT = new Variant(null, null, true, true, true, true);
 
-        /** An encoder's variant. */
+        /** Post-norm layers with biased LayerNorms, every layer global. */
         public Variant(
                 Rotary rotary, Glu glu, boolean qkvBias, boolean outBias, boolean ffnInBias, boolean ffnOutBias) {
-            this(rotary, glu, qkvBias, outBias, ffnInBias, ffnOutBias, null);
+            this(rotary, glu, qkvBias, outBias, ffnInBias, ffnOutBias, null, true, null, null);
+        }
+
+        /** An encoder's variant (ModernBERT's pre-norm, bias-free norms and sliding windows). */
+        public Variant(
+                Rotary rotary,
+                Glu glu,
+                boolean qkvBias,
+                boolean outBias,
+                boolean ffnInBias,
+                boolean ffnOutBias,
+                PreNorm preNorm,
+                boolean normBias,
+                SlidingWindow window) {
+            this(rotary, glu, qkvBias, outBias, ffnInBias, ffnOutBias, preNorm, normBias, window, null);
+        }
+
+        /** A decoder embedder's variant ({@link DecoderModel} has its own pre-norm RMSNorm layers). */
+        public Variant(
+                Rotary rotary,
+                Glu glu,
+                boolean qkvBias,
+                boolean outBias,
+                boolean ffnInBias,
+                boolean ffnOutBias,
+                Decoder decoder) {
+            this(rotary, glu, qkvBias, outBias, ffnInBias, ffnOutBias, null, true, null, decoder);
         }
     }
 
@@ -165,6 +227,12 @@ public record EncoderConfig(
                         + " the head size " + d);
             if (!(rot.theta() > 0) || Float.isInfinite(rot.theta()))
                 throw AttnException.badInput("rope_theta must be positive, got " + rot.theta());
+        }
+        if (variant.window() != null) {
+            if (variant.window().local().size() != numHiddenLayers)
+                throw AttnException.badInput("layer_types names "
+                        + variant.window().local().size() + " layers, num_hidden_layers is " + numHiddenLayers);
+            if (rot == null) throw new IllegalArgumentException("sliding-window layers need rotary positions");
         }
     }
 

@@ -97,13 +97,15 @@ public interface EncoderFamily {
     EncoderFamily MPNET = new MpnetFamily();
     EncoderFamily GTE = new GteFamily();
     EncoderFamily NOMIC_BERT = new NomicBertFamily();
+    EncoderFamily MODERNBERT = new ModernBertFamily();
     EncoderFamily QWEN3 = DecoderFamily.QWEN3;
     EncoderFamily QWEN2 = DecoderFamily.QWEN2;
     EncoderFamily MISTRAL = DecoderFamily.MISTRAL;
     EncoderFamily LLAMA = DecoderFamily.LLAMA;
 
     /** Every family the engine runs: the encoders, then the decoder embedders ({@link DecoderModel}). */
-    List<EncoderFamily> ALL = List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, QWEN3, QWEN2, MISTRAL, LLAMA);
+    List<EncoderFamily> ALL =
+            List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, MODERNBERT, QWEN3, QWEN2, MISTRAL, LLAMA);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {
@@ -157,7 +159,9 @@ public interface EncoderFamily {
             "vocab_layer_norm.",
             "vocab_projector.",
             "embeddings.position_ids",
-            "embeddings.token_type_ids");
+            "embeddings.token_type_ids",
+            "head.", // ModernBERT's masked-LM head and decoder
+            "decoder.");
 
     /**
      * A checkpoint's tensors under the encoder's names: the family's task-model prefix ({@code bert.}, {@code

@@ -43,7 +43,7 @@ public final class EncoderModel {
     private final EncoderConfig config;
     private final Table word, position, tokenType;
     private final float[] relativeBias; // (buckets, H), MPNet's; null for the other families
-    private final LayerNorm embeddingNorm;
+    private final LayerNorm embeddingNorm, finalNorm; // finalNorm: pre-norm families' (null otherwise)
     private final List<TransformerEncoderLayer> layers = new ArrayList<>();
 
     public EncoderModel(StateDict sd, EncoderConfig c) {
@@ -56,12 +56,15 @@ public final class EncoderModel {
         tokenType = n.tokenType() == null || c.typeVocabSize() == 0
                 ? null
                 : Table.load(sd, n.tokenType(), c.typeVocabSize(), e);
-        embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), true);
+        embeddingNorm = LayerNorm.load(sd, n.embeddingNorm(), e, c.layerNormEps(), v.normBias());
+        finalNorm = v.preNorm() == null
+                ? null
+                : LayerNorm.load(sd, v.preNorm().finalNorm(), e, c.layerNormEps(), v.normBias());
         relativeBias = c.relativeAttentionBuckets() == 0
                 ? null
                 : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
                         .data();
-        LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), false, true);
+        LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), v.preNorm() != null, true);
         for (int i = 0; i < c.numHiddenLayers(); i++) {
             String p = n.layer(i);
             Linear q, k, val;
@@ -84,8 +87,11 @@ public final class EncoderModel {
                     lc,
                     attn,
                     ff,
-                    LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), true),
-                    LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), true)));
+                    // a pre-norm family's first layer takes its input as it is (ModernBERT: attn_norm = Identity)
+                    v.preNorm() != null && i == 0
+                            ? null
+                            : LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), v.normBias()),
+                    LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), v.normBias())));
         }
     }
 
@@ -193,11 +199,18 @@ public final class EncoderModel {
         if (tokenType != null) x = g.add(x, tokenType.lookup(g, tokenTypes));
         if (position != null) x = g.add(x, position.lookup(g, positions));
         x = embeddingNorm.forward(f, x);
-        EncoderConfig.Rotary rotary = config.variant().rotary();
-        for (TransformerEncoderLayer l : layers)
+        EncoderConfig.Variant v = config.variant();
+        EncoderConfig.SlidingWindow window = v.window();
+        for (int i = 0; i < layers.size(); i++) {
+            TransformerEncoderLayer l = layers.get(i);
+            // a local layer: keys within the half window on either side (a rule, not an (L, S) mask), its own theta
+            boolean local = window != null && window.isLocal(i);
+            EncoderConfig.Rotary rotary = local ? window.rotary() : v.rotary();
+            Masks m = local ? masks.window(window.halfWindow(), window.halfWindow()) : masks;
             x = rotary == null
-                    ? l.forward(f, x, masks)
-                    : l.forward(f, x, h -> l.selfAttn().forwardRotary(f, h, masks, rotary, positions));
-        return x;
+                    ? l.forward(f, x, m)
+                    : l.forward(f, x, h -> l.selfAttn().forwardRotary(f, h, m, rotary, positions));
+        }
+        return finalNorm == null ? x : finalNorm.forward(f, x);
     }
 }

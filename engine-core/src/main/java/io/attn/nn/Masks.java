@@ -10,7 +10,14 @@ import io.attn.graph.Node;
  * the lengths of the sequences laid one after another. Null nodes mean absent.
  */
 public record Masks(
-        Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal, int[] segments) {
+        Node attnMask,
+        MaskKind attnKind,
+        Node keyPadding,
+        MaskKind keyPaddingKind,
+        boolean causal,
+        int[] segments,
+        int windowLeft,
+        int windowRight) {
     public static final Masks NONE = new Masks(null, MaskKind.NONE, null, MaskKind.NONE, false);
 
     public Masks {
@@ -22,6 +29,22 @@ public record Masks(
 
     public Masks(Node attnMask, MaskKind attnKind, Node keyPadding, MaskKind keyPaddingKind, boolean causal) {
         this(attnMask, attnKind, keyPadding, keyPaddingKind, causal, null);
+    }
+
+    /** Masks without a sliding window. */
+    public Masks(
+            Node attnMask,
+            MaskKind attnKind,
+            Node keyPadding,
+            MaskKind keyPaddingKind,
+            boolean causal,
+            int[] segments) {
+        this(attnMask, attnKind, keyPadding, keyPaddingKind, causal, segments, MaskSpec.UNBOUNDED, MaskSpec.UNBOUNDED);
+    }
+
+    /** These masks with a sliding window ({@link MaskSpec#window}): keys {@code i - left .. i + right} only. */
+    public Masks window(int left, int right) {
+        return new Masks(attnMask, attnKind, keyPadding, keyPaddingKind, causal, segments, left, right);
     }
 
     /** A ragged batch: sequences of {@code lengths} one after another (see {@link MaskSpec#segments}). */
@@ -39,6 +62,10 @@ public record Masks(
     }
 
     public MaskSpec spec() {
-        return segments != null ? MaskSpec.segments(causal, segments) : new MaskSpec(causal, attnKind, keyPaddingKind);
+        MaskSpec s =
+                segments != null ? MaskSpec.segments(causal, segments) : new MaskSpec(causal, attnKind, keyPaddingKind);
+        return windowLeft == MaskSpec.UNBOUNDED && windowRight == MaskSpec.UNBOUNDED
+                ? s
+                : s.window(windowLeft, windowRight);
     }
 }

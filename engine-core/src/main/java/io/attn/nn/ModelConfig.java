@@ -2,6 +2,7 @@ package io.attn.nn;
 
 import io.attn.AttnException;
 import io.attn.io.JsonFields;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -184,6 +185,19 @@ public record ModelConfig(
                                             : "h[:F] * act(h[F:])")
                                     + "), act " + encoder.hiddenAct());
                 if (encoder.names().key() == null) m.put("fused_qkv", true);
+                if (v.preNorm() != null)
+                    m.put("norm", "pre-norm (first layer's attention input not normalised), final norm");
+                if (!v.normBias()) m.put("norm_bias", false);
+                if (v.window() != null) {
+                    List<String> types = new ArrayList<>();
+                    for (boolean local : v.window().local()) types.add(local ? "sliding_attention" : "full_attention");
+                    m.put("layer_types", types);
+                    m.put("sliding_window", "|i - j| <= " + v.window().halfWindow());
+                    m.put(
+                            "local_rope_theta",
+                            Double.parseDouble(
+                                    Float.toString(v.window().rotary().theta())));
+                }
                 if (!v.equals(EncoderConfig.Variant.BERT)) {
                     m.put("qkv_bias", v.qkvBias());
                     m.put("attention_output_bias", v.outBias());

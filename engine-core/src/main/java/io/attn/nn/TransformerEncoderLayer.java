@@ -58,8 +58,8 @@ public final class TransformerEncoderLayer {
      */
     public Node forward(Forward f, Node x, UnaryOperator<Node> selfAttention) {
         GraphBuilder g = f.g;
-        if (config.normFirst()) {
-            x = g.add(x, selfAttention.apply(norm1.forward(f, x)));
+        if (config.normFirst()) { // norm1 null: the identity (ModernBERT's first layer)
+            x = g.add(x, selfAttention.apply(norm1 == null ? x : norm1.forward(f, x)));
             return g.add(x, ff.forward(f, norm2.forward(f, x)));
         }
         x = norm1.forward(f, g.add(x, selfAttention.apply(x)));

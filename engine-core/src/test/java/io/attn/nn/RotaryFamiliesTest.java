@@ -117,4 +117,42 @@ class RotaryFamiliesTest {
         assertTrue(refused("{\"model_type\": \"nomic_bert\", \"activation_function\": \"gelu\"}")
                 .contains("activation_function"));
     }
+
+    @Test
+    void modernBertOfTransformers() {
+        EncoderConfig c = read("""
+                {"model_type": "modernbert", "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 48,
+                 "num_hidden_layers": 3, "vocab_size": 707, "local_attention": 8, "norm_bias": false,
+                 "layer_types": ["full_attention", "sliding_attention", "sliding_attention"],
+                 "rope_parameters": {"full_attention": {"rope_theta": 160000.0, "rope_type": "default"},
+                                     "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}}}""");
+        EncoderConfig.Variant v = c.variant();
+        assertEquals(new EncoderConfig.Rotary(160000f, 8), v.rotary());
+        assertEquals(
+                new EncoderConfig.SlidingWindow(
+                        java.util.List.of(false, true, true), 4, new EncoderConfig.Rotary(10000f, 8)),
+                v.window());
+        assertEquals(EncoderConfig.Glu.GATE_FIRST, v.glu());
+        assertEquals(new EncoderConfig.PreNorm("final_norm."), v.preNorm());
+        assertTrue(!v.normBias() && !v.qkvBias() && !v.outBias() && !v.ffnInBias() && !v.ffnOutBias());
+        assertEquals(0, c.typeVocabSize());
+        assertEquals("gelu", c.hiddenAct());
+        // transformers 4's keys (ModernBERT-base's hub config): every third layer global from layer 0
+        EncoderConfig old = read("""
+                {"model_type": "modernbert", "num_hidden_layers": 4, "global_attn_every_n_layers": 3,
+                 "global_rope_theta": 160000.0, "local_rope_theta": 10000.0, "local_attention": 128}""");
+        assertEquals(
+                new EncoderConfig.SlidingWindow(
+                        java.util.List.of(false, true, true, false), 64, new EncoderConfig.Rotary(10000f, 64)),
+                old.variant().window());
+        assertEquals(8192, old.maxPositionEmbeddings());
+        assertTrue(refused("{\"model_type\": \"modernbert\", \"num_hidden_layers\": 1, \"layer_types\": [\"chunked\"]}")
+                .contains("layer_types holds \"chunked\""));
+        assertTrue(refused("{\"model_type\": \"modernbert\", \"num_hidden_layers\": 2,"
+                        + " \"layer_types\": [\"full_attention\"]}")
+                .contains("layer_types names 1 layers, num_hidden_layers is 2"));
+        assertTrue(refused("""
+                        {"model_type": "modernbert", "rope_parameters": {"sliding_attention":
+                         {"rope_theta": 10000.0, "rope_type": "linear", "factor": 2}}}""").contains("rope_parameters.sliding_attention.rope_type \"linear\""));
+    }
 }

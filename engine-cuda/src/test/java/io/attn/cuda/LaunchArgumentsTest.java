@@ -31,6 +31,9 @@ import org.junit.jupiter.api.Test;
  * so the tests can see which buffer went where. What the kernels compute is checked on a GPU, not here.
  */
 class LaunchArgumentsTest {
+    /** The kernels' value for an open side of the sliding window (MaskSpec.left / right): 2^30 - 1. */
+    private static final int OPEN = Integer.MAX_VALUE / 2;
+
     record Launch(Kernel entry, int gx, int gy, int gz, int threads, int smem, List<Number> values) {}
 
     record Gemm(
@@ -268,7 +271,8 @@ class LaunchArgumentsTest {
         assertEquals(2 * 3 * 4, l.gx()); // one block per row
         // x, y, H, L, S, scale, causal, mask, maskKind, strideB, strideH, kpm, kpmKind
         assertEquals(
-                List.<Number>of(addr(s), addr(y), 3, 4, 5, 0.25f, 1, addr(mask), 1, 20, 0, addr(kpm), 2), l.values());
+                List.<Number>of(addr(s), addr(y), 3, 4, 5, 0.25f, 1, addr(mask), 1, 20, 0, addr(kpm), 2, OPEN, 0),
+                l.values());
     }
 
     @Test
@@ -286,7 +290,8 @@ class LaunchArgumentsTest {
         Launch sm = rec.launches.getFirst();
         assertEquals(Kernel.SOFTMAX_F32, sm.entry());
         // in place; masks are the node's third input on: x, y, H, L, S, scale, causal, mask, kind, strides, kpm, kind
-        assertEquals(List.<Number>of(addr(w), addr(w), 3, 4, 5, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1), sm.values());
+        assertEquals(
+                List.<Number>of(addr(w), addr(w), 3, 4, 5, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1, OPEN, 0), sm.values());
     }
 
     @Test
@@ -303,7 +308,9 @@ class LaunchArgumentsTest {
         assertEquals(new Gemm(false, true, 4, 5, 8, 1f, addr(q), 8, 32, addr(k), 8, 40, scratch, 5, 20, 6), s);
         assertEquals(new Gemm(false, false, 4, 6, 5, 1f, scratch, 5, 20, addr(v), 6, 30, addr(o), 6, 24, 6), pv);
         Launch sm = rec.launches.getFirst();
-        assertEquals(List.<Number>of(scratch, scratch, 3, 4, 5, 0.5f, 0, addr(mask), 2, 0, 0, 0L, 0), sm.values());
+        assertEquals(
+                List.<Number>of(scratch, scratch, 3, 4, 5, 0.5f, 0, addr(mask), 2, 0, 0, 0L, 0, OPEN, OPEN),
+                sm.values());
     }
 
     /**
@@ -362,8 +369,32 @@ class LaunchArgumentsTest {
         assertEquals(6, l.gx()); // 24 rows, 4 per block of 128 threads
         assertEquals(
                 List.<Number>of(
-                        addr(q), addr(k), addr(v), addr(o), 2, 3, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1),
+                        addr(q), addr(k), addr(v), addr(o), 2, 3, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1, OPEN,
+                        0),
                 l.values());
+    }
+
+    @Test
+    void slidingWindowSidesFollowTheMasks() {
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 2, 70, 64), k = g.input("k", 1, 2, 70, 64), v = g.input("v", 1, 2, 70, 64);
+        // ModernBERT's local layers: |i - j| <= 4; the SIMT flash kernel, the tf32 one (the fp32 default) and fused
+        Node o = g.attention(q, k, v, 0.5f, MaskSpec.NONE.window(4, 4), null, null);
+        run(g, o, Map.of("attention", "flash", "flash.fp32", "simt"), Precision.FP32, 90);
+        assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
+        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(16, 18));
+        rec.launches.clear();
+        run(g, o, Map.of("attention", "flash"), Precision.FP32, 90);
+        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(16, 18));
+        // Mistral's causal window of 16: left 15, right capped at 0 by causal; an open side is 2^30 - 1
+        GraphBuilder g2 = new GraphBuilder();
+        Node q2 = g2.input("q", 1, 2, 70, 64), k2 = g2.input("k", 1, 2, 70, 64), v2 = g2.input("v", 1, 2, 70, 64);
+        Node o2 = g2.attention(q2, k2, v2, 0.5f, MaskSpec.CAUSAL.window(15, MaskSpec.UNBOUNDED), null, null);
+        rec.launches.clear();
+        run(g2, o2, true);
+        Launch l = rec.launches.getFirst();
+        assertEquals(Kernel.ATTENTION_F32, l.entry());
+        assertEquals(List.<Number>of(15, 0), l.values().subList(18, 20));
     }
 
     @Test
@@ -397,7 +428,9 @@ class LaunchArgumentsTest {
                         350,
                         0,
                         addr(kpm),
-                        2),
+                        2,
+                        OPEN,
+                        0),
                 l.values());
         rec.launches.clear();
         // bf16 on sm_80: q, k, v converted to 16 bits into the planned scratch, then the default FA2 kernel
@@ -428,7 +461,8 @@ class LaunchArgumentsTest {
         assertEquals(128, l.threads());
         assertEquals(2 * (128 * 64 + 4 * 64 * 64), l.smem());
         assertEquals(
-                List.<Number>of(q16, k16, v16, addr(o), 2, 3, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2),
+                List.<Number>of(
+                        q16, k16, v16, addr(o), 2, 3, 3, 70, 5, 0.5f, 1, addr(mask), 1, 350, 0, addr(kpm), 2, OPEN, 0),
                 l.values());
         rec.launches.clear();
         // the older tensor-core kernel stays reachable by name (fp32 inputs, no conversion, static shared memory)
@@ -476,7 +510,7 @@ class LaunchArgumentsTest {
                     v.kernel().entry());
             assertTrue(v.smem() <= 227 * 1024, v + ": more shared memory than an sm_80 / sm_90 block may have");
             assertEquals(80, v.kernel().minCapability());
-            assertEquals(17, Kernels.params(v.kernel()).size(), v.kernel().entry() + " parameters");
+            assertEquals(19, Kernels.params(v.kernel()).size(), v.kernel().entry() + " parameters");
         }
         for (Kernel k : Kernel.in("flash_attention_fa2"))
             if (k != Kernel.F32_TO_BF16 && k != Kernel.F32_TO_F16)
@@ -598,7 +632,9 @@ class LaunchArgumentsTest {
                         350,
                         0,
                         addr(kpm),
-                        2),
+                        2,
+                        OPEN,
+                        0),
                 l.values());
         // a named entry: its rows and warps
         rec.launches.clear();

@@ -189,5 +189,11 @@ final class MaskCases {
                         Tensor t = Tensor.zeros(b, s);
                         for (int i = 0; i < b; i++) t.set(1f, i, 0);
                         return t;
-                    }));
+                    }),
+            // a sliding window (query i sees keys i - 2 .. i + 1) with key padding
+            new Masking(
+                    "window 2/1 + bool padding",
+                    spec(false, MaskKind.NONE, MaskKind.BOOL).window(2, 1),
+                    null,
+                    (c, b, h, l, s) -> tailPadding(b, s, 1f)));
 }

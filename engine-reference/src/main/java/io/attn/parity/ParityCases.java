@@ -568,6 +568,7 @@ public final class ParityCases {
         attentionTiles(all);
         raggedAttention(all);
         groupedQueryAttention(all);
+        windowedAttention(all);
     }
 
     /**
@@ -643,6 +644,111 @@ public final class ParityCases {
                     c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(causal, 70, 3, 9), null, null),
                     FP32,
                     FP32_WHY));
+        }
+    }
+
+    /**
+     * Sliding windows ({@link MaskSpec#window}): query {@code i} sees keys {@code i - left <= j <= i + right}.
+     * ModernBERT's local layers (|i - j| <= local_attention / 2), Mistral's causal windows (left = sliding_window - 1),
+     * windows smaller and larger than L, one side open, 0 and 1 wide, with key padding (rows whose window holds only
+     * padding: all masked), with an attention mask, L != S, odd lengths; L = 300 and 200 walk several key tiles of every
+     * backend (64 keys on the CPU, 32-128 in the CUDA kernels), so tiles wholly outside a block's windows are skipped and
+     * the tiles wholly inside take the fast paths. Inputs uniform in [-1, 1], as {@link #TILES_16_BIT} assumes.
+     */
+    private static void windowedAttention(List<ParityCase> all) {
+        int open = MaskSpec.UNBOUNDED;
+        // label, B, H, L, S, D, left, right, causal, attention mask kind, key padding kind
+        record W(
+                String label,
+                int b,
+                int h,
+                int l,
+                int s,
+                int d,
+                int left,
+                int right,
+                boolean causal,
+                MaskKind mask,
+                MaskKind pad) {}
+        List<W> ws = List.of(
+                new W("4/4 (local_attention 8)", 2, 2, 37, 37, 64, 4, 4, false, MaskKind.NONE, MaskKind.NONE),
+                new W("4/4 + bool padding", 3, 2, 37, 37, 64, 4, 4, false, MaskKind.NONE, MaskKind.BOOL),
+                new W("64/64 many tiles", 1, 2, 300, 300, 64, 64, 64, false, MaskKind.NONE, MaskKind.NONE),
+                new W("64/64 many tiles", 1, 2, 300, 300, 128, 64, 64, false, MaskKind.NONE, MaskKind.NONE),
+                new W("40/40 + additive padding", 2, 2, 200, 200, 128, 40, 40, false, MaskKind.NONE, MaskKind.ADDITIVE),
+                new W(
+                        "causal 15/open (sliding_window 16)",
+                        1,
+                        2,
+                        70,
+                        70,
+                        64,
+                        15,
+                        open,
+                        true,
+                        MaskKind.NONE,
+                        MaskKind.NONE),
+                new W("causal 100/open many tiles", 1, 2, 260, 260, 64, 100, open, true, MaskKind.NONE, MaskKind.NONE),
+                new W("100/100 wider than L", 1, 2, 21, 21, 64, 100, 100, false, MaskKind.NONE, MaskKind.NONE),
+                new W(
+                        "all-masked rows: 0/0 + bool padding",
+                        3,
+                        1,
+                        17,
+                        17,
+                        64,
+                        0,
+                        0,
+                        false,
+                        MaskKind.NONE,
+                        MaskKind.BOOL),
+                new W("1/1 L<S", 1, 2, 19, 23, 128, 1, 1, false, MaskKind.NONE, MaskKind.NONE),
+                new W("all-masked rows: 5/open L>S", 1, 2, 33, 20, 64, 5, open, false, MaskKind.NONE, MaskKind.NONE),
+                new W("open/3 + additive (L,S)", 1, 2, 29, 29, 64, open, 3, false, MaskKind.ADDITIVE, MaskKind.NONE),
+                new W(
+                        "all-masked rows: causal 0/open + additive padding",
+                        2,
+                        2,
+                        9,
+                        9,
+                        64,
+                        0,
+                        open,
+                        true,
+                        MaskKind.NONE,
+                        MaskKind.ADDITIVE));
+        for (W w : ws) {
+            CaseBuilder c = new CaseBuilder("attention window " + w.label() + " B" + w.b() + " H" + w.h() + " L" + w.l()
+                    + " S" + w.s() + " D" + w.d());
+            Node q = c.in("q", c.uniformT(-1, 1, w.b(), w.h(), w.l(), w.d()));
+            Node k = c.in("k", c.uniformT(-1, 1, w.b(), w.h(), w.s(), w.d()));
+            Node v = c.in("v", c.uniformT(-1, 1, w.b(), w.h(), w.s(), w.d()));
+            Node am = w.mask() == MaskKind.NONE ? null : c.in("attn_mask", c.additiveT(0.15, w.l(), w.s()));
+            Node kp = null;
+            if (w.pad() == MaskKind.BOOL) kp = c.in("key_padding", MaskCases.tailPadding(w.b(), w.s(), 1f));
+            else if (w.pad() == MaskKind.ADDITIVE) kp = c.in("key_padding", c.additiveT(0.15, w.b(), w.s()));
+            MaskSpec spec = new MaskSpec(w.causal(), w.mask(), w.pad()).window(w.left(), w.right());
+            all.add(c.done(
+                    c.g.attention(q, k, v, Float.NaN, spec, am, kp),
+                    FP32,
+                    "fp32: scores of D <= 128 terms in [-1, 1], outputs convex combinations of rows of v; 16 bits: see"
+                            + " TILES_16_BIT",
+                    TILES_16_BIT));
+        }
+        // Mistral / Qwen2 with a window: grouped K/V heads and a causal sliding window together, left padding
+        {
+            CaseBuilder c = new CaseBuilder("attention window gqa causal 15/open + bool padding B2 H4 Hkv2 L70 S70 D64");
+            Node q = c.in("q", c.uniformT(-1, 1, 2, 4, 70, 64));
+            Node k = c.in("k", c.uniformT(-1, 1, 2, 2, 70, 64));
+            Node v = c.in("v", c.uniformT(-1, 1, 2, 2, 70, 64));
+            Node kp = c.in("key_padding", MaskCases.tailPadding(2, 70, 1f));
+            MaskSpec spec = new MaskSpec(true, MaskKind.NONE, MaskKind.BOOL).window(15, MaskSpec.UNBOUNDED);
+            all.add(c.done(
+                    c.g.attention(q, k, v, Float.NaN, spec, null, kp),
+                    FP32,
+                    "fp32: scores of D = 64 terms in [-1, 1], outputs convex combinations of rows of v; 16 bits: see"
+                            + " TILES_16_BIT",
+                    TILES_16_BIT));
         }
     }
 
@@ -765,6 +871,17 @@ public final class ParityCases {
                 all.add(c.done(
                         c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(causal, len), null, null), FP32, FP32_WHY));
             }
+        {
+            // a sliding window within each sequence (ModernBERT's local layers on a ragged batch)
+            int[] len = {70, 1, 13, 64, 2};
+            CaseBuilder c = new CaseBuilder("attention ragged " + Arrays.toString(len) + " window 3/3 B1 H2 D64");
+            Node q = c.normal("q", 1, 2, 150, 64), k = c.normal("k", 1, 2, 150, 64), v = c.normal("v", 1, 2, 150, 64);
+            all.add(c.done(
+                    c.g.attention(
+                            q, k, v, Float.NaN, MaskSpec.segments(false, len).window(3, 3), null, null),
+                    FP32,
+                    FP32_WHY));
+        }
         CaseBuilder c = new CaseBuilder("attention ragged [3, 6] B2 H3 D16 Dv8");
         Node q = c.normal("q", 2, 3, 9, 16), k = c.normal("k", 2, 3, 9, 16), v = c.normal("v", 2, 3, 9, 8);
         all.add(c.done(c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(false, 3, 6), null, null), FP32, FP32_WHY));

@@ -40,7 +40,8 @@ public final class PlantedBugBackend implements Backend {
         RMS_NORM_EPS_OUTSIDE_SQRT, // x / (sqrt(mean(x^2)) + eps): differs where eps is not small against mean(x^2)
         ROPE_INTERLEAVED, // GPT-J's layout: pairs (2i, 2i+1) instead of transformers' rotate-half (i, i + R/2)
         GLU_ACTIVATES_FIRST_HALF, // ignores which half is activated: always act(x[..., :F]) * x[..., F:]
-        GQA_HEAD_MODULO // grouped-query attention: query head h reads K/V head h % Hkv (repeat, not repeat_interleave)
+        GQA_HEAD_MODULO, // grouped-query attention: query head h reads K/V head h % Hkv (repeat, not repeat_interleave)
+        WINDOW_OFF_BY_ONE // a sliding window one key wider on each side: i - left - 1 <= j <= i + right + 1
     }
 
     record Buf(float[] a) implements Buffer {
@@ -294,6 +295,13 @@ public final class PlantedBugBackend implements Backend {
         for (int j = 0; j < s; j++) {
             boolean causalOn = spec.causal() && !(bug == Breakage.ATTENTION_IGNORES_CAUSAL && n.op() == Op.ATTENTION);
             if (causalOn && j > i) row[j] = dead;
+        }
+        if (spec.windowed()) {
+            // the window alone (the causal rule is applied above, or not, by ATTENTION_IGNORES_CAUSAL)
+            int extra = bug == Breakage.WINDOW_OFF_BY_ONE ? 1 : 0;
+            long left = spec.windowLeft() == MaskSpec.UNBOUNDED ? s : spec.windowLeft(),
+                    right = spec.windowRight() == MaskSpec.UNBOUNDED ? s : spec.windowRight();
+            for (int j = 0; j < s; j++) if (j < i - left - extra || j > i + right + extra) row[j] = dead;
         }
         if (spec.segmented() && bug != Breakage.RAGGED_SEES_OTHER_SEQUENCES) {
             // keys outside the query's own sequence: the block-diagonal mask of a ragged batch

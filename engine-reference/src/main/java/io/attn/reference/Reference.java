@@ -174,7 +174,8 @@ public final class Reference {
 
     /**
      * The masks of a SOFTMAX or ATTENTION node, read per PyTorch: BOOL non-zero = masked out (score -inf), ADDITIVE
-     * added to the scaled score; causal masks key j > query i.
+     * added to the scaled score; causal masks key j > query i; a sliding window masks keys outside {@code [i - left, i +
+     * right]}.
      */
     private static final class Masks {
         final MaskSpec spec;
@@ -209,6 +210,9 @@ public final class Reference {
         void apply(double[] row, int b, int hh, int i) {
             for (int j = 0; j < s; j++) {
                 if (spec.causal() && j > i) row[j] = Double.NEGATIVE_INFINITY;
+                // a sliding window: keys i - left <= j <= i + right only (long arithmetic: an unbounded side is large)
+                if ((long) j < (long) i - spec.left() || (long) j > (long) i + spec.right())
+                    row[j] = Double.NEGATIVE_INFINITY;
                 // a ragged batch: a block-diagonal mask, each sequence seeing itself only
                 if (segmentOf != null && segmentOf[j] != segmentOf[i]) row[j] = Double.NEGATIVE_INFINITY;
                 if (attn != null) {

@@ -66,10 +66,12 @@ class KernelsTest {
     @Test
     void paramsFollowTheCSignatures() {
         // softmax_f32(const float* x, float* y, int H, int L, int S, float scale, int causal, const float* mask,
-        //             int maskKind, int maskStrideB, int maskStrideH, const float* kpm, int kpmKind)
+        //             int maskKind, int maskStrideB, int maskStrideH, const float* kpm, int kpmKind, int winL,
+        //             int winR)
         assertEquals(
                 java.util.List.of(
-                        "u64", "u64", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32"),
+                        "u64", "u64", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32",
+                        "u32", "u32"),
                 Kernels.params(Kernel.SOFTMAX_F32));
         // gemm_f32(A, B, C, M, N, K, transA, transB, lda, ldb, ldc, long long strideA, strideB, strideC, batch,
         //          float alpha, float beta)

@@ -28,7 +28,10 @@ import jdk.incubator.vector.VectorSpecies;
  * rounded up to whole 4-vector chunks, the padded scores set to -inf. Masked tiles, causal diagonal tiles and ragged
  * edges take the general path ({@link Masks}, exact running
  * max). Causal attention stops at the
- * block's last query and skips rows above each tile. A row whose keys are all masked gets zeros. Scratch is per thread:
+ * block's last query and skips rows above each tile. A sliding window ({@link io.attn.graph.MaskSpec#windowed}) walks
+ * only the key tiles between the block's first row's window start and its last row's window end, and in each tile only
+ * the groups of rows whose windows reach it, so work is {@code O(L x (window + tile))}; groups whose every row has the
+ * whole tile in its window keep the fast path. A row whose keys are all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
  *
  * <p>Grouped-query attention (K/V with {@code Hkv} heads, {@code H % Hkv == 0}): a query head's tasks read the keys
@@ -212,21 +215,29 @@ public final class Attention {
         Arrays.fill(sumv, 0, rows6 * VL, 0f);
         // the key tiles are scaled by scale * log2(e): scores come out in base-2 units, p = 2^(s - m)
         float qscale = scale * LOG2E;
-        boolean causal = masks.causal();
+        boolean causal = masks.causal(), windowed = masks.windowed();
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
         // kernels on its keys rounded up to whole 4-vector chunks (w), the padded columns' scores set to -inf, P.V over
         // its keys only. It depends on s alone, so a row's operations still do not depend on the block or the threads.
-        boolean shortFast = fast && !causal && s < BC && dv % (4 * VL) == 0;
+        boolean shortFast = fast && !causal && !windowed && s < BC && dv % (4 * VL) == 0;
         int w = shortFast ? (s + 4 * VL - 1) / (4 * VL) * (4 * VL) : BC;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
-        if (br >= TOUCH_ROWS) touch(k, ko, jEnd * d, sc.s);
+        // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
+        // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
+        int left = masks.left(), right = masks.right(), jStart = 0;
+        if (windowed) {
+            jStart = (int) (Math.max(0L, (long) i0 - left) / BC * BC);
+            jEnd = (int) Math.min(jEnd, (long) i0 + br + right);
+            Arrays.fill(acc, 0, rows6 * dv, 0f); // a row's first tile is not always the block's first
+        }
+        if (br >= TOUCH_ROWS && jEnd > jStart) touch(k, ko + jStart * d, (jEnd - jStart) * d, sc.s);
         // the general path's tile width: a sequence shorter than one tile (a sentence) works on its own length rounded
         // up to the score kernel's two vectors, not on 64 keys, most of them padding. It depends on s alone, never on
         // the block, so a row's operations still do not depend on the block size or the thread count.
         int bcp = s < BC && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
-        for (int j0 = 0; j0 < jEnd; j0 += BC) {
+        for (int j0 = jStart; j0 < jEnd; j0 += BC) {
             int bc = Math.min(BC, jEnd - j0);
             // transpose the key tile: kt[dd * bcp + c] = k[j0 + c, dd], zero columns past bc (a short sequence on the
             // fast path: up to w, the columns its kernels read)
@@ -241,11 +252,19 @@ public final class Attention {
             boolean fullTile = fast && (bc == BC || shortFast);
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a group start
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / GR * GR : 0;
+            // a sliding window: likewise rows whose window ends before the tile (i + right < j0); the loop stops at the
+            // first group whose window starts after the tile's last key (i - left > j0 + bc - 1)
+            if (windowed) first = Math.max(first, (int) Math.min(br, Math.max(0L, (long) j0 - right - i0)) / GR * GR);
             // a group of GR rows at a time: scores, softmax step and P.V while its scores are in L1
             for (int r = first; r < br; r += GR) {
+                if (windowed && (long) i0 + r - left > j0 + bc - 1) break;
                 int r1 = Math.min(br, r + GR), live = GR;
-                // causal: the group's first row sees every key of the tile
-                boolean fastGroup = fullTile && (r < padFrom || padFast) && (!causal || i0 + r >= j0 + BC - 1);
+                // causal: the group's first row sees every key of the tile; a window: every row of the group (padding
+                // rows included) has the whole tile in its window
+                boolean fastGroup = fullTile
+                        && (r < padFrom || padFast)
+                        && (!causal || i0 + r >= j0 + BC - 1)
+                        && (!windowed || ((long) i0 + r + GR - 1 - left <= j0 && (long) i0 + r + right >= j0 + BC - 1));
                 if (fastGroup) {
                     float[] qs = r == padFrom ? sc.qpad : q;
                     int qso = r == padFrom ? 0 : qo + r * d;
@@ -268,7 +287,7 @@ public final class Attention {
                         for (int rr = 0; rr < GR; rr++)
                             softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, Math.min(bc, w));
                 } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
-                if (j0 == 0)
+                if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
                     // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key)
@@ -278,7 +297,8 @@ public final class Attention {
                     // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
                     // on the block size (and so on the thread count)
-                    int width = causal ? Math.min(bc, i0 + r1 - j0) : bc;
+                    // (a window's right side likewise: right is 0 under causal, large when unbounded)
+                    int width = (int) Math.min(bc, (long) i0 + r1 + right - j0);
                     accumulate(st, fastGroup ? BCP : bcp, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
                 }
             }

@@ -13,14 +13,15 @@ import jdk.incubator.vector.VectorSpecies;
  * Turns raw scores into masked, scaled scores for attention {@code (B, H, L, S)}, following {@link MaskSpec}: a masked
  * score becomes {@code -inf}; an additive mask is added after scaling ({@code -inf} there masks too). Unmasked scores
  * are clamped to {@code [-MAX_VALUE, MAX_VALUE]}, so huge finite inputs can overflow neither into {@code inf - inf =
- * NaN} nor into a fake "fully masked" row. Immutable; one per op call.
+ * NaN} nor into a fake "fully masked" row. A sliding window masks the keys outside it. Immutable; one per op call.
  */
 final class Masks {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     private static final float MAX = Float.MAX_VALUE;
     private static final float NEG_INF = Float.NEGATIVE_INFINITY;
 
-    private final boolean causal;
+    private final boolean causal, windowed;
+    private final int left, right; // the window's sides (MaskSpec.left / right: large when unbounded)
     private final MaskKind attnKind, padKind;
     private final float[] attn, pad;
     private final int mb, mh, l, s; // attention mask dims (mb, mh are 1 when broadcast)
@@ -31,6 +32,9 @@ final class Masks {
      */
     Masks(MaskSpec spec, Node node, float[][] in, int first, int l, int s) {
         this.causal = spec.causal();
+        this.windowed = spec.windowed();
+        this.left = spec.left();
+        this.right = spec.right();
         this.attnKind = spec.attnMask();
         this.padKind = spec.keyPadding();
         this.l = l;
@@ -50,6 +54,21 @@ final class Masks {
 
     boolean causal() {
         return causal;
+    }
+
+    /** Whether a sliding window bounds the keys ({@link MaskSpec#windowed}). */
+    boolean windowed() {
+        return windowed;
+    }
+
+    /** The window's left side: query {@code i} sees no key {@code j < i - left} (large when unbounded). */
+    int left() {
+        return left;
+    }
+
+    /** The window's right side, causal included: query {@code i} sees no key {@code j > i + right}. */
+    int right() {
+        return right;
     }
 
     /** Whether there is neither an attention mask nor a key-padding mask (causal may still be set). */
@@ -87,6 +106,12 @@ final class Masks {
             row[off + c] = v;
         }
         if (causal && j0 + n > i + 1) Arrays.fill(row, off + Math.max(0, i + 1 - j0), off + n, NEG_INF);
+        if (windowed) { // keys before i - left and after i + right
+            int before = (int) Math.min(n, Math.max(0L, (long) i - left - j0));
+            if (before > 0) Arrays.fill(row, off, off + before, NEG_INF);
+            long after = (long) i + right + 1 - j0;
+            if (after < n) Arrays.fill(row, off + (int) Math.max(0, after), off + n, NEG_INF);
+        }
     }
 
     private static FloatVector masked(FloatVector v, float[] m, MaskKind kind, int mo, float maskScale) {

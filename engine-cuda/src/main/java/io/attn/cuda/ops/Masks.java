@@ -12,10 +12,20 @@ import io.attn.tensor.Shape;
  * mask with its batch / head element strides (0 for a broadcast dim), the key-padding mask, and each one's kind (0
  * none, 1 BOOL, 2 ADDITIVE: {@code common.cuh}).
  */
-record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind) {
-    /** Appends the kernels' mask parameters, in their order: mask, kind, strides, key padding, its kind. */
+record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind, int winL, int winR) {
+    /**
+     * Appends the kernels' mask parameters, in their order: mask, kind, strides, key padding, its kind, the sliding
+     * window's sides ({@link MaskSpec#left}, {@link MaskSpec#right}: 2^30 - 1 for an open side).
+     */
     KernelArgs appendTo(KernelArgs a) {
-        return a.ptr(mask).i32(maskKind).i32(strideB).i32(strideH).ptr(kpm).i32(kpmKind);
+        return a.ptr(mask)
+                .i32(maskKind)
+                .i32(strideB)
+                .i32(strideH)
+                .ptr(kpm)
+                .i32(kpmKind)
+                .i32(winL)
+                .i32(winR);
     }
 
     /** The masks of {@code spec} for scores (.., l, s): node inputs from {@code first} on, attn mask first. */
@@ -32,7 +42,8 @@ record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer
             i++;
         }
         if (spec.keyPadding() != MaskKind.NONE) kpm = in[i];
-        return new Masks(mask, kind(spec.attnMask()), strideB, strideH, kpm, kind(spec.keyPadding()));
+        return new Masks(
+                mask, kind(spec.attnMask()), strideB, strideH, kpm, kind(spec.keyPadding()), spec.left(), spec.right());
     }
 
     private static int kind(MaskKind k) {
