@@ -275,7 +275,7 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
 
     int jEnd = causal ? min(S, q0 + BR) : S;
     // a sliding window (keys i - winL .. i + winR): only the key tiles some row of the block sees, from jBegin
-    jEnd = (int)min((long long)jEnd, (long long)q0 + BR + winR);
+    jEnd = min(jEnd, q0 + BR + winR);  // no overflow: an open side is 2^30 - 1, L < 2^30
     const int jBegin = max(0, q0 - winL) / BC * BC;
     int nTiles = (jEnd - jBegin + BC - 1) / BC;
 
@@ -318,7 +318,7 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
 
         // else every key of the tile lies after every row of this warp (causal or the window's right side), or before
         // (the window's left side)
-        if (!(causal && j0 > w0 + RW - 1) && j0 <= (long long)w0 + RW - 1 + winR && j0 + BC - 1 >= w0 - winL) {
+        if (!(causal && j0 > w0 + RW - 1) && j0 <= w0 + RW - 1 + winR && j0 + BC - 1 >= w0 - winL) {
             float sc[MT][NT][4];
             UNROLL(mt, MT) {
                 UNROLL(nt, NT) { sc[mt][nt][0] = sc[mt][nt][1] = sc[mt][nt][2] = sc[mt][nt][3] = 0.f; }
@@ -337,14 +337,16 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
             }
             // scale (log2 domain) and, where a key of the tile can be masked for a row of the warp, the masks
             bool needMask = anyMask || j0 + BC > S || (causal && j0 + BC - 1 > w0) || j0 < w0 + RW - 1 - winL
-                            || j0 + BC - 1 > (long long)w0 + winR;
+                            || j0 + BC - 1 > w0 + winR;
             if (needMask) {
                 UNROLL(mt, MT) {
                     UNROLL(nt, NT) {
                         UNROLL(e, 4) {
                             int i = w0 + mt * 16 + g + (e >= 2 ? 8 : 0), j = j0 + nt * 8 + 2 * t + (e & 1);
                             float x = scale * sc[mt][nt][e];
-                            bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
+                            // outside the window: j - i outside [-winL, winR], one unsigned compare
+                            bool dead = j >= S || i >= L || (causal && j > i)
+                                        || (unsigned)(j - i + winL) > (unsigned)(winL + winR);
                             APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
                             sc[mt][nt][e] = dead ? -CUDART_INF_F : x * LOG2E;
                         }

@@ -507,8 +507,7 @@ class RunCommandTest {
 
         Result bad = cli("inspect", "../tests/families/mistral");
         assertEquals(3, bad.code(), bad.err());
-        assertTrue(
-                bad.err().contains("sliding_window 16 is narrower than max_position_embeddings 128"), bad.err());
+        assertTrue(bad.err().contains("sliding_window 16 is narrower than max_position_embeddings 128"), bad.err());
 
         // a decoder embedder: grouped-query attention, q/k norms, last-token pooling
         Path qwen3 = Path.of("../tests/families/qwen3");

@@ -333,7 +333,8 @@ class LaunchArgumentsTest {
         run(g, o, true);
         assertEquals(Kernel.ATTENTION_F32, rec.launches.getFirst().entry());
         assertEquals(
-                List.<Number>of(addr(q), addr(k), addr(v), addr(o), 2, 6, 2, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, 0L, 0),
+                List.<Number>of(
+                        addr(q), addr(k), addr(v), addr(o), 2, 6, 2, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, 0L, 0, OPEN, 0),
                 rec.launches.getFirst().values());
         // bf16 FA2: only the Hkv heads of k and v are converted
         GraphBuilder g2 = new GraphBuilder();
@@ -369,8 +370,8 @@ class LaunchArgumentsTest {
         assertEquals(6, l.gx()); // 24 rows, 4 per block of 128 threads
         assertEquals(
                 List.<Number>of(
-                        addr(q), addr(k), addr(v), addr(o), 2, 3, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1, OPEN,
-                        0),
+                        addr(q), addr(k), addr(v), addr(o), 2, 3, 3, 4, 5, 8, 6, 0.5f, 1, 0L, 0, 0, 0, addr(kpm), 1,
+                        OPEN, 0),
                 l.values());
     }
 
@@ -382,10 +383,10 @@ class LaunchArgumentsTest {
         Node o = g.attention(q, k, v, 0.5f, MaskSpec.NONE.window(4, 4), null, null);
         run(g, o, Map.of("attention", "flash", "flash.fp32", "simt"), Precision.FP32, 90);
         assertEquals(Kernel.FLASH_F32_D64, rec.launches.getFirst().entry());
-        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(16, 18));
+        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(17, 19));
         rec.launches.clear();
         run(g, o, Map.of("attention", "flash"), Precision.FP32, 90);
-        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(16, 18));
+        assertEquals(List.<Number>of(4, 4), rec.launches.getFirst().values().subList(17, 19));
         // Mistral's causal window of 16: left 15, right capped at 0 by causal; an open side is 2^30 - 1
         GraphBuilder g2 = new GraphBuilder();
         Node q2 = g2.input("q", 1, 2, 70, 64), k2 = g2.input("k", 1, 2, 70, 64), v2 = g2.input("v", 1, 2, 70, 64);
@@ -394,7 +395,7 @@ class LaunchArgumentsTest {
         run(g2, o2, true);
         Launch l = rec.launches.getFirst();
         assertEquals(Kernel.ATTENTION_F32, l.entry());
-        assertEquals(List.<Number>of(15, 0), l.values().subList(18, 20));
+        assertEquals(List.<Number>of(15, 0), l.values().subList(19, 21));
     }
 
     @Test

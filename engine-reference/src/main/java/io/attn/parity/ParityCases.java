@@ -737,7 +737,8 @@ public final class ParityCases {
         }
         // Mistral / Qwen2 with a window: grouped K/V heads and a causal sliding window together, left padding
         {
-            CaseBuilder c = new CaseBuilder("attention window gqa causal 15/open + bool padding B2 H4 Hkv2 L70 S70 D64");
+            CaseBuilder c =
+                    new CaseBuilder("attention window gqa causal 15/open + bool padding B2 H4 Hkv2 L70 S70 D64");
             Node q = c.in("q", c.uniformT(-1, 1, 2, 4, 70, 64));
             Node k = c.in("k", c.uniformT(-1, 1, 2, 2, 70, 64));
             Node v = c.in("v", c.uniformT(-1, 1, 2, 2, 70, 64));

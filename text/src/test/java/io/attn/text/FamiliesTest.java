@@ -39,9 +39,8 @@ class FamiliesTest {
     static final double HIDDEN_BOUND = 1e-4, COSINE = 0.99999, ABS_BOUND = 1e-4;
     static final Path ROOT = Path.of("../tests/families");
     /** The families the engine runs; the other folders must be refused by name. */
-    static final List<String> RUN =
-            List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert", "modernbert", "qwen3", "qwen2",
-                    "llama");
+    static final List<String> RUN = List.of(
+            "bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert", "modernbert", "qwen3", "qwen2", "llama");
 
     /**
      * Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says:

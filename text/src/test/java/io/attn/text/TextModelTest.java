@@ -239,7 +239,7 @@ class TextModelTest {
                 d,
                 "config.json",
                 "model_type \"gpt2\" is not supported (attn runs bert, xlm-roberta, roberta, camembert,"
-                        + " distilbert, mpnet, gte, new, nomic_bert, qwen3, qwen2, mistral, llama)");
+                        + " distilbert, mpnet, gte, new, nomic_bert, modernbert, qwen3, qwen2, mistral, llama)");
 
         d = copyOfBase("remote-code");
         Files.writeString(
