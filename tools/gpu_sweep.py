@@ -45,8 +45,10 @@ ROOT = os.path.dirname(HERE)
 RES = "io/attn/kernels"
 BOUNDS = {"fp32": 1e-5, "tf32": 1e-2, "bf16": 2e-2, "fp16": 4e-3}  # as docs/parity.md
 BASELINE_OF = {"fp32": "SDPA fp32 default", "tf32": "SDPA fp32 default", "bf16": "SDPA bf16 FLASH", "fp16": "SDPA fp16 FLASH"}
-# the argument list of "about" when it cannot be read: q k v o B H L S scale causal mask maskKind strideB strideH kpm kind
-DEFAULT_PARAMS = ["u64"] * 4 + ["u32"] * 4 + ["f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32"]
+# the argument list of "about" when it cannot be read: q k v o B H HKV L S scale causal mask maskKind strideB strideH kpm
+# kind winL winR
+DEFAULT_PARAMS = ["u64"] * 4 + ["u32"] * 5 + ["f32", "u32", "u64", "u32", "u32", "u32", "u64", "u32", "u32", "u32"]
+OPEN = (1 << 30) - 1  # a window side that is open (the Java host's value)
 CONVERTER_PARAMS = ["u64", "u64", "u64"]  # const float* x, uint16* y, long long n
 MASKS = ("none", "causal", "key padding", "additive")
 SMALL = dict(B=2, H=3, L=70, S=90)
@@ -160,8 +162,9 @@ def check_table(src):
     if params is None:
         problems.append("the JSON's \"about\" has no readable \"Arguments, in order:\" list")
         params = DEFAULT_PARAMS
-    if len(params) != 16:
-        problems.append("the \"about\" argument list has %d parameters, not 16: %s" % (len(params), params))
+    if len(params) != len(DEFAULT_PARAMS):
+        problems.append("the \"about\" argument list has %d parameters, not %d: %s"
+                        % (len(params), len(DEFAULT_PARAMS), params))
     texts, entries = {}, {}
 
     def entry_params(file, entry):
@@ -408,8 +411,9 @@ class Sweep:
 
     def attention(self, v, fn, qkv, o, s, causal, mask=0, mask_kind=0, sb=0, sh=0, kpm=0, kpm_kind=0):
         g, t, sm = variant_plan(v, s["B"], s["H"], s["L"])
-        args = (qkv[0].data_ptr(), qkv[1].data_ptr(), qkv[2].data_ptr(), o.data_ptr(), s["B"], s["H"], s["L"], s["S"],
-                1.0 / math.sqrt(s["D"]), int(causal), mask, mask_kind, sb, sh, kpm, kpm_kind)
+        # as many K/V heads as query heads (HKV = H), no sliding window (both sides open)
+        args = (qkv[0].data_ptr(), qkv[1].data_ptr(), qkv[2].data_ptr(), o.data_ptr(), s["B"], s["H"], s["H"], s["L"],
+                s["S"], 1.0 / math.sqrt(s["D"]), int(causal), mask, mask_kind, sb, sh, kpm, kpm_kind, OPEN, OPEN)
         self.drv.launch(fn, g, t, sm, self.params, args, v["entry"])
 
     def check(self, v, fn):

@@ -16,16 +16,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * attention_variants.json (the dispatch's and tools/gpu_sweep.py's table) against the committed PTX: every variant's
- * entry exists in its file with the 16 parameters the JSON's "about" lists (q, k, v, o: u64; B, H, L, S: u32; scale:
- * f32; causal: u32; mask: u64; maskKind, maskStrideB, maskStrideH: u32; kpm: u64; kpmKind: u32), every converter
+ * entry exists in its file with the 19 parameters the JSON's "about" lists (q, k, v, o: u64; B, H, HKV, L, S: u32;
+ * scale: f32; causal: u32; mask: u64; maskKind, maskStrideB, maskStrideH: u32; kpm: u64; kpmKind, winL, winR: u32),
+ * every converter
  * entry with (const float* x, uint16* y, long long n) = u64 u64 u64, and a 16-bit-input variant has a converter. The
  * same check as {@code gpu_sweep.py --dry-run} (gpu-run.sh's dry run in CI), in Java, without a JSON library: the
  * table's objects are flat.
  */
 class AttentionVariantsTest {
     static final List<String> VARIANT = List.of(
-            "u64", "u64", "u64", "u64", "u32", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32", "u64",
-            "u32");
+            "u64", "u64", "u64", "u64", "u32", "u32", "u32", "u32", "u32", "f32", "u32", "u64", "u32", "u32", "u32",
+            "u64", "u32", "u32", "u32");
     static final List<String> CONVERTER = List.of("u64", "u64", "u64");
     private static final Pattern OBJECT = Pattern.compile("\\{[^{}]*\\}");
 
