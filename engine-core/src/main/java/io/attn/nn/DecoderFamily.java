@@ -13,10 +13,10 @@ import java.util.List;
  * RMSNorm of each query and key head before the rotation and a {@code head_dim} of its own; Llama's {@code
  * attention_bias} and {@code mlp_bias} turn biases on. transformers' config defaults for each.
  *
- * <p>Refused, with the key named: rope scaling (a {@code rope_type} other than {@code default}), a sliding window
- * narrower than the positions (attn has no sliding-window attention: Mistral's {@code sliding_window}, Qwen's with
- * {@code use_sliding_window}, {@code layer_types} naming {@code sliding_attention}), an activation other than SiLU /
- * GELU.
+ * <p>Mistral's {@code sliding_window} (or {@code layer_types} all {@code sliding_attention}) runs as a causal window
+ * in every layer. Refused, with the key named: rope scaling (a {@code rope_type} other than {@code default}), Qwen's
+ * per-layer windows ({@code use_sliding_window} with {@code max_window_layers}), a {@code layer_types} mixing kinds,
+ * an activation other than SiLU / GELU.
  */
 final class DecoderFamily implements EncoderFamily {
     /** transformers' names, without the {@code model.} prefix of a causal-LM checkpoint. */
@@ -77,7 +77,7 @@ final class DecoderFamily implements EncoderFamily {
         int kvHeads = r.integer("num_key_value_heads", defaultKvHeads > 0 ? defaultKvHeads : heads);
         int headDim = r.integer("head_dim", heads > 0 ? hidden / heads : 0);
         int positions = r.integer("max_position_embeddings", defaultPositions);
-        refuseWindow(r, positions);
+        int window = slidingWindow(r, positions);
         GteFamily.Rope rope = GteFamily.Rope.read(r, defaultTheta, "rope_theta");
         if (!(rope.fraction() > 0 && rope.fraction() <= 1))
             throw AttnException.badInput("the rotary fraction " + rope.fraction() + " must be in (0, 1]");
@@ -108,26 +108,33 @@ final class DecoderFamily implements EncoderFamily {
                         outBias,
                         mlpBias,
                         mlpBias,
-                        new EncoderConfig.Decoder(kvHeads, headDim, modelType.equals("qwen3"), "norm.")));
+                        new EncoderConfig.Decoder(kvHeads, headDim, modelType.equals("qwen3"), "norm.", window)));
     }
 
     /**
-     * A sliding window narrower than the positions is refused (attn attends to every earlier token): Mistral's {@code
-     * sliding_window}, Qwen's when {@code use_sliding_window} is true, and any {@code layer_types} entry other than
-     * {@code full_attention}.
+     * Mistral's {@code sliding_window} (every layer: query i sees keys i - w < j <= i), or 0 when it is null or at
+     * least the positions (then it never cuts). Refused with the key named: Qwen's windows ({@code use_sliding_window}:
+     * per-layer windows from {@code max_window_layers}) and a {@code layer_types} that mixes kinds.
      */
-    private void refuseWindow(JsonFields r, int positions) {
-        boolean used = modelType.equals("mistral") || r.bool("use_sliding_window", false);
-        Object w = r.get("sliding_window");
-        if (used && w != null && r.integer("sliding_window", 0) < positions)
-            throw AttnException.badInput(r.source() + ": sliding_window " + w + " is narrower than"
-                    + " max_position_embeddings " + positions + ", and attn has no sliding-window attention yet"
-                    + " (a sliding_window of null or at least max_position_embeddings runs)");
+    private int slidingWindow(JsonFields r, int positions) {
         List<Object> types = r.array("layer_types");
-        if (types != null)
+        boolean allSliding = types != null && !types.isEmpty() && types.stream().allMatch("sliding_attention"::equals);
+        if (types != null && !allSliding)
             for (Object t : types)
                 if (!"full_attention".equals(t))
                     throw AttnException.badInput(r.source() + ": layer_types holds \"" + t
-                            + "\", and attn runs full_attention layers only (no sliding-window attention yet)");
+                            + "\" among other kinds, and attn runs the same attention in every decoder layer");
+        Object w = r.get("sliding_window");
+        if (modelType.equals("mistral") || allSliding) {
+            if (w == null) return 0;
+            int win = r.integer("sliding_window", 0);
+            if (win <= 0) throw AttnException.badInput(r.source() + ": sliding_window must be positive, got " + w);
+            return win < positions ? win : 0;
+        }
+        if (r.bool("use_sliding_window", false) && w != null && r.integer("sliding_window", 0) < positions)
+            throw AttnException.badInput(r.source() + ": use_sliding_window with sliding_window " + w + " below"
+                    + " max_position_embeddings " + positions + " (Qwen's windows on the layers from max_window_layers)"
+                    + " is not supported; Mistral's sliding_window is");
+        return 0;
     }
 }

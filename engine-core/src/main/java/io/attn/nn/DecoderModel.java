@@ -86,8 +86,11 @@ public final class DecoderModel {
         f.segments(masks.segments());
         Node x = word.lookup(g, ids);
         EncoderConfig.Rotary rotary = config.variant().rotary();
+        // Mistral's sliding window: keys i - w < j <= i, a rule in the op (never an (L, S) mask)
+        int w = config.variant().decoder().slidingWindow();
+        Masks m = w > 0 ? masks.window(w - 1, io.attn.graph.MaskSpec.UNBOUNDED) : masks;
         for (TransformerEncoderLayer l : layers)
-            x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, masks, rotary, positions));
+            x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, m, rotary, positions));
         return norm.forward(f, x);
     }
 }

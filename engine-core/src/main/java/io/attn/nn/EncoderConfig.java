@@ -143,8 +143,20 @@ public record EncoderConfig(
      * @param headDim the size of each head ({@code head_dim}; Qwen3's need not be hidden / heads)
      * @param qkNorm an RMSNorm of each query and key head before the rotation (Qwen3's {@code q_norm}, {@code k_norm})
      * @param finalNorm the name prefix of the final RMSNorm ({@code norm.})
+     * @param slidingWindow Mistral's {@code sliding_window}: query i sees keys {@code i - slidingWindow < j <= i} in
+     *     every layer (a window rule in the attention op, O(L x window)); 0 for every earlier key
      */
-    public record Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm) {}
+    public record Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm, int slidingWindow) {
+        public Decoder {
+            if (slidingWindow < 0)
+                throw AttnException.badInput("sliding_window must be positive, got " + slidingWindow);
+        }
+
+        /** Every layer attends to every earlier key. */
+        public Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm) {
+            this(kvHeads, headDim, qkNorm, finalNorm, 0);
+        }
+    }
 
     /** The size of each attention head: {@link Decoder#headDim} for a decoder, else hidden / heads. */
     public int headDim() {

@@ -175,6 +175,8 @@ public record ModelConfig(
                                                     + " query heads per key/value head)"
                                             : "multi-head");
                     m.put("qk_norm", dec.qkNorm());
+                    if (dec.slidingWindow() > 0)
+                        m.put("sliding_window", "causal, i - " + dec.slidingWindow() + " < j <= i");
                 }
                 if (v.glu() != null)
                     m.put(

@@ -90,23 +90,32 @@ class DecoderFamiliesTest {
     }
 
     @Test
-    void slidingWindowsNarrowerThanThePositionsAreRefused() {
-        assertTrue(refused("{\"model_type\": \"mistral\", \"sliding_window\": 16, \"max_position_embeddings\": 128}")
-                .contains("sliding_window 16 is narrower than max_position_embeddings 128, and attn has no"
-                        + " sliding-window attention yet"));
-        // no window, or one as wide as the positions: full attention, which runs
+    void mistralsSlidingWindowRunsAndQwensPerLayerWindowsAreRefused() {
+        // Mistral's window narrower than the positions: every layer's attention keeps keys i - 16 < j <= i
         assertEquals(
-                2,
-                read("{\"model_type\": \"mistral\", \"sliding_window\": null, \"num_key_value_heads\": 2}")
+                16,
+                read("{\"model_type\": \"mistral\", \"sliding_window\": 16, \"max_position_embeddings\": 128}")
                         .variant()
                         .decoder()
-                        .kvHeads());
-        read("{\"model_type\": \"mistral\", \"sliding_window\": 128, \"max_position_embeddings\": 128}");
+                        .slidingWindow());
+        // no window, or one as wide as the positions: it never cuts (0: full causal attention)
+        EncoderConfig open =
+                read("{\"model_type\": \"mistral\", \"sliding_window\": null, \"num_key_value_heads\": 2}");
+        assertEquals(2, open.variant().decoder().kvHeads());
+        assertEquals(0, open.variant().decoder().slidingWindow());
+        assertEquals(
+                0,
+                read("{\"model_type\": \"mistral\", \"sliding_window\": 128, \"max_position_embeddings\": 128}")
+                        .variant()
+                        .decoder()
+                        .slidingWindow());
+        assertTrue(refused("{\"model_type\": \"mistral\", \"sliding_window\": 0}")
+                .contains("sliding_window must be positive"));
         assertTrue(refused("{\"model_type\": \"qwen2\", \"use_sliding_window\": true, \"sliding_window\": 64,"
                         + " \"max_position_embeddings\": 128}")
-                .contains("sliding_window 64"));
+                .contains("use_sliding_window with sliding_window 64"));
         assertTrue(refused("{\"model_type\": \"qwen3\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}")
-                .contains("layer_types holds \"sliding_attention\""));
+                .contains("layer_types holds \"sliding_attention\" among other kinds"));
     }
 
     @Test
