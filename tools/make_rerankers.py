@@ -13,6 +13,11 @@ by its randomize() from a generator seeded per model.
   xlm-roberta-reranker  XLMRobertaForSequenceClassification, num_labels 1, no token types; CrossEncoder save
   distilbert-reranker   DistilBertForSequenceClassification (pre_classifier + ReLU), num_labels 1; CrossEncoder save
   mpnet-reranker        MPNetForSequenceClassification (dense + tanh + out_proj), num_labels 1; CrossEncoder save
+  gte-reranker          GteForSequenceClassification (pooler dense + tanh, classifier), num_labels 1; CrossEncoder save
+  nomic-bert-reranker   NomicBertForSequenceClassification (the same head), num_labels 1; CrossEncoder save
+  modernbert-reranker   ModernBertForSequenceClassification, classifier_pooling mean (head.dense, GELU, head.norm,
+                        classifier), num_labels 1; CrossEncoder save
+  modernbert-cls-reranker  the same with classifier_pooling cls and classifier_bias true
   bert-classifier       BertForSequenceClassification, num_labels 3 with id2label; model.save_pretrained(dir) and
                         tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files);
                         its expected.json adds "left": the ids, logits and softmax with truncation_side="left",
@@ -70,6 +75,14 @@ MODELS = {
                             id2label={0: "negative", 1: "neutral", 2: "positive"}),
     "distilbert-reranker": dict(tok=mf.tok_distilbert, cfg=mf.cfg_distilbert, labels=1, msl=32, save="cross-encoder"),
     "mpnet-reranker": dict(tok=mf.tok_mpnet, cfg=mf.cfg_mpnet, labels=1, msl=32, save="cross-encoder"),
+    "gte-reranker": dict(tok=mf.tok_xlmr, cfg=mf.cfg_gte, labels=1, msl=32, save="cross-encoder"),
+    "nomic-bert-reranker": dict(tok=mf.tok_bert, cfg=mf.cfg_nomic, labels=1, msl=32, save="cross-encoder"),
+    # gte-reranker-modernbert-base style: the mean of the tokens, local window 8 (cfg_modernbert)
+    "modernbert-reranker": dict(tok=mf.tok_modernbert, cfg=mf.cfg_modernbert, labels=1, msl=32,
+                                save="cross-encoder", extra=dict(classifier_pooling="mean")),
+    # transformers' default pooling (the first token), with the head's optional bias
+    "modernbert-cls-reranker": dict(tok=mf.tok_modernbert, cfg=mf.cfg_modernbert, labels=1, msl=32,
+                                    save="cross-encoder", extra=dict(classifier_pooling="cls", classifier_bias=True)),
 }
 
 
@@ -82,6 +95,8 @@ def make(name, idx):
     tok = spec["tok"](spec["msl"])
     config = spec["cfg"](tok)
     config.num_labels = spec["labels"]
+    for k, v in spec.get("extra", {}).items():
+        setattr(config, k, v)
     if "id2label" in spec:
         config.id2label = spec["id2label"]
         config.label2id = {v: k for k, v in spec["id2label"].items()}

@@ -123,6 +123,93 @@ class RerankCommandTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void classifiesPairsAsTransformersDoes() throws Exception {
+        // sentence pairs (token type 1 on the second text), judged by transformers' classifier on the same pairs
+        Map<String, Object> x =
+                (Map<String, Object>) expected("bert-classifier").get("pairs");
+        List<List<String>> pairs = (List<List<String>>) x.get("pairs");
+        List<List<Number>> soft = (List<List<Number>>) x.get("softmax");
+        Path in = dir.resolve("pairs.jsonl");
+        List<String> jsonl = new ArrayList<>();
+        for (List<String> pr : pairs)
+            jsonl.add(
+                    "{\"text\":" + ScoreOutput.json(pr.get(0)) + ",\"text_pair\":" + ScoreOutput.json(pr.get(1)) + "}");
+        Files.write(in, jsonl, StandardCharsets.UTF_8);
+        Path out = dir.resolve("pairs-out.jsonl");
+        var r = RunCommandTest.cli(
+                "classify",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--input",
+                in.toString(),
+                "--pair-field",
+                "text_pair",
+                "--output",
+                out.toString());
+        assertEquals(0, r.code(), r.err());
+        List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
+        assertEquals(pairs.size(), lines.size());
+        String[] labels = {"negative", "neutral", "positive"};
+        for (int i = 0; i < lines.size(); i++) {
+            JsonObject o = JsonParser.parseString(lines.get(i)).getAsJsonObject();
+            for (int k = 0; k < 3; k++)
+                assertEquals(
+                        soft.get(i).get(k).doubleValue(),
+                        o.getAsJsonObject("scores").get(labels[k]).getAsDouble(),
+                        2e-6,
+                        "pair " + i + " label " + labels[k]);
+        }
+        // the same first pair given on the command line: the same scores as line 0 of the file
+        var t = RunCommandTest.cli(
+                "classify",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--text",
+                pairs.get(0).get(0),
+                "--text-pair",
+                pairs.get(0).get(1));
+        assertEquals(0, t.code(), t.err());
+        String want =
+                String.format(java.util.Locale.ROOT, "%.6f", soft.get(0).get(0).doubleValue());
+        assertTrue(t.out().contains("negative " + want), t.out());
+        // a pair count that does not match, a --pair-field on a .txt input, a line without the pair field: exit 3/2
+        var bad = RunCommandTest.cli(
+                "classify",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--text",
+                "a",
+                "--text",
+                "b",
+                "--text-pair",
+                "c");
+        assertEquals(2, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--text-pair given 1 times for 2 --text"), bad.err());
+        Path missing = dir.resolve("missing.jsonl");
+        Files.writeString(missing, "{\"text\":\"a\",\"text_pair\":\"b\"}\n{\"text\":\"c\"}\n");
+        var m = RunCommandTest.cli(
+                "classify",
+                "--model",
+                ROOT.resolve("bert-classifier").toString(),
+                "--device",
+                "cpu",
+                "--input",
+                missing.toString(),
+                "--pair-field",
+                "text_pair");
+        assertEquals(3, m.code(), m.err());
+        assertTrue(m.err().contains("text_pair"), m.err());
+        assertEquals(1, m.err().lines().count(), m.err());
+    }
+
+    @Test
     void badInputIsOneLineAndExit3() throws Exception {
         Path empty = dir.resolve("empty.txt");
         Files.writeString(empty, "");

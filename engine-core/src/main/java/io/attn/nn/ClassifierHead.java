@@ -12,28 +12,50 @@ import java.util.Map;
 
 /**
  * The sequence-classification head of transformers' {@code *ForSequenceClassification} encoders, on the first token's
- * hidden state (BERT's {@code [CLS]}, RoBERTa's {@code <s>}):
+ * hidden state (BERT's {@code [CLS]}, RoBERTa's {@code <s>}) or, for ModernBERT with {@code classifier_pooling}
+ * {@code mean}, on the mean of the sequence's hidden states:
  *
  * <pre>
- * BERT (BertPooler + classifier):                 logits = classifier(tanh(pooler.dense(h[0])))
+ * BERT, GTE, NomicBERT (pooler + classifier):      logits = classifier(tanh(pooler.dense(h[0])))
  * RoBERTa, XLM-R, CamemBERT, MPNet (ClassificationHead): logits = classifier.out_proj(tanh(classifier.dense(h[0])))
  * DistilBERT:                                     logits = classifier(relu(pre_classifier(h[0])))
+ * ModernBERT (ModernBertPredictionHead):          logits = classifier(head.norm(gelu(head.dense(pool(h)))))
  * </pre>
  *
  * (dropout is the identity in eval mode). Built from the graph's existing ops, so every backend runs it: the first
  * tokens are picked by a product with a one-hot selector {@link #SELECT} (exact: one product of 1 and the value, the
- * rest zeros), and {@code tanh(y) = sigmoid(2y) - sigmoid(-2y)}, the difference of a two-way softmax of {@code [y, 0]}
- * scaled by 2 (within a few float ulps of tanh).
+ * rest zeros; for a mean, rows of {@code 1/n} over the sequence's tokens), and {@code tanh(y) = sigmoid(2y) -
+ * sigmoid(-2y)}, the difference of a two-way softmax of {@code [y, 0]} scaled by 2 (within a few float ulps of tanh).
  *
- * @param relu DistilBERT's ReLU instead of tanh
+ * @param act the activation after the first linear layer
  * @param labels the label of each output ({@code id2label}, {@code LABEL_i} where it names none); its size is {@code
  *     num_labels}
  * @param dense the first linear layer's weight prefix (after the task model's prefix is removed)
+ * @param denseBias whether it has a bias (ModernBERT: {@code classifier_bias}, default false; the others: true)
+ * @param norm the LayerNorm after the activation (ModernBERT's {@code head.norm.}); null when none
+ * @param mean pool by the mean of the sequence's tokens instead of its first token (ModernBERT's {@code
+ *     classifier_pooling} {@code mean})
  * @param out the output layer's weight prefix
  */
-public record ClassifierHead(boolean relu, List<String> labels, String dense, String out) {
-    /** Name of the graph input that picks each sequence's first token: {@code (B', M, L')} one-hot rows. */
+public record ClassifierHead(
+        Act act, List<String> labels, String dense, boolean denseBias, String norm, boolean mean, String out) {
+    /** The activation after the head's first linear layer. */
+    public enum Act {
+        TANH,
+        RELU,
+        GELU
+    }
+
+    /**
+     * Name of the graph input that picks each sequence's first token: {@code (B', M, L')} one-hot rows (or, with
+     * {@link #mean}, rows of {@code 1/n} over each sequence's {@code n} tokens).
+     */
     public static final String SELECT = "first_token_select";
+
+    /** A head on the first token, with biases and no norm: BERT's, RoBERTa's, DistilBERT's. */
+    public ClassifierHead(Act act, List<String> labels, String dense, String out) {
+        this(act, labels, dense, true, null, false, out);
+    }
 
     public ClassifierHead {
         labels = List.copyOf(labels);
@@ -46,7 +68,7 @@ public record ClassifierHead(boolean relu, List<String> labels, String dense, St
 
     /** The weight prefixes the head reads. */
     public List<String> prefixes() {
-        return List.of(dense, out);
+        return norm == null ? List.of(dense, out) : List.of(dense, norm, out);
     }
 
     /**
@@ -88,34 +110,57 @@ public record ClassifierHead(boolean relu, List<String> labels, String dense, St
                 && !pt.equals("multi_label_classification")
                 && !pt.equals("regression"))
             throw AttnException.badInput(r.source() + ": problem_type \"" + pt + "\" is not known");
-        if (family == EncoderFamily.GTE || family == EncoderFamily.NOMIC_BERT)
-            throw AttnException.badInput(
-                    r.source() + ": a " + family.modelTypes().getFirst() + " sequence classifier (" + a
-                            + ") is not supported: attn runs this family's encoder only");
-        if (family == EncoderFamily.BERT) return new ClassifierHead(false, labels, "pooler.dense.", "classifier.");
+        if (family == EncoderFamily.BERT || family == EncoderFamily.GTE || family == EncoderFamily.NOMIC_BERT)
+            return new ClassifierHead(Act.TANH, labels, "pooler.dense.", "classifier.");
         if (family == EncoderFamily.DISTILBERT)
-            return new ClassifierHead(true, labels, "pre_classifier.", "classifier.");
-        return new ClassifierHead(false, labels, "classifier.dense.", "classifier.out_proj.");
+            return new ClassifierHead(Act.RELU, labels, "pre_classifier.", "classifier.");
+        if (family == EncoderFamily.MODERNBERT) {
+            String pooling = r.string("classifier_pooling", "cls");
+            if (!pooling.equals("cls") && !pooling.equals("mean"))
+                throw AttnException.badInput(
+                        r.source() + ": classifier_pooling \"" + pooling + "\" is not known (cls or mean)");
+            String act = r.string("classifier_activation", "gelu");
+            if (!act.equals("gelu"))
+                throw AttnException.badInput(r.source() + ": classifier_activation \"" + act
+                        + "\" is not supported (attn runs \"gelu\", ModernBERT's default)");
+            return new ClassifierHead(
+                    Act.GELU,
+                    labels,
+                    "head.dense.",
+                    r.bool("classifier_bias", false),
+                    "head.norm.",
+                    pooling.equals("mean"),
+                    "classifier.");
+        }
+        return new ClassifierHead(Act.TANH, labels, "classifier.dense.", "classifier.out_proj.");
     }
 
     /** The head's layers, loaded. */
-    record Loaded(ClassifierHead head, Linear dense, Linear out) {
-        static Loaded load(ClassifierHead h, StateDict sd, int hidden) {
+    record Loaded(ClassifierHead head, Linear dense, LayerNorm norm, Linear out) {
+        static Loaded load(ClassifierHead h, StateDict sd, EncoderConfig c) {
+            int hidden = c.hiddenSize();
+            boolean normBias = c.variant() != null && c.variant().normBias();
             return new Loaded(
                     h,
-                    Linear.load(sd, h.dense(), hidden, hidden, true),
+                    Linear.load(sd, h.dense(), hidden, hidden, h.denseBias()),
+                    h.norm() == null ? null : LayerNorm.load(sd, h.norm(), hidden, c.layerNormEps(), normBias),
                     Linear.load(sd, h.out(), hidden, h.numLabels(), true));
         }
 
         /**
-         * The logits {@code (B', M, C)} of the sequences whose first tokens {@code select (B', M, L')} picks out of
-         * {@code hidden (B', L', E)}.
+         * The logits {@code (B', M, C)} of the sequences whose first tokens (or, pooling by the mean, whose tokens)
+         * {@code select (B', M, L')} picks out of {@code hidden (B', L', E)}.
          */
         Node forward(Forward f, Node hidden, Node select) {
             GraphBuilder g = f.builder();
             Node first = g.matmul(select, hidden); // (B', M, E)
-            Node y = dense.forward(f, first, head.relu());
-            if (!head.relu()) y = tanh(g, y);
+            Node y =
+                    switch (head.act()) {
+                        case RELU -> dense.forward(f, first, true);
+                        case TANH -> tanh(g, dense.forward(f, first));
+                        case GELU -> g.gelu(dense.forward(f, first), false);
+                    };
+            if (norm != null) y = norm.forward(f, y);
             return out.forward(f, y);
         }
     }

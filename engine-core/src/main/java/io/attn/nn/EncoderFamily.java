@@ -86,6 +86,14 @@ public interface EncoderFamily {
     /** The prefix of the encoder's weights inside a task model's checkpoint ({@code bert.}, {@code roberta.}, ...). */
     String checkpointPrefix();
 
+    /**
+     * Every prefix a task model of this family is saved under, the first {@link #checkpointPrefix}: GTE's remote-code
+     * models say {@code new.}, transformers' own {@code GteForSequenceClassification} {@code gte.}.
+     */
+    default List<String> checkpointPrefixes() {
+        return List.of(checkpointPrefix());
+    }
+
     Names names();
 
     /** The config from a {@code config.json}'s keys ({@code r}), whose {@code model_type} is {@code modelType}. */
@@ -179,8 +187,15 @@ public interface EncoderFamily {
     static Map<String, Tensor> encoderWeights(
             EncoderFamily family, Map<String, Tensor> raw, String source, List<String> keep) {
         String prefix = family.checkpointPrefix();
-        String word = prefix + family.names().word();
-        boolean prefixed = raw.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings.") || k.equals(word));
+        boolean prefixed = false;
+        for (String p : family.checkpointPrefixes()) {
+            String word = p + family.names().word();
+            if (raw.keySet().stream().anyMatch(k -> k.startsWith(p + "embeddings.") || k.equals(word))) {
+                prefix = p;
+                prefixed = true;
+                break;
+            }
+        }
         Map<String, Tensor> out = new LinkedHashMap<>();
         for (var e : raw.entrySet()) {
             String k = e.getKey();

@@ -44,6 +44,11 @@ final class GteFamily implements EncoderFamily {
     }
 
     @Override
+    public List<String> checkpointPrefixes() {
+        return List.of("new.", "gte.");
+    }
+
+    @Override
     public Names names() {
         return NAMES;
     }

@@ -90,10 +90,8 @@ public final class Model implements AutoCloseable {
                             yield new Root.CausalEncoder(new DecoderModel(sd, c.encoder()));
                         }
                         EncoderModel m = new EncoderModel(sd, c.encoder());
-                        ClassifierHead.Loaded head = c.head() == null
-                                ? null
-                                : ClassifierHead.Loaded.load(
-                                        c.head(), sd, c.encoder().hiddenSize());
+                        ClassifierHead.Loaded head =
+                                c.head() == null ? null : ClassifierHead.Loaded.load(c.head(), sd, c.encoder());
                         yield new Root.Encoder(m, head);
                     }
                 };
@@ -127,7 +125,11 @@ public final class Model implements AutoCloseable {
      * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
      */
     public boolean runsRaggedBatches(Backend backend) {
-        return (root instanceof Root.Encoder(EncoderModel m, var h) && !m.takesPositionBias()
+        // a head that pools by the mean takes padded batches: its sum over a row's tokens then starts at the row's
+        // first token whatever the batch holds (bitwise the same in any batch); in a ragged row it would not
+        return (root instanceof Root.Encoder(EncoderModel m, var h)
+                                && !m.takesPositionBias()
+                                && (h == null || !h.head().mean())
                         || root instanceof Root.CausalEncoder)
                 && supportsRaggedBatches(backend);
     }
@@ -171,6 +173,12 @@ public final class Model implements AutoCloseable {
         if (segments != null && encoder != null && encoder.takesPositionBias())
             throw AttnException.badInput(config.encoder().modelType()
                     + " adds a relative position bias to its attention: it takes padded batches, not ragged ones");
+        if (segments != null
+                && root instanceof Root.Encoder(var m, var h)
+                && h != null
+                && h.head().mean())
+            throw AttnException.badInput(config.encoder().modelType()
+                    + " classifier pools by the mean of the tokens: it takes padded batches, not ragged ones");
         int b = ids.dim(0), len = ids.dim(1);
         float[] positions = new float[b * len];
         int first = config.encoder().positionOffset();
@@ -194,7 +202,10 @@ public final class Model implements AutoCloseable {
         if (config.encoder().typeVocabSize() > 0)
             feeds.put(EncoderModel.TOKEN_TYPES, tokenTypes != null ? tokenTypes : Tensor.zeros(b, len));
         ClassifierHead.Loaded head = root instanceof Root.Encoder e ? e.head() : null;
-        if (head != null) feeds.put(ClassifierHead.SELECT, firstTokens(b, len, segments));
+        if (head != null)
+            feeds.put(
+                    ClassifierHead.SELECT,
+                    head.head().mean() ? meanTokens(b, len, keyPadding) : firstTokens(b, len, segments));
         Signature s = new Signature(ids.shape(), null, null, masks, false, false, weights, segments);
         Outputs out = execute(backend, s, feeds, progress);
         if (head == null) return out;
@@ -223,6 +234,24 @@ public final class Model implements AutoCloseable {
             at += segments.get(i);
         }
         return Tensor.of(sel, 1, n, len);
+    }
+
+    /**
+     * The rows that average each sequence's tokens (ModernBERT's {@code classifier_pooling} {@code mean}: transformers
+     * sums the unmasked hidden states and divides by their count): padded {@code (B, 1, L)} with {@code 1/n} on the
+     * {@code n} tokens the key-padding mask keeps (non-zero = padding). Padded batches only ({@link
+     * #runsRaggedBatches}).
+     */
+    private static Tensor meanTokens(int b, int len, Tensor keyPadding) {
+        float[] pad = keyPadding == null ? null : keyPadding.data();
+        float[] sel = new float[b * len];
+        for (int i = 0; i < b; i++) {
+            int n = 0;
+            for (int l = 0; l < len; l++) if (pad == null || pad[i * len + l] == 0f) n++;
+            if (n == 0) continue; // no token at all: a zero row (the tokenizer gives every text its special tokens)
+            for (int l = 0; l < len; l++) if (pad == null || pad[i * len + l] == 0f) sel[i * len + l] = 1f / n;
+        }
+        return Tensor.of(sel, b, 1, len);
     }
 
     private static final String KEY_PADDING = "key_padding_mask";

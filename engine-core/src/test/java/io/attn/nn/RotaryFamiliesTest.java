@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.AttnException;
 import io.attn.io.Json;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -46,6 +47,7 @@ class RotaryFamiliesTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
     void gteOfTheRemoteCode() {
         EncoderConfig c = read("""
                 {"model_type": "new", "auto_map": {"AutoModel": "Alibaba-NLP/new-impl--modeling.NewModel"},
@@ -56,8 +58,15 @@ class RotaryFamiliesTest {
         assertEquals(0, c.typeVocabSize());
         assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
                 .contains("rope_scaling"));
-        assertTrue(refused("{\"model_type\": \"new\", \"architectures\": [\"NewForSequenceClassification\"]}")
-                .contains("sequence classifier"));
+        // the remote code's NewForSequenceClassification (gte-multilingual-reranker-base): its NewPooler (dense +
+        // tanh on the first token) and classifier, as transformers' GteForSequenceClassification has them
+        ClassifierHead head = ModelConfig.parse(
+                        (Map<String, Object>) Json.parse("{\"model_type\": \"new\", \"num_labels\": 1,"
+                                + " \"architectures\": [\"NewForSequenceClassification\"]}"),
+                        "config.json")
+                .head();
+        assertEquals(
+                new ClassifierHead(ClassifierHead.Act.TANH, List.of("LABEL_0"), "pooler.dense.", "classifier."), head);
         assertTrue(refused("{\"model_type\": \"new\", \"logn_attention_scale\": true}")
                 .contains("logn_attention_scale"));
         assertTrue(refused("{\"model_type\": \"new\", \"pack_qkv\": false}").contains("pack_qkv"));
