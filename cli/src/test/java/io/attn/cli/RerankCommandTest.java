@@ -31,6 +31,14 @@ class RerankCommandTest {
         return (Map<String, Object>) Json.read(ROOT.resolve(name).resolve("expected.json"));
     }
 
+    /** {@code attn COMMAND --model tests/rerankers/MODEL --device cpu ARGS...}. */
+    static RunCommandTest.Result run(String command, String model, String... args) {
+        List<String> all =
+                new ArrayList<>(List.of(command, "--model", ROOT.resolve(model).toString(), "--device", "cpu"));
+        all.addAll(List.of(args));
+        return RunCommandTest.cli(all.toArray(String[]::new));
+    }
+
     @Test
     @SuppressWarnings("unchecked")
     void ranksAsCrossEncoderDoes() throws Exception {
@@ -43,18 +51,7 @@ class RerankCommandTest {
         Path in = dir.resolve("passages.txt");
         Files.write(in, passages, StandardCharsets.UTF_8);
         Path out = dir.resolve("ranked.jsonl");
-        var r = RunCommandTest.cli(
-                "rerank",
-                "--model",
-                ROOT.resolve("bert-reranker").toString(),
-                "--device",
-                "cpu",
-                "--query",
-                query,
-                "--input",
-                in.toString(),
-                "--output",
-                out.toString());
+        var r = run("rerank", "bert-reranker", "--query", query, "--input", in.toString(), "--output", out.toString());
         assertEquals(0, r.code(), r.err());
         List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
         List<Map<String, Object>> rank = (List<Map<String, Object>>) x.get("rank");
@@ -66,12 +63,9 @@ class RerankCommandTest {
             assertEquals(scores.get(index).doubleValue(), o.get("score").getAsDouble(), 2e-6, "score of " + index);
             assertEquals(passages.get(index), o.get("text").getAsString());
         }
-        var top = RunCommandTest.cli(
+        var top = run(
                 "rerank",
-                "--model",
-                ROOT.resolve("bert-reranker").toString(),
-                "--device",
-                "cpu",
+                "bert-reranker",
                 "--query",
                 query,
                 "--text",
@@ -96,16 +90,7 @@ class RerankCommandTest {
         Path in = dir.resolve("texts.txt");
         Files.write(in, texts, StandardCharsets.UTF_8);
         Path out = dir.resolve("labels.jsonl");
-        var r = RunCommandTest.cli(
-                "classify",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
-                "--input",
-                in.toString(),
-                "--output",
-                out.toString());
+        var r = run("classify", "bert-classifier", "--input", in.toString(), "--output", out.toString());
         assertEquals(0, r.code(), r.err());
         List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
         assertEquals(texts.size(), lines.size());
@@ -137,12 +122,9 @@ class RerankCommandTest {
                     "{\"text\":" + ScoreOutput.json(pr.get(0)) + ",\"text_pair\":" + ScoreOutput.json(pr.get(1)) + "}");
         Files.write(in, jsonl, StandardCharsets.UTF_8);
         Path out = dir.resolve("pairs-out.jsonl");
-        var r = RunCommandTest.cli(
+        var r = run(
                 "classify",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
+                "bert-classifier",
                 "--input",
                 in.toString(),
                 "--pair-field",
@@ -163,12 +145,9 @@ class RerankCommandTest {
                         "pair " + i + " label " + labels[k]);
         }
         // the same first pair given on the command line: the same scores as line 0 of the file
-        var t = RunCommandTest.cli(
+        var t = run(
                 "classify",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
+                "bert-classifier",
                 "--text",
                 pairs.get(0).get(0),
                 "--text-pair",
@@ -178,32 +157,12 @@ class RerankCommandTest {
                 String.format(java.util.Locale.ROOT, "%.6f", soft.get(0).get(0).doubleValue());
         assertTrue(t.out().contains("negative " + want), t.out());
         // a pair count that does not match, a --pair-field on a .txt input, a line without the pair field: exit 3/2
-        var bad = RunCommandTest.cli(
-                "classify",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
-                "--text",
-                "a",
-                "--text",
-                "b",
-                "--text-pair",
-                "c");
+        var bad = run("classify", "bert-classifier", "--text", "a", "--text", "b", "--text-pair", "c");
         assertEquals(2, bad.code(), bad.err());
         assertTrue(bad.err().contains("--text-pair given 1 times for 2 --text"), bad.err());
         Path missing = dir.resolve("missing.jsonl");
         Files.writeString(missing, "{\"text\":\"a\",\"text_pair\":\"b\"}\n{\"text\":\"c\"}\n");
-        var m = RunCommandTest.cli(
-                "classify",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
-                "--input",
-                missing.toString(),
-                "--pair-field",
-                "text_pair");
+        var m = run("classify", "bert-classifier", "--input", missing.toString(), "--pair-field", "text_pair");
         assertEquals(3, m.code(), m.err());
         assertTrue(m.err().contains("text_pair"), m.err());
         assertEquals(1, m.err().lines().count(), m.err());
@@ -213,16 +172,7 @@ class RerankCommandTest {
     void badInputIsOneLineAndExit3() throws Exception {
         Path empty = dir.resolve("empty.txt");
         Files.writeString(empty, "");
-        var r = RunCommandTest.cli(
-                "rerank",
-                "--model",
-                ROOT.resolve("bert-reranker").toString(),
-                "--device",
-                "cpu",
-                "--query",
-                "q",
-                "--input",
-                empty.toString());
+        var r = run("rerank", "bert-reranker", "--query", "q", "--input", empty.toString());
         assertEquals(3, r.code(), r.err());
         assertEquals(1, r.err().lines().filter(l -> l.startsWith("attn:")).count(), r.err());
         var e = RunCommandTest.cli(
@@ -235,33 +185,11 @@ class RerankCommandTest {
         assertEquals(3, c.code(), c.err());
         assertTrue(c.err().contains("sequence classifier"), c.err());
         // a classifier asked to rerank, a top-n past the passages: one line naming it, exit 3
-        var k = RunCommandTest.cli(
-                "rerank",
-                "--model",
-                ROOT.resolve("bert-classifier").toString(),
-                "--device",
-                "cpu",
-                "--query",
-                "q",
-                "--text",
-                "p");
+        var k = run("rerank", "bert-classifier", "--query", "q", "--text", "p");
         assertEquals(3, k.code(), k.err());
         assertTrue(k.err().contains("3 labels") && k.err().contains("not a reranker"), k.err());
         assertEquals(1, k.err().lines().count(), k.err());
-        var t = RunCommandTest.cli(
-                "rerank",
-                "--model",
-                ROOT.resolve("bert-reranker").toString(),
-                "--device",
-                "cpu",
-                "--query",
-                "q",
-                "--text",
-                "a",
-                "--text",
-                "b",
-                "--top-n",
-                "3");
+        var t = run("rerank", "bert-reranker", "--query", "q", "--text", "a", "--text", "b", "--top-n", "3");
         assertEquals(3, t.code(), t.err());
         assertTrue(t.err().contains("--top-n 3 is more than the 2 passages"), t.err());
         assertEquals(1, t.err().lines().count(), t.err());
