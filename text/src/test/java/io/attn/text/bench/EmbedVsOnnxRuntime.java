@@ -247,6 +247,8 @@ public final class EmbedVsOnnxRuntime {
                             "true",
                             "maxLength",
                             String.valueOf(like.maxLength()),
+                            "modelMaxLength",
+                            String.valueOf(like.maxLength()),
                             "addSpecialTokens",
                             "true"));
             OrtSession.SessionOptions o = new OrtSession.SessionOptions();
