@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # attn's Embedder against ONNX Runtime Java on the same model exported with torch.onnx, alternating in one JVM:
-#   benchmarks/scripts/embed_vs_onnxruntime.sh [batch|single|sorted] [rounds] [seconds] [threads] [texts.txt] [MODEL_DIR]
+#   benchmarks/scripts/embed_vs_onnxruntime.sh [batch|single|sorted] [rounds] [seconds] [threads] [texts.txt] [MODEL]
 # (default: batch, 7 rounds of 4 s per side, 2 threads, text/src/test/resources/io/attn/text/mixed.txt, and a random-
-# weight XLM-RoBERTa of multilingual-e5-small's shape: 12 layers, 384 wide, 250k vocab). batch: all texts in one call,
+# weight XLM-RoBERTa of multilingual-e5-small's shape: 12 layers, 384 wide, 250k vocab). MODEL: a folder, or a shape
+# of tools/make_families.py made on first use: multilingual-e5-small (the default) or modernbert-base (22 layers, 768
+# wide, GeGLU 1152, global attention every 3rd layer, the others a 128-token window; 149M parameters). batch: all texts in one call,
 # ONNX Runtime given them as one padded batch; single: one text per call; sorted: ONNX Runtime in length-sorted batches
 # of 32 (as sentence-transformers' encode). io.attn.text.bench.EmbedVsOnnxRuntime says what each side does.
-# The model is made once with tools/make_families.py --shape multilingual-e5-small (a sentence-transformers folder and
-# its onnx/model.onnx, 470 MB each) into $ATTN_BENCH_CACHE (default /tmp/attn-bench), with $PYTHON (default: the venv
+# The model is made once with tools/make_families.py --shape SHAPE (a sentence-transformers folder and its
+# onnx/model.onnx: 470 MB each for e5-small, 600 MB for modernbert-base) into $ATTN_BENCH_CACHE (default /tmp/attn-bench), with $PYTHON (default: the venv
 # at /work/venv-hf when there, else python3; it needs torch, transformers, sentence-transformers, onnx, onnxscript,
 # onnxruntime: see the script's header). Builds the text module and its test classes in one reactor run (nothing is
 # installed into ~/.m2); the class path is Maven's (test scope: ONNX Runtime Java; ORT_VERSION=1.29.0 picks another
@@ -18,13 +20,15 @@ source <(sed -n '/^java_major()/,/^}/p;/^find_jdk()/,/^}/p' "$ROOT/attn")
 JDK="$(find_jdk)"; export JAVA_HOME="$JDK"
 MODE="${1:-batch}"; ROUNDS="${2:-7}"; SECONDS_PER="${3:-4}"; THREADS="${4:-2}"; TEXTS="${5:-}"; MODEL="${6:-}"
 cd "$ROOT"
-if [ -z "$MODEL" ]; then
-  MODEL="${ATTN_BENCH_CACHE:-/tmp/attn-bench}/multilingual-e5-small"
+[ -z "$MODEL" ] && MODEL=multilingual-e5-small
+if [ ! -d "$MODEL" ] && { [ "$MODEL" = multilingual-e5-small ] || [ "$MODEL" = modernbert-base ]; }; then
+  SHAPE="$MODEL"
+  MODEL="${ATTN_BENCH_CACHE:-/tmp/attn-bench}/$SHAPE"
   if [ ! -f "$MODEL/onnx/model.onnx" ]; then
     PY="${PYTHON:-}"; [ -z "$PY" ] && { [ -x /work/venv-hf/bin/python ] && PY=/work/venv-hf/bin/python || PY=python3; }
     echo "making $MODEL with tools/make_families.py (a few minutes)..." >&2
     rm -rf "$MODEL.tmp"; mkdir -p "$(dirname "$MODEL")"
-    "$PY" tools/make_families.py --shape multilingual-e5-small --out "$MODEL.tmp" >&2
+    "$PY" tools/make_families.py --shape "$SHAPE" --out "$MODEL.tmp" >&2
     rm -rf "$MODEL"; mv "$MODEL.tmp" "$MODEL"
   fi
 fi

@@ -883,6 +883,18 @@ public final class ParityCases {
                     FP32,
                     FP32_WHY));
         }
+        {
+            // ModernBERT-base's local layers (64/64) on a ragged batch of sentences: the window holds the whole of
+            // every sequence but the first (the CPU backend then runs those as unwindowed), not of the first
+            int[] len = {70, 1, 13, 65, 2};
+            CaseBuilder c = new CaseBuilder("attention ragged " + Arrays.toString(len) + " window 64/64 B1 H2 D64");
+            Node q = c.normal("q", 1, 2, 151, 64), k = c.normal("k", 1, 2, 151, 64), v = c.normal("v", 1, 2, 151, 64);
+            all.add(c.done(
+                    c.g.attention(
+                            q, k, v, Float.NaN, MaskSpec.segments(false, len).window(64, 64), null, null),
+                    FP32,
+                    FP32_WHY));
+        }
         CaseBuilder c = new CaseBuilder("attention ragged [3, 6] B2 H3 D16 Dv8");
         Node q = c.normal("q", 2, 3, 9, 16), k = c.normal("k", 2, 3, 9, 16), v = c.normal("v", 2, 3, 9, 8);
         all.add(c.done(c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(false, 3, 6), null, null), FP32, FP32_WHY));

@@ -82,6 +82,10 @@ final class TextTokenizer implements AutoCloseable {
                 "true",
                 "maxLength",
                 String.valueOf(maxLength),
+                // DJL caps truncation at its modelMaxLength, 512 unless told: a ModernBERT of 8192 positions was cut
+                // at 512 tokens
+                "modelMaxLength",
+                String.valueOf(maxLength),
                 "addSpecialTokens",
                 "true");
         try {

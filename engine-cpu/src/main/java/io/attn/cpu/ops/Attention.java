@@ -215,7 +215,9 @@ public final class Attention {
         Arrays.fill(sumv, 0, rows6 * VL, 0f);
         // the key tiles are scaled by scale * log2(e): scores come out in base-2 units, p = 2^(s - m)
         float qscale = scale * LOG2E;
-        boolean causal = masks.causal(), windowed = masks.windowed();
+        // a window that holds every key of every row (a sentence shorter than a local layer's window) is no window:
+        // the unwindowed kernels, fast path and short-sequence path included (it depends on l and s alone)
+        boolean causal = masks.causal(), windowed = masks.windowed() && (masks.left() < l - 1 || masks.right() < s - 1);
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
