@@ -114,6 +114,12 @@ class TuningTest {
         assertEquals(16 * nr, Gemm.columnBlock(1, 3, n, n, 2, 4, true, true)); // 2 parts: 6 tasks
         // enough row tasks: never narrowed
         assertEquals(n, Gemm.columnBlock(1, 32, n, n, 16, 32, true, true));
+        // five column blocks on two threads (2304 = 4 x 512 + 256): six equal ones of 384 with B packed, as before
+        // without it (each task would pack its own B columns)
+        assertEquals(384, Gemm.columnBlock(1, 1, 2304, 512, 2, 4, true, true));
+        assertEquals(512, Gemm.columnBlock(1, 1, 2304, 512, 2, 4, false, true));
+        // four of 512 on two threads already share out evenly
+        assertEquals(512, Gemm.columnBlock(1, 1, 2048, 512, 2, 4, true, true));
         assertEquals(n, Gemm.columnBlock(2, 16, n, n, 16, 32, false, true));
     }
 
