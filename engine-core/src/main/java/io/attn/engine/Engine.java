@@ -57,6 +57,15 @@ public final class Engine implements AutoCloseable {
         return new Engine(s.backend(), s.reason());
     }
 
+    /**
+     * An engine over a backend the caller opened (a backend provider of its own, or a test's backend); the engine owns
+     * it from here and closes it with itself.
+     */
+    public static Engine of(Backend backend) {
+        if (backend == null) throw AttnException.badInput("backend is null");
+        return new Engine(backend, backend.name() + " (given)");
+    }
+
     /** {@link #open(EngineOptions)} with the defaults. */
     public static Engine open() {
         return open(EngineOptions.defaults());

@@ -1,0 +1,56 @@
+package io.attn.text;
+
+import io.attn.cuda.EmulatedCuda;
+import io.attn.engine.Engine;
+import io.attn.engine.Precision;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * Every family of {@link FamiliesTest}, whole models on the CUDA backend: its real op logic launching the engine's
+ * {@code .cu} kernels compiled for the host ({@link EmulatedCuda}: flash attention, our GEMM kernel, the epilogues,
+ * fp32), in padded batches (the CUDA backend runs no ragged ones), held to the same judge and bound: the token ids and
+ * the last hidden state of every text within {@value FamiliesTest#HIDDEN_BOUND} of transformers'. Says nothing about
+ * cuBLAS, PTX or timing (a GPU run does). Tagged
+ * {@code long} (the host build of the kernels): CI's second test run takes it.
+ */
+@Tag("long")
+class FamiliesEmulatedCudaTest extends FamiliesTest {
+    @BeforeAll
+    static void open() {
+        String why = EmulatedCuda.unavailable();
+        Assumptions.assumeTrue(why == null, why);
+        engine = Engine.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+    }
+
+    @AfterAll
+    static void close() {
+        if (engine != null) engine.close();
+    }
+
+    // One forward pass per family on the emulator (its GEMM and attention kernels run one host thread per CUDA
+    // thread: minutes per model): the token ids and last hidden states (tokensAndHiddenStatesMatchTransformers,
+    // inherited) in padded batches, the decoders' left-padded rows included, where the CUDA path differs from the
+    // CPU's. The pooled vectors are the same hidden states through the host's pooling (FamiliesTest on the CPU), and
+    // the refusals are not the backend's: these three are not tests here (overridden without @TestFactory).
+
+    @Override
+    Stream<DynamicTest> decodersMatchTransformersInAPaddedBatch() {
+        return Stream.empty();
+    }
+
+    @Override
+    Stream<DynamicTest> sentenceVectorsMatchSentenceTransformers() {
+        return Stream.empty();
+    }
+
+    @Override
+    Stream<DynamicTest> familiesNotRunYetAreNamed() {
+        return Stream.empty();
+    }
+}
