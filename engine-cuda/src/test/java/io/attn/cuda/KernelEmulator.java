@@ -91,10 +91,10 @@ final class KernelEmulator {
             cmd.addAll(flags);
             cmd.addAll(List.of(
                     "-I",
-                    EMU.toAbsolutePath().toString(),
+                    EMU.toAbsolutePath().normalize().toString(),
                     "-o",
                     dir.resolve("libattn_emu.so").toString(),
-                    EMU.resolve("emu.cpp").toAbsolutePath().toString()));
+                    EMU.resolve("emu.cpp").toAbsolutePath().normalize().toString()));
             for (var e : tus.entrySet()) {
                 Path tu = dir.resolve(e.getKey());
                 Files.writeString(tu, e.getValue());
@@ -131,7 +131,7 @@ final class KernelEmulator {
 
     private static String translationUnit(String file) {
         StringBuilder sb = new StringBuilder("#include \"cuda_emu.h\"\nnamespace k_" + file + " {\n#include \""
-                + CU.resolve(file + ".cu").toAbsolutePath() + "\"\n}\n");
+                + CU.resolve(file + ".cu").toAbsolutePath().normalize() + "\"\n}\n");
         for (Kernel k : Kernel.in(file)) {
             String entry = k.entry();
             List<String> types = Kernels.params(k);
