@@ -1,8 +1,9 @@
 // cuda_emu.h -- just enough of CUDA C to run the engine's kernels on the host, for tests without a GPU.
-// One std::thread per CUDA thread; the blocks of a grid run one after another. __shared__ becomes a function-local
-// static (shared by the block's threads: only one block runs at a time), __syncthreads a std::barrier over the
-// block, __shfl_xor_sync an exchange through a per-warp slot with a per-warp barrier (full warps only).
-// Slow (thread creation per CUDA thread) but exact enough to test indexing, masks and reductions.
+// One fiber (ucontext, emu.cpp) per CUDA thread, all on the launching OS thread; the blocks of a grid run one after
+// another. __shared__ becomes a function-local static (shared by the block's threads: only one block runs at a time),
+// __syncthreads a barrier over the block's fibers, __shfl_xor_sync an exchange through a per-warp slot with a per-warp
+// barrier (full warps only). A fiber yields only at a barrier, so a block's threads interleave exactly at the
+// synchronisation points. Exact enough to test indexing, masks and reductions.
 #pragma once
 #include <math.h>
 #include <stddef.h>

@@ -1,14 +1,21 @@
 // The runtime side of cuda_emu.h.
+//
+// A block's CUDA threads are fibers (ucontext), all run by the launching OS thread: each fiber runs the kernel until
+// it waits at a barrier (__syncthreads, or a warp's collective: shuffle, mma, ldmatrix) and yields; the scheduler
+// resumes every unfinished fiber in turn until all have returned. Only the barriers switch, so a block's threads see
+// each other's writes exactly at the synchronisation points a GPU guarantees, at the cost of a context switch instead
+// of an OS thread per CUDA thread (issue: CI time). A block whose fibers all wait and none can go on (a barrier that
+// not every thread reaches) aborts with one line instead of hanging.
 #include "cuda_emu.h"
 #include "cuda_bf16.h"
 
-#include <barrier>
+#include <sys/mman.h>
+#include <ucontext.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 thread_local dim3 threadIdx;
@@ -17,27 +24,75 @@ dim3 blockDim;
 dim3 gridDim;
 
 namespace {
+// a barrier for fibers: the last to arrive opens it (a new generation); the others yield until it opens
+struct Barrier {
+    int expected = 0, count = 0;
+    unsigned gen = 0;
+};
 struct Warp {
-    std::unique_ptr<std::barrier<>> bar;
+    Barrier bar;
     float vals[32];
     uint32_t frag[32][6];  // mma operands: a0..a3, b0, b1 per lane
 };
-std::barrier<> *g_block;
+struct Fiber {
+    ucontext_t ctx;
+    unsigned char *stack = nullptr;
+    bool done = false;
+};
+constexpr size_t kStack = 256 * 1024;  // per CUDA thread, with a guard page below (mapped lazily)
+constexpr size_t kGuard = 4096;
+ucontext_t g_sched;
+std::vector<Fiber> g_fibers;  // kept between launches: the stacks are reused
+int g_cur;
+const std::function<void()> *g_body;
+unsigned long long g_progress;  // arrivals and returns: a scheduler round without any means a deadlock
+Barrier g_block;
 std::vector<Warp> *g_warps;
-std::mutex g_atomic;
 unsigned char *g_smem;  // the running block's dynamic shared memory (emu_dynamic_smem) and its size
 size_t g_smem_bytes;
+
+void arrive_and_wait(Barrier &b) {
+    unsigned gen = b.gen;
+    g_progress++;
+    if (++b.count == b.expected) {
+        b.count = 0;
+        b.gen++;
+        return;
+    }
+    while (b.gen == gen) swapcontext(&g_fibers[g_cur].ctx, &g_sched);
+}
+
+void fiber_main() {
+    (*g_body)();
+    g_fibers[g_cur].done = true;
+    g_progress++;
+}  // returns to g_sched through uc_link
+
+void ensure_fibers(int n) {
+    while ((int)g_fibers.size() < n) {
+        Fiber f;
+        void *m = mmap(nullptr, kStack + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED) {
+            fprintf(stderr, "emu: no memory for a fiber stack\n");
+            abort();
+        }
+        mprotect(m, kGuard, PROT_NONE);
+        f.stack = (unsigned char *)m;
+        g_fibers.push_back(f);
+    }
+}
 }  // namespace
 
-void __syncthreads() { g_block->arrive_and_wait(); }
+void __syncthreads() { arrive_and_wait(g_block); }
 
 float __shfl_xor_sync(unsigned, float v, int laneMask) {
     int lane = threadIdx.x & 31;
     Warp &w = (*g_warps)[threadIdx.x >> 5];
     w.vals[lane] = v;
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     float r = w.vals[lane ^ laneMask];
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     return r;
 }
 
@@ -70,7 +125,7 @@ void emu_mma_m16n8k16(float *d, const uint32_t *a, uint32_t b0, uint32_t b1, boo
     for (int i = 0; i < 4; i++) w.frag[lane][i] = a[i];
     w.frag[lane][4] = b0;
     w.frag[lane][5] = b1;
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     float A[16][16], B[16][8];
     for (int l = 0; l < 32; l++) {
         int g = l >> 2, t = l & 3;
@@ -83,7 +138,7 @@ void emu_mma_m16n8k16(float *d, const uint32_t *a, uint32_t b0, uint32_t b1, boo
             B[2 * t + 8 + h][g] = from16(w.frag[l][5] >> (16 * h), f16);
         }
     }
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     int g = lane >> 2, t = lane & 3;
     for (int i = 0; i < 4; i++) {
         int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
@@ -93,8 +148,7 @@ void emu_mma_m16n8k16(float *d, const uint32_t *a, uint32_t b0, uint32_t b1, boo
     }
 }
 
-int atomicCAS(int *address, int compare, int val) {
-    std::lock_guard<std::mutex> lock(g_atomic);
+int atomicCAS(int *address, int compare, int val) {  // fibers never interleave inside a call: already atomic
     int old = *address;
     if (old == compare) *address = val;
     return old;
@@ -110,24 +164,42 @@ void emu_run(int gx, int gy, int gz, int bx, int smem, const std::function<void(
     std::unique_ptr<unsigned char, void (*)(void *)> dyn((unsigned char *)aligned_alloc(128, smemAlloc), free);
     g_smem = dyn.get();
     g_smem_bytes = (size_t)std::max(smem, 0);
+    ensure_fibers(bx);
+    g_body = &body;
     for (int z = 0; z < gz; z++)
         for (int y = 0; y < gy; y++)
             for (int x = 0; x < gx; x++) {
-                std::barrier<> block(bx);
                 memset(g_smem, 0xff, smemAlloc);  // garbage: a kernel reading shared memory it never wrote fails
                 std::vector<Warp> warps(nw);
-                for (int w = 0; w < nw; w++) warps[w].bar = std::make_unique<std::barrier<>>(std::min(32, bx - 32 * w));
-                g_block = &block;
+                for (int w = 0; w < nw; w++) warps[w].bar.expected = std::min(32, bx - 32 * w);
+                g_block = Barrier{bx, 0, 0};
                 g_warps = &warps;
-                std::vector<std::thread> ts;
-                ts.reserve(bx);
-                for (int t = 0; t < bx; t++)
-                    ts.emplace_back([=, &body] {
+                blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
+                for (int t = 0; t < bx; t++) {
+                    Fiber &f = g_fibers[t];
+                    f.done = false;
+                    getcontext(&f.ctx);
+                    f.ctx.uc_stack.ss_sp = f.stack + kGuard;
+                    f.ctx.uc_stack.ss_size = kStack;
+                    f.ctx.uc_link = &g_sched;
+                    makecontext(&f.ctx, fiber_main, 0);
+                }
+                for (int live = bx; live > 0;) {
+                    unsigned long long before = g_progress;
+                    for (int t = 0; t < bx; t++) {
+                        Fiber &f = g_fibers[t];
+                        if (f.done) continue;
+                        g_cur = t;
                         threadIdx = {(unsigned)t, 0, 0};
-                        blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
-                        body();
-                    });
-                for (auto &t : ts) t.join();
+                        swapcontext(&g_sched, &f.ctx);
+                        if (f.done) live--;
+                    }
+                    if (live > 0 && g_progress == before) {
+                        fprintf(stderr, "emu: block (%d, %d, %d) deadlocked: %d of %d threads wait at a barrier that "
+                                "the others never reach\n", x, y, z, live, bx);
+                        abort();
+                    }
+                }
             }
 }
 
@@ -177,7 +249,7 @@ void emu_ldmatrix(uint32_t *r, int num, bool trans, uint32_t addr) {
     Warp &w = (*g_warps)[threadIdx.x >> 5];
     if (num != 1 && num != 2 && num != 4) abort();
     w.frag[lane][0] = addr;  // the mma operand slots double as the address exchange
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     for (int i = 0; i < num; i++) {
         uint32_t v = 0;
         for (int h = 0; h < 2; h++) {
@@ -193,7 +265,7 @@ void emu_ldmatrix(uint32_t *r, int num, bool trans, uint32_t addr) {
         }
         r[i] = v;
     }
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
 }
 
 // cvt.rna.tf32.f32: keep sign, exponent and the top 10 mantissa bits, rounding the dropped 13 bits to nearest with
@@ -228,7 +300,7 @@ void emu_mma_m16n8k8_tf32(float *d, const uint32_t *a, uint32_t b0, uint32_t b1)
     for (int i = 0; i < 4; i++) w.frag[lane][i] = a[i];
     w.frag[lane][4] = b0;
     w.frag[lane][5] = b1;
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     float A[16][8], B[8][8];
     for (int l = 0; l < 32; l++) {
         int g = l >> 2, t = l & 3;
@@ -239,7 +311,7 @@ void emu_mma_m16n8k8_tf32(float *d, const uint32_t *a, uint32_t b0, uint32_t b1)
         B[t][g] = tf32_value(w.frag[l][4]);
         B[t + 4][g] = tf32_value(w.frag[l][5]);
     }
-    w.bar->arrive_and_wait();
+    arrive_and_wait(w.bar);
     int g = lane >> 2, t = lane & 3;
     for (int i = 0; i < 4; i++) {
         int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);

@@ -1,5 +1,5 @@
-// emu_selftest.cpp -- checks the emulator's stand-ins for ldmatrix and cp.async (emu.cpp) against the PTX ISA's
-// documented layouts, independently of any kernel; built with emu.cpp and run by EmulatorStandInsTest. Prints one line
+// emu_selftest.cpp -- checks the emulator's barriers and its stand-ins for ldmatrix and cp.async (emu.cpp) against the
+// PTX ISA's documented layouts, independently of any kernel; built with emu.cpp and run by EmulatorStandInsTest. Prints one line
 // per failure and "ok <checks>" at the end; exit status 0 when every check passed.
 //
 // ldmatrix (PTX ISA, "Warp-level matrix load instruction: ldmatrix", section 9.7.14.5.15 in ISA 8.x, and its figure
@@ -147,7 +147,30 @@ static void cpAsync() {
         expect(out[i] == (i < 32 ? i + 1 : 0), "cp.async byte (i, -, -)", i, 0, 0, out[i], i < 32 ? i + 1 : 0);
 }
 
+// the block's threads interleave only at barriers (fibers, emu.cpp): after __syncthreads every thread sees every other
+// thread's shared write; without it a thread reads its neighbour's slot before the neighbour ran, so a kernel that
+// lacks a barrier fails deterministically instead of by chance
+static void barriers() {
+    for (bool sync : {true, false}) {
+        static int got[64];
+        emu_run(2, 1, 1, 64, [&] {
+            __shared__ int s[64];
+            s[threadIdx.x] = 1000 * blockIdx.x + threadIdx.x;
+            if (sync) __syncthreads();
+            got[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+            if (sync) __syncthreads();  // before the next block overwrites s
+        });
+        int wrong = 0;
+        for (int t = 0; t < 64; t++) wrong += got[t] != 1000 + (t + 1) % 64;
+        if (sync)
+            expect(wrong == 0, "reads after __syncthreads", wrong, 0, 0, 0, 0);
+        else
+            expect(wrong >= 63, "reads without __syncthreads (stale)", wrong, 0, 0, 0, 0);
+    }
+}
+
 int main() {
+    barriers();
     ldmatrixLayouts();
     ldmatrixFeedsMma();
     cpAsync();

@@ -59,22 +59,16 @@ class DriverPathEmulatedTest {
         for (String t : List.of("cuda", "cuda attention=fused", "cuda attention=unfused", "cuda flash.fp32=simt"))
             assertTrue(out.contains("PASS parity " + t + ": "), t + ":\n" + out);
         assertTrue(out.contains("ALL PASSED"), out);
-        // the flash kernels (the default attention path) through JCuda and the fake driver (sm_90): the parity suite's
-        // tile cases (head sizes 32, 64, 128, several key tiles, every mask layout, all-masked rows) in fp32 (the
+        // the flash kernels (the default attention path) through JCuda and the fake driver (sm_90): in fp32 (the
         // 3xTF32 kernels, the default on sm_80+, on the tf32 mma stand-in), and in bf16 / fp16 on the FA2 kernels (mma,
         // ldmatrix and cp.async stand-ins; above 48 KiB of dynamic shared memory only after cuFuncSetAttribute, which
-        // the
-        // fake driver checks)
+        // the fake driver checks). The parity suite judges every tile case at all three precisions under emulation
+        // (ParityTest's cuda-emulated targets); through the driver the tile case with two query tiles of 128 rows at
+        // each head size (32, 64, 128: one kernel instance each, D128's the largest shared memory) proves the launches
         for (String precision : List.of("fp32", "bf16", "fp16")) {
-            out = child(null, "parity", "attention tiles", precision, "default");
+            out = child(null, "parity", "attention tiles causal 2 query tiles of 128", precision, "default");
             String t = precision.equals("fp32") ? "cuda" : "cuda precision=" + precision;
-            // every tile case (their count grows with the parity suite's tiles: 27 in fp32 at the 3xTF32 default)
-            assertTrue(
-                    java.util.regex.Pattern.compile("PASS parity " + java.util.regex.Pattern.quote(t)
-                                    + ": (\\d+) of \\1 cases \\(0 not supported\\)")
-                            .matcher(out)
-                            .find(),
-                    t + ":\n" + out);
+            assertTrue(out.contains("PASS parity " + t + ": 3 of 3 cases (0 not supported)"), t + ":\n" + out);
             assertTrue(out.contains("ALL PASSED"), out);
         }
     }

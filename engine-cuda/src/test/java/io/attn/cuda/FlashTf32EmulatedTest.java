@@ -131,7 +131,7 @@ class FlashTf32EmulatedTest {
                 if (c.op() != Op.ATTENTION
                         || !c.name().startsWith("attention tiles")
                         || !c.name().endsWith(" D" + d)) continue;
-                // CI: the first three tile cases of the head dim (the emulator runs a thread per CUDA thread; the
+                // CI: the first three tile cases of the head dim (every entry under emulation adds up; the
                 // defaults run every case in ParityTest, and the 2026-11-27 GPU sweep judged every entry on the
                 // device); -Dattn.test.allVariantCases=true: every tile case
                 if (!ALL_CASES && taken++ >= 3) break;

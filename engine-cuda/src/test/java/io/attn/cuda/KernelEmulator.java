@@ -23,13 +23,13 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one host
- * thread per CUDA thread), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
+ * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one fiber
+ * per CUDA thread), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
  * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
  * gy, gz, block, smem)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
  * the same signatures. {@code ATTN_HOST_EMU} is defined, so the tensor-core file calls the emulator's warp-collective
- * {@code mma.sync} stand-in instead of its inline PTX. Built once per JVM; {@link #get} says why not when g++ is
- * missing.
+ * {@code mma.sync} stand-in instead of its inline PTX. Built once per content hash (cached in {@code java.io.tmpdir});
+ * {@link #get} says why not when g++ is missing.
  */
 @SuppressWarnings("restricted")
 final class KernelEmulator {
@@ -49,7 +49,7 @@ final class KernelEmulator {
     static synchronized KernelEmulator get() {
         if (instance == null && failure == null) {
             try {
-                instance = new KernelEmulator(Files.createTempDirectory("attn-emu"));
+                instance = new KernelEmulator();
             } catch (Exception e) {
                 failure = e.toString();
             }
@@ -61,36 +61,65 @@ final class KernelEmulator {
         return failure;
     }
 
-    private KernelEmulator(Path dir) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(
-                "g++",
-                "-std=c++20",
-                "-O1",
-                "-fPIC",
-                "-shared",
-                "-pthread",
-                "-w",
-                "-DATTN_HOST_EMU",
-                "-I",
-                EMU.toAbsolutePath().toString(),
-                "-o",
-                dir.resolve("libattn_emu.so").toString(),
-                EMU.resolve("emu.cpp").toAbsolutePath().toString()));
-        for (String file : Kernels.NAMES) {
-            Path tu = dir.resolve("k_" + file + ".cpp");
-            Files.writeString(tu, translationUnit(file));
-            cmd.add(tu.toString());
-        }
-        Process p;
+    private KernelEmulator() throws IOException, InterruptedException {
+        // the library is cached in java.io.tmpdir under the hash of everything that goes into it (compiler flags,
+        // generated translation units, the emulator's and the kernels' sources): each test JVM (engine-cuda's, the
+        // parity suite's) and each CI run on the same machine compiles only what changed
+        List<String> flags = List.of("-std=c++20", "-O2", "-fPIC", "-shared", "-pthread", "-w", "-DATTN_HOST_EMU");
+        Map<String, String> tus = new java.util.TreeMap<>();
+        for (String file : Kernels.NAMES) tus.put("k_" + file + ".cpp", translationUnit(file));
+        java.security.MessageDigest md;
         try {
-            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        } catch (IOException e) {
-            throw new IOException("g++ not available: " + e.getMessage(), e);
+            md = java.security.MessageDigest.getInstance("SHA-256");
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0)
-            throw new IOException("compiling the kernel emulator failed:\n" + out);
-        library = dir.resolve("libattn_emu.so");
+        md.update(String.join(" ", flags).getBytes(StandardCharsets.UTF_8));
+        for (var e : tus.entrySet()) md.update((e.getKey() + "\0" + e.getValue()).getBytes(StandardCharsets.UTF_8));
+        for (Path d : List.of(EMU, CU))
+            try (var files = Files.list(d)) {
+                for (Path f : files.sorted().toList()) {
+                    md.update(f.getFileName().toString().getBytes(StandardCharsets.UTF_8));
+                    md.update(Files.readAllBytes(f));
+                }
+            }
+        String hash = java.util.HexFormat.of().formatHex(md.digest()).substring(0, 16);
+        Path cached = Path.of(System.getProperty("java.io.tmpdir"), "attn-emu-" + hash, "libattn_emu.so");
+        if (!Files.isRegularFile(cached)) {
+            Path dir = Files.createTempDirectory("attn-emu");
+            List<String> cmd = new ArrayList<>(List.of("g++"));
+            cmd.addAll(flags);
+            cmd.addAll(List.of(
+                    "-I",
+                    EMU.toAbsolutePath().normalize().toString(),
+                    "-o",
+                    dir.resolve("libattn_emu.so").toString(),
+                    EMU.resolve("emu.cpp").toAbsolutePath().normalize().toString()));
+            for (var e : tus.entrySet()) {
+                Path tu = dir.resolve(e.getKey());
+                Files.writeString(tu, e.getValue());
+                cmd.add(tu.toString());
+            }
+            Process p;
+            try {
+                p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            } catch (IOException e) {
+                throw new IOException("g++ not available: " + e.getMessage(), e);
+            }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0)
+                throw new IOException("compiling the kernel emulator failed:\n" + out);
+            // published whole or not at all: a concurrent JVM either finds the finished file or compiles its own
+            Files.createDirectories(cached.getParent());
+            Path part = Files.createTempFile(cached.getParent(), "lib", ".part");
+            Files.copy(dir.resolve("libattn_emu.so"), part, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.move(part, cached, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) Files.delete(f);
+            }
+            Files.delete(dir);
+        }
+        library = cached;
         SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
         FunctionDescriptor fd = FunctionDescriptor.ofVoid(ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
         for (Kernel k : Kernel.values())
@@ -102,7 +131,7 @@ final class KernelEmulator {
 
     private static String translationUnit(String file) {
         StringBuilder sb = new StringBuilder("#include \"cuda_emu.h\"\nnamespace k_" + file + " {\n#include \""
-                + CU.resolve(file + ".cu").toAbsolutePath() + "\"\n}\n");
+                + CU.resolve(file + ".cu").toAbsolutePath().normalize() + "\"\n}\n");
         for (Kernel k : Kernel.in(file)) {
             String entry = k.entry();
             List<String> types = Kernels.params(k);
