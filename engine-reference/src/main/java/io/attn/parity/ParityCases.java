@@ -872,29 +872,11 @@ public final class ParityCases {
                 all.add(c.done(
                         c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(causal, len), null, null), FP32, FP32_WHY));
             }
-        {
-            // a sliding window within each sequence (ModernBERT's local layers on a ragged batch)
-            int[] len = {70, 1, 13, 64, 2};
-            CaseBuilder c = new CaseBuilder("attention ragged " + Arrays.toString(len) + " window 3/3 B1 H2 D64");
-            Node q = c.normal("q", 1, 2, 150, 64), k = c.normal("k", 1, 2, 150, 64), v = c.normal("v", 1, 2, 150, 64);
-            all.add(c.done(
-                    c.g.attention(
-                            q, k, v, Float.NaN, MaskSpec.segments(false, len).window(3, 3), null, null),
-                    FP32,
-                    FP32_WHY));
-        }
-        {
-            // ModernBERT-base's local layers (64/64) on a ragged batch of sentences: the window holds the whole of
-            // every sequence but the first (the CPU backend then runs those as unwindowed), not of the first
-            int[] len = {70, 1, 13, 65, 2};
-            CaseBuilder c = new CaseBuilder("attention ragged " + Arrays.toString(len) + " window 64/64 B1 H2 D64");
-            Node q = c.normal("q", 1, 2, 151, 64), k = c.normal("k", 1, 2, 151, 64), v = c.normal("v", 1, 2, 151, 64);
-            all.add(c.done(
-                    c.g.attention(
-                            q, k, v, Float.NaN, MaskSpec.segments(false, len).window(64, 64), null, null),
-                    FP32,
-                    FP32_WHY));
-        }
+        // a sliding window within each sequence (ModernBERT's local layers on a ragged batch); then ModernBERT-base's
+        // 64/64 on a batch of sentences: the window holds the whole of every sequence but the first (the CPU backend
+        // then runs those as unwindowed), not of the first
+        all.add(raggedWindow(new int[] {70, 1, 13, 64, 2}, 3));
+        all.add(raggedWindow(new int[] {70, 1, 13, 65, 2}, 64));
         CaseBuilder c = new CaseBuilder("attention ragged [3, 6] B2 H3 D16 Dv8");
         Node q = c.normal("q", 2, 3, 9, 16), k = c.normal("k", 2, 3, 9, 16), v = c.normal("v", 2, 3, 9, 8);
         all.add(c.done(c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(false, 3, 6), null, null), FP32, FP32_WHY));
@@ -1016,5 +998,17 @@ public final class ParityCases {
             Node y = c.g.linear(c.normal("x", 2, 9, 48), c.constNormal("w", 80, 48), null);
             all.add(c.done(c.g.glu(y, silu, true), FP32, FP32_WHY));
         }
+    }
+
+    /** Attention over a ragged batch of {@code len} sequences, a window of {@code w} keys either side. */
+    private static ParityCase raggedWindow(int[] len, int w) {
+        int t = Arrays.stream(len).sum();
+        CaseBuilder c =
+                new CaseBuilder("attention ragged " + Arrays.toString(len) + " window " + w + "/" + w + " B1 H2 D64");
+        Node q = c.normal("q", 1, 2, t, 64), k = c.normal("k", 1, 2, t, 64), v = c.normal("v", 1, 2, t, 64);
+        return c.done(
+                c.g.attention(q, k, v, Float.NaN, MaskSpec.segments(false, len).window(w, w), null, null),
+                FP32,
+                FP32_WHY);
     }
 }
