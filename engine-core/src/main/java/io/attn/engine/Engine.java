@@ -38,6 +38,12 @@ public final class Engine implements AutoCloseable {
     private final Set<AttnModel> models = ConcurrentHashMap.newKeySet();
     private final Gate gate = new Gate("engine");
 
+    static {
+        // the engine's own modules (tests, benchmarks) open an engine over a backend of theirs through the internal
+        // package; the public API names no backend type
+        io.attn.engine.internal.Engines.factory(Engine::new);
+    }
+
     private Engine(Backend backend, String description) {
         this.backend = backend;
         this.description = description;
@@ -55,15 +61,6 @@ public final class Engine implements AutoCloseable {
         Backends.Selection s = Backends.open(
                 options.device(), new BackendOptions(options.threads(), options.precision(), options.extra()));
         return new Engine(s.backend(), s.reason());
-    }
-
-    /**
-     * An engine over a backend the caller opened (a backend provider of its own, or a test's backend); the engine owns
-     * it from here and closes it with itself.
-     */
-    public static Engine of(Backend backend) {
-        if (backend == null) throw AttnException.badInput("backend is null");
-        return new Engine(backend, backend.name() + " (given)");
     }
 
     /** {@link #open(EngineOptions)} with the defaults. */

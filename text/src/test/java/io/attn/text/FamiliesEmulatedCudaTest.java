@@ -1,8 +1,8 @@
 package io.attn.text;
 
 import io.attn.cuda.EmulatedCuda;
-import io.attn.engine.Engine;
 import io.attn.engine.Precision;
+import io.attn.engine.internal.Engines;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -25,7 +25,7 @@ class FamiliesEmulatedCudaTest extends FamiliesTest {
     static void open() {
         String why = EmulatedCuda.unavailable();
         Assumptions.assumeTrue(why == null, why);
-        engine = Engine.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+        engine = Engines.of(EmulatedCuda.open(Map.of(), Precision.FP32));
     }
 
     @AfterAll
