@@ -125,13 +125,21 @@ public final class Model implements AutoCloseable {
      * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
      */
     public boolean runsRaggedBatches(Backend backend) {
-        // a head that pools by the mean takes padded batches: its sum over a row's tokens then starts at the row's
-        // first token whatever the batch holds (bitwise the same in any batch); in a ragged row it would not
-        return (root instanceof Root.Encoder(EncoderModel m, var h)
-                                && !m.takesPositionBias()
-                                && (h == null || !h.head().mean())
-                        || root instanceof Root.CausalEncoder)
+        return (root instanceof Root.Encoder && paddedOnly() == null || root instanceof Root.CausalEncoder)
                 && supportsRaggedBatches(backend);
+    }
+
+    /** Why this encoder takes padded batches only, not ragged ones; null when it takes both. */
+    private String paddedOnly() {
+        if (!(root instanceof Root.Encoder(EncoderModel m, var h))) return null;
+        String type = config.encoder().modelType();
+        if (m.takesPositionBias())
+            return type + " adds a relative position bias to its attention: it takes padded batches, not ragged ones";
+        // a head that pools by the mean: in a padded row its sum over the tokens starts at the row's first token
+        // whatever the batch holds (bitwise the same in any batch); in a ragged row it would not
+        if (h != null && h.head().mean())
+            return type + " classifier pools by the mean of the tokens: it takes padded batches, not ragged ones";
+        return null;
     }
 
     /**
@@ -170,15 +178,8 @@ public final class Model implements AutoCloseable {
             DoubleConsumer progress) {
         if (!config.takesTokenIds()) throw new IllegalStateException(config.kind() + " takes embeddings: run");
         EncoderModel encoder = root instanceof Root.Encoder e ? e.m() : null; // null: a decoder embedder
-        if (segments != null && encoder != null && encoder.takesPositionBias())
-            throw AttnException.badInput(config.encoder().modelType()
-                    + " adds a relative position bias to its attention: it takes padded batches, not ragged ones");
-        if (segments != null
-                && root instanceof Root.Encoder(var m, var h)
-                && h != null
-                && h.head().mean())
-            throw AttnException.badInput(config.encoder().modelType()
-                    + " classifier pools by the mean of the tokens: it takes padded batches, not ragged ones");
+        String padded = segments == null ? null : paddedOnly();
+        if (padded != null) throw AttnException.badInput(padded);
         int b = ids.dim(0), len = ids.dim(1);
         float[] positions = new float[b * len];
         int first = config.encoder().positionOffset();

@@ -2,6 +2,7 @@ package io.attn.text;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -106,6 +107,25 @@ class RerankerTest {
     @Test
     void modernBertMeanPoolingRerankerMatchesCrossEncoder() {
         check("modernbert-reranker", false, 7); // classifier_pooling mean: padded batches
+    }
+
+    @Test
+    void aMeanPoolingHeadTakesNoRaggedBatch() {
+        // its row sums would start at each sequence's offset in the batch (not bitwise the same alone): the model says
+        // it runs padded batches only, and a ragged request is one line naming why; the first-token head takes both
+        TextModel mean = TextModel.read(ROOT.resolve("modernbert-reranker"));
+        TextModel cls = TextModel.read(ROOT.resolve("modernbert-cls-reranker"));
+        try (io.attn.engine.AttnModel m = engine.loadOwned(mean.config(), mean.weights(), mean.source());
+                io.attn.engine.AttnModel c = engine.loadOwned(cls.config(), cls.weights(), cls.source())) {
+            assertFalse(m.supportsRaggedBatches());
+            assertTrue(c.supportsRaggedBatches());
+            io.attn.engine.Request ragged = io.attn.engine.Request.of(
+                            io.attn.tensor.Tensor.of(new float[] {703, 100, 704, 703, 704}, 1, 5))
+                    .withSequenceLengths(3, 2);
+            AttnException e = assertThrows(AttnException.class, () -> m.run(ragged));
+            assertTrue(e.getMessage().contains("pools by the mean of the tokens"), e.getMessage());
+            assertEquals(2, c.run(ragged).output().dim(0)); // the first-token head runs it: a logit per sequence
+        }
     }
 
     @Test
