@@ -404,7 +404,7 @@ public final class Gemm {
             return (int) Math.min(nc, ((n + parts - 1) / parts + NR - 1) / NR * NR);
         }
         if (rowTasks >= target || (!packedB && rowTasks >= threads)) return nc;
-        long parts = Math.min((n + NR - 1) / NR, (target + (long) batch * mBlocks - 1) / ((long) batch * mBlocks));
+        long parts = Math.min((n + NR - 1) / NR, (target + rows - 1) / rows);
         if (!packedB && packsA) parts = Math.max(1, Math.min(parts, n / (PACK_PANELS * NR)));
         return (int) Math.min(nc, ((n + parts - 1) / parts + NR - 1) / NR * NR);
     }
