@@ -53,7 +53,7 @@ def rope_run(x, mode, posarg, theta, rd, offset):
     B, H, L, D = x.shape; y = cp.empty_like(cp.asarray(x))
     n = max(B * L * (rd // 2), B * H * L * (D - rd))
     g, b = ew(n)
-    f(g, b, (cp.asarray(x), y, posarg, np.int32(B), np.int32(H), np.int32(L), np.int32(D), np.int32(rd), np.float32(theta), np.int32(offset), np.int32(mode)))
+    f(g, b, (cp.asarray(x), y, posarg, np.int32(B), np.int32(H), np.int32(L), np.int32(D), np.int32(rd), np.float32(theta), np.int32(offset), np.int32(mode), np.int32(0), np.float32(1), np.float32(0), np.float32(0), np.float32(0), np.float32(0), np.float32(0)))  # no scaling
     return y
 for B, H, L, D, rd, theta, offset in [(2, 3, 17, 64, 64, 1e4, 0), (1, 2, 5, 32, 32, 1e6, 8187), (2, 2, 7, 64, 32, 160000, 3), (1, 2, 3, 7, 4, 1e4, 1), (2, 1, 4, 96, 24, 160000, 4000), (4, 32, 2048, 128, 128, 1e6, 0)]:
     x = rng.standard_normal((B, H, L, D)).astype(np.float32)
@@ -100,7 +100,7 @@ def timeit(fn):
     for _ in range(20): fn()
     e.record(); e.synchronize(); return cp.cuda.get_elapsed_time(s, e) / 20
 x = cp.asarray(rng.standard_normal((4, 32, 2048, 128)).astype(np.float32)); y = cp.empty_like(x)
-ms = timeit(lambda: mods["rope"].get_function("rope_f32")(ew(4 * 2048 * 64)[0], (256,), (x, y, NULL, np.int32(4), np.int32(32), np.int32(2048), np.int32(128), np.int32(128), np.float32(1e6), np.int32(0), np.int32(0))))
+ms = timeit(lambda: mods["rope"].get_function("rope_f32")(ew(4 * 2048 * 64)[0], (256,), (x, y, NULL, np.int32(4), np.int32(32), np.int32(2048), np.int32(128), np.int32(128), np.float32(1e6), np.int32(0), np.int32(0), np.int32(0), np.float32(1), np.float32(0), np.float32(0), np.float32(0), np.float32(0), np.float32(0))))
 print(f"rope (4,32,2048,128): {ms:.3f} ms, {2 * x.nbytes / ms / 1e6:.0f} GB/s")
 xg = cp.asarray(rng.standard_normal((8192, 8192)).astype(np.float32)); yg = cp.empty((8192, 4096), cp.float32)
 ms = timeit(lambda: f(ew(8192 * 4096)[0], (256,), (xg, yg, np.int32(8192), np.int32(4096), np.int32(4), np.int32(1))))

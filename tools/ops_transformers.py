@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/transformers-ops: inputs and Hugging Face transformers' float32 outputs of the rotary embedding
-(rotate-half, full and partial rotary, thetas 1e4 / 1.6e5 / 1e6, positions up to 16383, left-padded position ids),
+(rotate-half, full and partial rotary, thetas 1e4 / 1.6e5 / 1e6, positions up to 16383, left-padded position ids,
+rope scaling linear and llama3),
 RMSNorm (LlamaRMSNorm, torch.nn.RMSNorm) and the gated feed-forward activations (SwiGLU / GeGLU, either half
 activated), for the engine's ROPE, RMS_NORM and GLU ops (tests' TransformersOpsTest; no Python needed to run it).
 
@@ -23,11 +24,19 @@ from transformers.models.llama.modeling_llama import LlamaRMSNorm, LlamaRotaryEm
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as llama_apply
 
 
-def rope_case(name, b, h, d, theta, factor, positions, arrays, cases, gen):
+def rope_case(name, b, h, d, theta, factor, positions, arrays, cases, gen, scaling=None):
     positions = torch.tensor(positions, dtype=torch.int64)
     l = positions.shape[1]
     x = torch.randn(b, h, l, d, generator=gen, dtype=torch.float32)
-    if factor == 1.0:  # Llama's own classes
+    if scaling is not None:  # rope scaling (rope_type linear / llama3): Llama's classes
+        cfg = LlamaConfig(hidden_size=h * d, num_attention_heads=h, head_dim=d,
+                          rope_parameters=dict(scaling, rope_theta=theta), max_position_embeddings=131072)
+        assert cfg.rope_parameters["rope_type"] == scaling["rope_type"], cfg.rope_parameters
+        emb = LlamaRotaryEmbedding(cfg)
+        assert emb.attention_scaling == 1.0, emb.attention_scaling
+        cos, sin = emb(x, positions)
+        out, _ = llama_apply(x, x, cos, sin)
+    elif factor == 1.0:  # Llama's own classes
         cfg = LlamaConfig(hidden_size=h * d, num_attention_heads=h, head_dim=d, rope_theta=theta)
         emb = LlamaRotaryEmbedding(cfg)
         cos, sin = emb(x, positions)
@@ -44,8 +53,11 @@ def rope_case(name, b, h, d, theta, factor, positions, arrays, cases, gen):
     arrays[name + ".positions"] = positions.numpy().astype(np.float32)
     arrays[name + ".inv_freq"] = emb.inv_freq.numpy()
     arrays[name + ".out"] = out.detach().numpy()
-    cases.append({"name": name, "op": "rope", "theta": theta, "rotary_dim": int(rd), "head_dim": d,
-                  "classes": "Llama" if factor == 1.0 else "GPT-NeoX (partial_rotary_factor %g)" % factor})
+    case = {"name": name, "op": "rope", "theta": theta, "rotary_dim": int(rd), "head_dim": d,
+            "classes": "Llama" if factor == 1.0 else "GPT-NeoX (partial_rotary_factor %g)" % factor}
+    if scaling is not None:
+        case["scaling"] = scaling
+    cases.append(case)
 
 
 def main():
@@ -92,6 +104,24 @@ def main():
             arrays[name + ".x"] = x.numpy()
             arrays[name + ".out"] = out.numpy()
             cases.append({"name": name, "op": "glu", "act": act, "activated_first": first})
+
+    # rope scaling (issue 35: Llama 3.1+ configs carry rope_type llama3), after the cases above so that their inputs
+    # keep their bytes: Llama 3.1's and 3.2's settings at near and far positions (several frequencies in the blended
+    # band), a small original context that puts most of a 64-dim head's frequencies in the band, and linear scaling
+    l31 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 8192}
+    rope_case("rope_llama3_31_theta500000_d128", 1, 2, 128, 500000.0, 1.0, r(0, 12), arrays, cases, gen, l31)
+    rope_case("rope_llama3_31_theta500000_d128_far", 2, 2, 128, 500000.0, 1.0, [list(range(16360, 16372))] * 2,
+              arrays, cases, gen, l31)
+    rope_case("rope_llama3_32_theta500000_d64_leftpad", 2, 2, 64, 500000.0, 1.0,
+              [[0, 1, 2, 3, 4, 5], [1, 1, 0, 1, 2, 3]], arrays, cases, gen, dict(l31, factor=32.0))
+    rope_case("rope_llama3_small_context_theta10000_d64", 1, 2, 64, 10000.0, 1.0, r(500, 9), arrays, cases, gen,
+              {"rope_type": "llama3", "factor": 4.0, "low_freq_factor": 1.0, "high_freq_factor": 8.0,
+               "original_max_position_embeddings": 256})
+    rope_case("rope_linear_factor4_theta10000_d64", 1, 2, 64, 10000.0, 1.0, r(1000, 9), arrays, cases, gen,
+              {"rope_type": "linear", "factor": 4.0})
+    rope_case("rope_linear_factor2_5_theta1e6_d80", 1, 2, 80, 1e6, 1.0, r(8000, 7), arrays, cases, gen,
+              {"rope_type": "linear", "factor": 2.5})
 
     np.savez(os.path.join(a.out, "ops.npz"), **arrays)
     with open(os.path.join(a.out, "index.json"), "w") as f:

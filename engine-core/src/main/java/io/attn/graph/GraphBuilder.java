@@ -380,6 +380,11 @@ public final class GraphBuilder {
      * (B, L)} the position of each token (plus {@code offset}: left-padded batches); null: {@code offset + l}.
      */
     public Node rope(Node x, Node positions, float theta, int rotaryDim, int offset) {
+        return rope(x, positions, theta, rotaryDim, offset, OpParams.Rope.Scaling.NONE);
+    }
+
+    /** The same with the inverse frequencies rescaled by {@code scaling} (transformers' {@code rope_type}). */
+    public Node rope(Node x, Node positions, float theta, int rotaryDim, int offset, OpParams.Rope.Scaling scaling) {
         Shape s = x.shape();
         if (s.rank() != 4) throw shape("rope needs x (B, H, L, D), got " + s);
         if (rotaryDim < 2 || rotaryDim % 2 != 0 || rotaryDim > s.dim(3))
@@ -388,7 +393,8 @@ public final class GraphBuilder {
         if (offset < 0 || offset > OpParams.Rope.MAX_POSITION)
             throw new IllegalArgumentException("rope position offset " + offset);
         if (positions == null)
-            return add(Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, OpParams.Rope.Positions.RANGE), s, x);
+            return add(
+                    Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, OpParams.Rope.Positions.RANGE, scaling), s, x);
         Shape p = positions.shape();
         OpParams.Rope.Positions kind;
         if (p.rank() == 1 && p.dim(0) == 1) kind = OpParams.Rope.Positions.START;
@@ -396,7 +402,7 @@ public final class GraphBuilder {
         else
             throw shape("rope positions " + p + " must be a start (1) or position ids (B, L) = (" + s.dim(0) + ", "
                     + s.dim(2) + ") for x " + s);
-        return add(Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, kind), s, x, positions);
+        return add(Op.ROPE, new OpParams.Rope(theta, rotaryDim, offset, kind, scaling), s, x, positions);
     }
 
     /**

@@ -70,9 +70,96 @@ public sealed interface OpParams {
      *
      * <p>The angle of position {@code p} and frequency {@code i < rotaryDim / 2} is the float32 product {@code (float)
      * p * invFreq(i)} (transformers multiplies the float32 inverse frequencies by the float32 positions); backends take
-     * cos and sin of that float angle.
+     * cos and sin of that float angle. {@code scaling} rescales the inverse frequencies (transformers' {@code
+     * rope_type} {@code linear} and {@code llama3}); {@link Scaling#NONE} leaves them.
      */
-    record Rope(float theta, int rotaryDim, int offset, Positions positions) implements OpParams {
+    record Rope(float theta, int rotaryDim, int offset, Positions positions, Scaling scaling) implements OpParams {
+        public Rope {
+            java.util.Objects.requireNonNull(scaling, "scaling");
+        }
+
+        /** Unscaled frequencies ({@link Scaling#NONE}). */
+        public Rope(float theta, int rotaryDim, int offset, Positions positions) {
+            this(theta, rotaryDim, offset, positions, Scaling.NONE);
+        }
+
+        /**
+         * A rescaling of the inverse frequencies, as transformers' {@code ROPE_INIT_FUNCTIONS} computes it in float32
+         * from the default ones: {@link Kind#LINEAR} divides every frequency by {@code factor} ({@code
+         * _compute_linear_scaling_rope_parameters}); {@link Kind#LLAMA3} ({@code _compute_llama3_parameters}, Llama
+         * 3.1+) divides the frequencies whose wavelength {@code 2 pi / inv} exceeds {@code originalMaxPositions /
+         * lowFreqFactor} by {@code factor}, keeps those under {@code originalMaxPositions / highFreqFactor}, and blends
+         * the two between. Neither depends on the sequence length, and neither scales cos and sin.
+         */
+        public record Scaling(
+                Kind kind, double factor, double lowFreqFactor, double highFreqFactor, int originalMaxPositions) {
+            public enum Kind {
+                NONE,
+                LINEAR,
+                LLAMA3
+            }
+
+            public static final Scaling NONE = new Scaling(Kind.NONE, 1, 0, 0, 0);
+
+            public Scaling {
+                java.util.Objects.requireNonNull(kind, "kind");
+                if (kind != Kind.NONE && !(factor > 0 && factor < Float.MAX_VALUE))
+                    throw new IllegalArgumentException("rope scaling factor " + factor + " must be positive");
+                if (kind == Kind.LLAMA3
+                        && !(lowFreqFactor > 0
+                                && highFreqFactor > lowFreqFactor
+                                && highFreqFactor < Float.MAX_VALUE
+                                && originalMaxPositions > 0))
+                    throw new IllegalArgumentException("llama3 rope scaling needs 0 < low_freq_factor ("
+                            + lowFreqFactor + ") < high_freq_factor (" + highFreqFactor
+                            + ") and original_max_position_embeddings (" + originalMaxPositions + ") > 0");
+            }
+
+            /** {@code factor}'s linear scaling. */
+            public static Scaling linear(double factor) {
+                return new Scaling(Kind.LINEAR, factor, 0, 0, 0);
+            }
+
+            /** Llama 3.1's scaling ({@code factor}, {@code low_freq_factor}, {@code high_freq_factor}, {@code
+             * original_max_position_embeddings}). */
+            public static Scaling llama3(double factor, double lowFreqFactor, double highFreqFactor, int original) {
+                return new Scaling(Kind.LLAMA3, factor, lowFreqFactor, highFreqFactor, original);
+            }
+
+            /**
+             * The scaled inverse frequency, in transformers' float32 operations and order: torch computes {@code s /
+             * t} as {@code t.reciprocal() * s} and rounds Python scalars to float32 against float32 tensors.
+             */
+            public float apply(float inv) {
+                return switch (kind) {
+                    case NONE -> inv;
+                    case LINEAR -> inv / (float) factor;
+                    case LLAMA3 -> {
+                        float f = (float) factor;
+                        float wavelen = (1f / inv) * (float) (2 * Math.PI);
+                        boolean low = wavelen > (float) (originalMaxPositions / lowFreqFactor);
+                        boolean high = wavelen < (float) (originalMaxPositions / highFreqFactor);
+                        float scaled = low ? inv / f : inv;
+                        if (low || high) yield scaled;
+                        float smooth = ((1f / wavelen) * (float) originalMaxPositions - (float) lowFreqFactor)
+                                / (float) (highFreqFactor - lowFreqFactor);
+                        yield (1f - smooth) * scaled / f + smooth * scaled;
+                    }
+                };
+            }
+
+            /** How {@code attn inspect} and errors name it. */
+            public String describe() {
+                return switch (kind) {
+                    case NONE -> "none";
+                    case LINEAR -> "linear, factor " + factor;
+                    case LLAMA3 ->
+                        "llama3, factor " + factor + ", low_freq_factor " + lowFreqFactor
+                                + ", high_freq_factor " + highFreqFactor + ", original_max_position_embeddings "
+                                + originalMaxPositions;
+                };
+            }
+        }
         /** Where a ROPE node's positions come from. */
         public enum Positions {
             /** {@code offset + l}: known when the graph is built. */
@@ -87,7 +174,7 @@ public sealed interface OpParams {
         public static final int MAX_POSITION = 1 << 24;
 
         /**
-         * The inverse frequency {@code 1 / theta^(2i / rotaryDim)} of pair {@code i}, rounded as transformers' {@code
+         * The inverse frequency {@code 1 / theta^(2i / rotaryDim)} of pair {@code i} ({@link Scaling#apply scaled}), rounded as transformers' {@code
          * _compute_default_rope_parameters} computes it in float32: the exponent {@code 2i / rotaryDim} is a float32
          * division (its rounding moves {@code theta^e} by up to ~{@code ln(theta) 2^-24} relative, 13 ulp at theta
          * 1e6), the power is rounded to float32 (here correctly, from double; torch's float32 {@code pow} differs from
@@ -95,7 +182,7 @@ public sealed interface OpParams {
          */
         public float invFreq(int i) {
             float e = (float) (2 * i) / (float) rotaryDim;
-            return 1f / (float) Math.pow(theta, e);
+            return scaling.apply(1f / (float) Math.pow(theta, e));
         }
 
         /** The float32 angle of position {@code pos} and pair {@code i}: {@code (float) pos * invFreq(i)}. */

@@ -14,7 +14,9 @@ import java.util.List;
  * attention_bias} and {@code mlp_bias} turn biases on. transformers' config defaults for each.
  *
  * <p>Mistral's {@code sliding_window} (or {@code layer_types} all {@code sliding_attention}) runs as a causal window
- * in every layer. Refused, with the key named: rope scaling (a {@code rope_type} other than {@code default}), Qwen's
+ * in every layer. Rope scaling {@code linear} and {@code llama3} (Llama 3.1+; {@code rope_parameters} or the hub's
+ * older {@code rope_scaling}) rescale the frequencies. Refused, with the key named: other rope scaling (dynamic, yarn,
+ * longrope), Qwen's
  * per-layer windows ({@code use_sliding_window} with {@code max_window_layers}), a {@code layer_types} mixing kinds,
  * an activation other than SiLU / GELU.
  */
@@ -102,7 +104,8 @@ final class DecoderFamily implements EncoderFamily {
                 0,
                 NAMES,
                 new EncoderConfig.Variant(
-                        new EncoderConfig.Rotary((float) rope.theta(), (int) (headDim * rope.fraction())),
+                        new EncoderConfig.Rotary(
+                                (float) rope.theta(), (int) (headDim * rope.fraction()), rope.scaling()),
                         EncoderConfig.Glu.GATE_FIRST,
                         qkvBias,
                         outBias,

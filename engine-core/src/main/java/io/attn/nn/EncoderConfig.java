@@ -37,9 +37,18 @@ public record EncoderConfig(
         Variant variant) {
     /**
      * Rotary positions (rotate-half layout, transformers' {@code rotate_half}) in place of a position table: the first
-     * {@code dims} of each head's query and key rotate, with base {@code theta}.
+     * {@code dims} of each head's query and key rotate, with base {@code theta} and the frequencies' {@code scaling}.
      */
-    public record Rotary(float theta, int dims) {}
+    public record Rotary(float theta, int dims, OpParams.Rope.Scaling scaling) {
+        public Rotary {
+            java.util.Objects.requireNonNull(scaling, "scaling");
+        }
+
+        /** Unscaled frequencies. */
+        public Rotary(float theta, int dims) {
+            this(theta, dims, OpParams.Rope.Scaling.NONE);
+        }
+    }
 
     /**
      * Pre-norm layers as ModernBERT's: {@code x = x + attn(norm_a(x)); x = x + ffn(norm_f(x))}, the first layer's

@@ -1,6 +1,7 @@
 package io.attn.nn;
 
 import io.attn.AttnException;
+import io.attn.graph.OpParams;
 import io.attn.io.JsonFields;
 import java.util.List;
 
@@ -73,7 +74,8 @@ final class GteFamily implements EncoderFamily {
                         r.source() + ": pack_qkv false is not supported (GTE's weights hold one qkv_proj)");
         }
         int hidden = r.integer("hidden_size", 768), heads = r.integer("num_attention_heads", 12);
-        Rope rope = Rope.read(r, hub ? 10000.0 : 160000.0, hub ? "rope_theta" : null);
+        Rope rope = Rope.read(r, hub ? 10000.0 : 160000.0, hub ? "rope_theta" : null)
+                .unscaled(r, "GTE");
         return new EncoderConfig(
                 modelType,
                 r.integer("vocab_size", hub ? 30528 : 250048),
@@ -93,23 +95,73 @@ final class GteFamily implements EncoderFamily {
     }
 
     /**
-     * The rotary settings of a config: transformers 5's {@code rope_parameters} ({@code rope_theta}, {@code rope_type}
-     * {@code default} only, {@code partial_rotary_factor}), else a top-level {@code legacyTheta} key (the remote
-     * code's), else {@code theta}; {@code fraction} of the head size rotates.
+     * The rotary settings of a config: transformers 5's {@code rope_parameters} ({@code rope_theta}, {@code rope_type},
+     * {@code partial_rotary_factor}), else a top-level {@code legacyTheta} key (the remote code's and the hub's older
+     * configs') with the older {@code rope_scaling} object, else {@code theta}; {@code fraction} of the head size
+     * rotates. {@code rope_type} (or {@code rope_scaling.type}) {@code default}, {@code linear} ({@code factor}) and
+     * {@code llama3} ({@code factor}, {@code low_freq_factor}, {@code high_freq_factor}, {@code
+     * original_max_position_embeddings}) are read into {@code scaling}; any other type is refused by name (they depend
+     * on the sequence length or scale cos and sin: dynamic, yarn, longrope). A family without scaling refuses any
+     * scaling with {@link #unscaled}.
      */
-    record Rope(double theta, double fraction) {
+    record Rope(double theta, double fraction, OpParams.Rope.Scaling scaling) {
+        Rope(double theta, double fraction) {
+            this(theta, fraction, OpParams.Rope.Scaling.NONE);
+        }
+
         static Rope read(JsonFields r, double theta, String legacyTheta) {
             JsonFields p = r.object("rope_parameters");
             double fraction = 1.0;
+            OpParams.Rope.Scaling scaling;
             if (p != null) {
-                String type = p.string("rope_type", "default");
-                if (!type.equals("default"))
-                    throw AttnException.badInput(r.source() + ": rope_parameters.rope_type \"" + type
-                            + "\" is not supported (only \"default\": no rope scaling)");
                 theta = p.number("rope_theta", theta);
                 fraction = p.number("partial_rotary_factor", 1.0);
-            } else if (legacyTheta != null) theta = r.number(legacyTheta, theta);
-            return new Rope(theta, fraction);
+                scaling = scaling(p, "rope_parameters", p.string("rope_type", "default"));
+            } else {
+                if (legacyTheta != null) theta = r.number(legacyTheta, theta);
+                JsonFields old = r.object("rope_scaling");
+                scaling = old == null
+                        ? OpParams.Rope.Scaling.NONE
+                        : scaling(old, "rope_scaling", old.string("rope_type", old.string("type", "default")));
+            }
+            return new Rope(theta, fraction, scaling);
+        }
+
+        private static OpParams.Rope.Scaling scaling(JsonFields p, String where, String type) {
+            String at = p.source() + ": " + where + ".";
+            try {
+                return switch (type) {
+                    case "default" -> OpParams.Rope.Scaling.NONE;
+                    case "linear" -> OpParams.Rope.Scaling.linear(required(p, at, "factor"));
+                    case "llama3" ->
+                        OpParams.Rope.Scaling.llama3(
+                                required(p, at, "factor"),
+                                required(p, at, "low_freq_factor"),
+                                required(p, at, "high_freq_factor"),
+                                (int) required(p, at, "original_max_position_embeddings"));
+                    default ->
+                        throw AttnException.badInput(at + "rope_type \"" + type + "\" is not supported (attn runs"
+                                + " \"default\", \"linear\" and \"llama3\": no scaling that depends on the length or"
+                                + " scales cos and sin)");
+                };
+            } catch (IllegalArgumentException e) {
+                throw AttnException.badInput(at + "rope_type \"" + type + "\": " + e.getMessage());
+            }
+        }
+
+        private static double required(JsonFields p, String at, String key) {
+            if (!(p.get(key) instanceof Number))
+                throw AttnException.badInput(at + key + " is " + (p.get(key) == null ? "missing" : p.get(key))
+                        + ": a number is needed for this rope_type");
+            return p.number(key, 0);
+        }
+
+        /** This, refused with its keys named when it scales the frequencies ({@code family} has no scaling). */
+        Rope unscaled(JsonFields r, String family) {
+            if (scaling.kind() != OpParams.Rope.Scaling.Kind.NONE)
+                throw AttnException.badInput(r.source() + ": rope scaling (" + scaling.describe()
+                        + ") is not supported for " + family + " (attn runs its plain rotary positions)");
+            return this;
         }
 
         /** The rotary dims of a head of {@code hidden / heads}: {@code int(head_dim * fraction)}, as transformers. */
@@ -119,7 +171,7 @@ final class GteFamily implements EncoderFamily {
                         "hidden_size " + hidden + " is not divisible by num_attention_heads " + heads);
             if (!(fraction > 0 && fraction <= 1))
                 throw AttnException.badInput("the rotary fraction " + fraction + " must be in (0, 1]");
-            return new EncoderConfig.Rotary((float) theta, (int) (hidden / heads * fraction));
+            return new EncoderConfig.Rotary((float) theta, (int) (hidden / heads * fraction), scaling);
         }
     }
 }

@@ -160,6 +160,8 @@ public record ModelConfig(
                             "rope_theta",
                             Double.parseDouble(Float.toString(v.rotary().theta())));
                     m.put("rotary_dims", v.rotary().dims());
+                    if (v.rotary().scaling().kind() != io.attn.graph.OpParams.Rope.Scaling.Kind.NONE)
+                        m.put("rope_scaling", v.rotary().scaling().describe());
                     m.put("head_dim", encoder.headDim());
                 }
                 EncoderConfig.Decoder dec = v.decoder();

@@ -143,8 +143,8 @@ public final class MultiheadAttention {
         Node qh = q.forwardHeads(f, x, numHeads), kh = k.forwardHeads(f, x, kvHeads);
         if (qNorm != null) qh = qNorm.forward(f, qh);
         if (kNorm != null) kh = kNorm.forward(f, kh);
-        qh = g.rope(qh, positions, rotary.theta(), rotary.dims(), 0);
-        kh = g.rope(kh, positions, rotary.theta(), rotary.dims(), 0);
+        qh = g.rope(qh, positions, rotary.theta(), rotary.dims(), 0, rotary.scaling());
+        kh = g.rope(kh, positions, rotary.theta(), rotary.dims(), 0, rotary.scaling());
         Node vh = v.forwardHeads(f, x, kvHeads);
         float scale = (float) (1.0 / Math.sqrt(headDim));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);

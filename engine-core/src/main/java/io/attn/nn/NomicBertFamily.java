@@ -67,7 +67,8 @@ final class NomicBertFamily implements EncoderFamily {
         if (headDim != null && heads > 0 && r.integer("head_dim", 0) != hidden / heads)
             throw AttnException.badInput(r.source() + ": head_dim " + headDim + " is not hidden_size " + hidden
                     + " / num_attention_heads " + heads);
-        GteFamily.Rope rope = GteFamily.Rope.read(r, r.number("rotary_emb_base", 1000.0), null);
+        GteFamily.Rope rope = GteFamily.Rope.read(r, r.number("rotary_emb_base", 1000.0), null)
+                .unscaled(r, "NomicBERT");
         if (r.object("rope_parameters") == null)
             rope = new GteFamily.Rope(rope.theta(), r.number("rotary_emb_fraction", 1.0));
         String act = r.string("hidden_act", null);

@@ -964,6 +964,22 @@ public final class ParityCases {
             Node p = c.in("ids", Tensor.of(ids, 2, 5));
             all.add(c.done(c.g.rope(x, p, 10000f, 16, 2), FP32, ROPE_WHY));
         }
+        {
+            // rope scaling (transformers' rope_type): Llama 3.1's llama3 settings (frequencies divided, kept and
+            // blended) at far position ids, and linear scaling from a runtime start
+            CaseBuilder c = new CaseBuilder("rope scaling llama3 factor 8 (2,2,4,128) theta 500000 position ids");
+            float[] ids = {0, 1, 2, 3, 9000, 9001, 16000, 70000};
+            Node x = c.normal("x", 2, 2, 4, 128);
+            Node p = c.in("ids", Tensor.of(ids, 2, 4));
+            var llama3 = OpParams.Rope.Scaling.llama3(8, 1, 4, 8192);
+            all.add(c.done(c.g.rope(x, p, 500000f, 128, 0, llama3), FP32, ROPE_WHY));
+        }
+        {
+            CaseBuilder c = new CaseBuilder("rope scaling linear factor 4 start 3000 (1,2,3,64) rotary 32");
+            Node x = c.normal("x", 1, 2, 3, 64);
+            Node pos = c.in("pos", Tensor.of(new float[] {3000}, 1));
+            all.add(c.done(c.g.rope(x, pos, 10000f, 32, 0, OpParams.Rope.Scaling.linear(4)), FP32, ROPE_WHY));
+        }
     }
 
     private static void glu(List<ParityCase> all) {

@@ -67,12 +67,13 @@ class TransformersOpsTest {
                 case "rope" -> {
                     float theta = ((Number) c.get("theta")).floatValue();
                     int rd = ((Number) c.get("rotary_dim")).intValue();
+                    OpParams.Rope.Scaling sc = scaling(c);
                     Tensor ids = a.get(name + ".positions");
                     int b = ids.shape().dim(0), l = ids.shape().dim(1);
                     double bound = 1e-6;
                     {
                         GraphBuilder g = new GraphBuilder();
-                        Node y = g.rope(g.input("x", x.shape()), g.input("ids", ids.shape()), theta, rd, 0);
+                        Node y = g.rope(g.input("x", x.shape()), g.input("ids", ids.shape()), theta, rd, 0, sc);
                         out.add(new Case(
                                 name + " (ids)", g.build(y), Map.of("x", x, "ids", ids), expected.data(), bound));
                     }
@@ -81,10 +82,10 @@ class TransformersOpsTest {
                     for (int i = 0; i < b * l; i++) range &= ids.data()[i] == first + i % l;
                     if (range) {
                         GraphBuilder g = new GraphBuilder();
-                        Node y = g.rope(g.input("x", x.shape()), theta, rd, first);
+                        Node y = g.rope(g.input("x", x.shape()), null, theta, rd, first, sc);
                         out.add(new Case(name + " (offset)", g.build(y), Map.of("x", x), expected.data(), bound));
                         GraphBuilder s = new GraphBuilder();
-                        Node z = s.rope(s.input("x", x.shape()), s.input("start", 1), theta, rd, 0);
+                        Node z = s.rope(s.input("x", x.shape()), s.input("start", 1), theta, rd, 0, sc);
                         Tensor start = Tensor.of(new float[] {first}, 1);
                         out.add(new Case(
                                 name + " (start)", s.build(z), Map.of("x", x, "start", start), expected.data(), bound));
@@ -116,6 +117,24 @@ class TransformersOpsTest {
         return out;
     }
 
+    /** A case's rope scaling (transformers' rope_parameters: rope_type linear / llama3), or none. */
+    @SuppressWarnings("unchecked")
+    static OpParams.Rope.Scaling scaling(Map<String, Object> c) {
+        Map<String, Object> s = (Map<String, Object>) c.get("scaling");
+        if (s == null) return OpParams.Rope.Scaling.NONE;
+        double factor = ((Number) s.get("factor")).doubleValue();
+        return switch ((String) s.get("rope_type")) {
+            case "linear" -> OpParams.Rope.Scaling.linear(factor);
+            case "llama3" ->
+                OpParams.Rope.Scaling.llama3(
+                        factor,
+                        ((Number) s.get("low_freq_factor")).doubleValue(),
+                        ((Number) s.get("high_freq_factor")).doubleValue(),
+                        ((Number) s.get("original_max_position_embeddings")).intValue());
+            default -> throw new IllegalStateException("rope_type " + s.get("rope_type"));
+        };
+    }
+
     static double relError(double[] got, float[] expected) {
         double num = 0, den = 0;
         for (int i = 0; i < got.length; i++) {
@@ -139,8 +158,17 @@ class TransformersOpsTest {
                 String.valueOf(index.get("transformers")).startsWith("5."),
                 "transformers " + index.get("transformers"));
         List<Case> cases = cases();
-        assertEquals(33, cases.size());
-        for (String s : List.of("theta1e4", "theta160000", "theta1e6", "partial", "leftpad", "far", "rmsnorm_llama"))
+        assertEquals(49, cases.size());
+        for (String s : List.of(
+                "theta1e4",
+                "theta160000",
+                "theta1e6",
+                "partial",
+                "leftpad",
+                "far",
+                "llama3",
+                "linear",
+                "rmsnorm_llama"))
             assertTrue(cases.stream().anyMatch(c -> c.name().contains(s)), s);
     }
 
@@ -151,26 +179,34 @@ class TransformersOpsTest {
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> cases =
                 (List<Map<String, Object>>) ((Map<String, Object>) Json.read(DIR.resolve("index.json"))).get("cases");
-        int total = 0, off = 0, doubleOff = 0, doubleMaxUlps = 0;
+        int total = 0, off = 0, doubleOff = 0, doubleMaxUlps = 0, scaled = 0;
         for (Map<String, Object> c : cases) {
             if (!c.get("op").equals("rope")) continue;
             float theta = ((Number) c.get("theta")).floatValue();
             int rd = ((Number) c.get("rotary_dim")).intValue();
-            var p = new OpParams.Rope(theta, rd, 0, OpParams.Rope.Positions.RANGE);
+            var p = new OpParams.Rope(theta, rd, 0, OpParams.Rope.Positions.RANGE, scaling(c));
             float[] hf = a.get(c.get("name") + ".inv_freq").data();
             assertEquals(rd / 2, hf.length);
+            if (c.get("scaling") != null) { // the scaling is seen: the unscaled frequencies are not transformers'
+                var plain = new OpParams.Rope(theta, rd, 0, OpParams.Rope.Positions.RANGE);
+                int moved = 0;
+                for (int i = 0; i < hf.length; i++) moved += plain.invFreq(i) != hf[i] ? 1 : 0;
+                assertTrue(moved >= hf.length / 4, c.get("name") + ": only " + moved + " frequencies scaled");
+                scaled++;
+            }
             for (int i = 0; i < hf.length; i++) {
                 int ulps = Math.abs(Float.floatToIntBits(p.invFreq(i)) - Float.floatToIntBits(hf[i]));
                 assertTrue(ulps <= 1, c.get("name") + " inv_freq[" + i + "] " + p.invFreq(i) + " vs " + hf[i]);
                 off += ulps;
                 // what a double-precision exponent gives instead
-                float exact = (float) (1 / Math.pow(theta, 2.0 * i / rd));
+                float exact = scaling(c).apply((float) (1 / Math.pow(theta, 2.0 * i / rd)));
                 int du = Math.abs(Float.floatToIntBits(exact) - Float.floatToIntBits(hf[i]));
                 doubleOff += du > 1 ? 1 : 0;
                 doubleMaxUlps = Math.max(doubleMaxUlps, du);
                 total++;
             }
         }
+        assertEquals(6, scaled);
         assertTrue(off * 10 <= total, off + " of " + total + " one ulp off");
         assertTrue(
                 doubleMaxUlps >= 4 && doubleOff > off, "double exponents: " + doubleOff + ", up to " + doubleMaxUlps);

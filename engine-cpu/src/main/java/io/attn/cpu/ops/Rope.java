@@ -26,7 +26,10 @@ public final class Rope {
     /** cos and sin of positions 0 .. rows-1 (or of given positions), {@code half} pairs per row. */
     record Table(int rows, int half, float[] cos, float[] sin) {}
 
-    private static final ConcurrentHashMap<Long, Table> TABLES = new ConcurrentHashMap<>();
+    /** What a table depends on: the frequencies (theta, rotary dim, scaling). */
+    private record Key(float theta, int rotaryDim, OpParams.Rope.Scaling scaling) {}
+
+    private static final ConcurrentHashMap<Key, Table> TABLES = new ConcurrentHashMap<>();
 
     private Rope() {}
 
@@ -99,9 +102,9 @@ public final class Rope {
         return pos;
     }
 
-    /** The JVM's table for (theta, rotary dim) with at least {@code rows} positions. */
+    /** The JVM's table for (theta, rotary dim, scaling) with at least {@code rows} positions. */
     private static Table cached(OpParams.Rope p, int rows) {
-        long key = ((long) Float.floatToIntBits(p.theta()) << 32) | p.rotaryDim();
+        Key key = new Key(p.theta(), p.rotaryDim(), p.scaling());
         Table t = TABLES.get(key);
         if (t != null && t.rows() >= rows) return t;
         int half = p.rotaryDim() / 2;

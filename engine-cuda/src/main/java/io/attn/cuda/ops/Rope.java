@@ -12,6 +12,7 @@ import io.attn.tensor.Shape;
 /**
  * ROPE ({@code rope.cu}): the rotate-half rotation of the first rotary dims of x {@code (B, H, L, D)}, the rest copied.
  * Runtime positions (a start, or per-row ids) are read on the device; a bad one makes its token's rotated dims NaN.
+ * The frequencies' scaling ({@link OpParams.Rope.Scaling}) travels as scalars; the kernel applies it as the Java one.
  */
 public final class Rope {
     private Rope() {}
@@ -21,6 +22,8 @@ public final class Rope {
         Shape s = node.shape();
         int b = s.dim(0), h = s.dim(1), l = s.dim(2), d = s.dim(3), r = p.rotaryDim();
         long pairs = (long) b * l * (r / 2), copies = (long) b * h * l * (d - r);
+        OpParams.Rope.Scaling sc = p.scaling();
+        boolean llama3 = sc.kind() == OpParams.Rope.Scaling.Kind.LLAMA3;
         int mode =
                 switch (p.positions()) {
                     case RANGE -> 0;
@@ -38,6 +41,18 @@ public final class Rope {
                         .i32(r)
                         .f32(p.theta())
                         .i32(p.offset())
-                        .i32(mode));
+                        .i32(mode)
+                        .i32(
+                                switch (sc.kind()) {
+                                    case NONE -> 0;
+                                    case LINEAR -> 1;
+                                    case LLAMA3 -> 2;
+                                })
+                        .f32((float) sc.factor())
+                        .f32(llama3 ? (float) (sc.originalMaxPositions() / sc.lowFreqFactor()) : 0f)
+                        .f32(llama3 ? (float) (sc.originalMaxPositions() / sc.highFreqFactor()) : 0f)
+                        .f32((float) sc.originalMaxPositions())
+                        .f32((float) sc.lowFreqFactor())
+                        .f32((float) (sc.highFreqFactor() - sc.lowFreqFactor())));
     }
 }
