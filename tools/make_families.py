@@ -421,6 +421,18 @@ def cfg_llama(t):
                        pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)
 
 
+def cfg_llama3(t):
+    from transformers import LlamaConfig
+    # Llama 3.1+'s rope scaling ("llama3") at a small original context: with head_dim 8 and theta 1e4 the wavelengths
+    # are 6.3 (under 64 / 8: kept), 62.8 (between: blended), 628 and 6283 (over 64 / 1: divided by 8)
+    return LlamaConfig(vocab_size=len(t), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, intermediate_size=64, max_position_embeddings=128,
+                       rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0,
+                                        "low_freq_factor": 1.0, "high_freq_factor": 8.0,
+                                        "original_max_position_embeddings": 64},
+                       pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)
+
+
 QWEN3_QUERY = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
 FAMILIES = {
@@ -455,6 +467,8 @@ FAMILIES = {
                     msl=32, window=("sliding_window", 1024)),
     # Llama 3 style tokenizer, multi-query attention, no normalization
     "llama": dict(model_type="llama", tok=tok_llama, cfg=cfg_llama, pooling="lasttoken", normalize=False, msl=32),
+    # Llama 3.1+ style rope scaling (rope_type llama3); last so the other families keep their seeds
+    "llama3": dict(model_type="llama", tok=tok_llama, cfg=cfg_llama3, pooling="lasttoken", normalize=True, msl=32),
 }
 
 

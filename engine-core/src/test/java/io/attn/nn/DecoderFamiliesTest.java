@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.AttnException;
+import io.attn.graph.OpParams;
 import io.attn.io.Json;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -118,11 +119,58 @@ class DecoderFamiliesTest {
                 .contains("layer_types holds \"sliding_attention\" among other kinds"));
     }
 
+    /**
+     * Llama 3.1+'s rope scaling, as transformers 5 saves it ({@code rope_parameters}) and as the hub's configs hold it
+     * (Llama-3.2-1B: top-level {@code rope_theta} and {@code rope_scaling}): the same settings. transformers'
+     * frequencies themselves are judged in {@code TransformersOpsTest} and the llama3 family fixture.
+     */
+    @Test
+    void llama3RopeScalingInBothForms() {
+        var expected = new EncoderConfig.Rotary(500000f, 16, OpParams.Rope.Scaling.llama3(32, 1, 4, 8192));
+        EncoderConfig saved = read("""
+                {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_parameters":
+                 {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 32.0, "low_freq_factor": 1.0,
+                  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}""");
+        assertEquals(expected, saved.variant().rotary());
+        EncoderConfig hub = read("""
+                {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 500000.0,
+                 "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                  "original_max_position_embeddings": 8192, "rope_type": "llama3"}}""");
+        assertEquals(expected, hub.variant().rotary());
+        var linear = read("""
+                {"model_type": "qwen2", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+                 "rope_scaling": {"type": "linear", "factor": 2.0}}""");
+        assertEquals(OpParams.Rope.Scaling.linear(2), linear.variant().rotary().scaling());
+        assertEquals(
+                OpParams.Rope.Scaling.NONE,
+                read("{\"model_type\": \"qwen2\", \"rope_scaling\": null}")
+                        .variant()
+                        .rotary()
+                        .scaling());
+        assertEquals(
+                "llama3, factor 32.0, low_freq_factor 1.0, high_freq_factor 4.0, original_max_position_embeddings 8192",
+                ModelConfig.parse((java.util.Map<String, Object>) io.attn.io.Json.parse("""
+                                        {"model_type": "llama", "rope_scaling": {"factor": 32.0,
+                                         "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                                         "original_max_position_embeddings": 8192, "rope_type": "llama3"}}"""), "config.json")
+                        .arguments()
+                        .get("rope_scaling"));
+    }
+
     @Test
     void otherSettingsAreRefusedByName() {
         assertTrue(
                 refused("{\"model_type\": \"llama\", \"rope_parameters\": {\"rope_type\": \"llama3\", \"factor\": 8}}")
-                        .contains("rope_type \"llama3\""));
+                        .contains("rope_parameters.low_freq_factor is missing"));
+        assertTrue(refused("{\"model_type\": \"qwen3\", \"rope_parameters\": {\"rope_type\": \"yarn\", \"factor\": 4}}")
+                .contains("rope_parameters.rope_type \"yarn\" is not supported"));
+        assertTrue(refused("{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}")
+                .contains("rope_scaling.rope_type \"dynamic\" is not supported"));
+        assertTrue(refused("{\"model_type\": \"llama\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 0}}")
+                .contains("factor 0.0 must be positive"));
+        assertTrue(refused("""
+                        {"model_type": "llama", "rope_scaling": {"rope_type": "llama3", "factor": 8,
+                         "low_freq_factor": 4, "high_freq_factor": 1, "original_max_position_embeddings": 8192}}""").contains("low_freq_factor (4.0) < high_freq_factor (1.0)"));
         assertTrue(refused("{\"model_type\": \"qwen2\", \"num_attention_heads\": 6, \"num_key_value_heads\": 4}")
                 .contains("num_attention_heads 6 is not a multiple of num_key_value_heads 4"));
         assertTrue(

@@ -58,6 +58,13 @@ class RotaryFamiliesTest {
         assertEquals(0, c.typeVocabSize());
         assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
                 .contains("rope_scaling"));
+        // scaling the decoders run is still refused where the family has none
+        assertTrue(
+                refused("{\"model_type\": \"gte\", \"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2.0}}")
+                        .contains("rope scaling (linear, factor 2.0) is not supported for GTE"));
+        assertTrue(
+                refused("{\"model_type\": \"nomic_bert\", \"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}}")
+                        .contains("rope scaling (linear, factor 2.0) is not supported for NomicBERT"));
         // the remote code's NewForSequenceClassification (gte-multilingual-reranker-base): its NewPooler (dense +
         // tanh on the first token) and classifier, as transformers' GteForSequenceClassification has them
         ClassifierHead head = ModelConfig.parse(

@@ -50,7 +50,8 @@ class FamiliesTest {
             "qwen3",
             "qwen2",
             "mistral",
-            "llama");
+            "llama",
+            "llama3");
 
     /** Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says. */
     static final Map<String, String> REFUSED = Map.of();
