@@ -316,11 +316,14 @@ else
   run_step embed 90 "$A" embed --model "$MODEL" --input "$WORK/texts.txt" --output "$WORK/attn.npy" --device cuda; erc=$RC; es=$SECS
   run_step embed 90 "$A" bench embed --model "$MODEL" --input "$WORK/texts.txt" --device cuda; erc=$(( erc | RC )); es=$(( es + SECS ))
   sps32="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[0-9.]+' | cut -d: -f2)"
+  wb32="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"weights_bytes":-?[0-9]+' | cut -d: -f2)"
   # fp16: attn --precision fp16 against sentence-transformers fp32 (vectors) and model.half() (speed)
   run_step embed 90 "$A" embed --model "$MODEL" --input "$WORK/texts.txt" --output "$WORK/attn16.npy" --device cuda --precision fp16; erc=$(( erc | RC )); es=$(( es + SECS ))
   run_step embed 90 "$A" bench embed --model "$MODEL" --input "$WORK/texts.txt" --device cuda --precision fp16; erc=$(( erc | RC )); es=$(( es + SECS ))
-  sps16=""; [ "$RC" = 0 ] && sps16="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[0-9.]+' | cut -d: -f2)"
-  efig="attn fp32 ${sps32:-?} sentences/s, fp16 ${sps16:-?}"
+  sps16=""; wb16=""; [ "$RC" = 0 ] && sps16="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"sentences_per_s":[0-9.]+' | cut -d: -f2)" \
+    && wb16="$(grep '^{' "$LOGS/embed.log" | tail -n1 | grep -oE '"weights_bytes":-?[0-9]+' | cut -d: -f2)"
+  # weights on the device: fp16 holds the Linear weights in 16 bits (about half of fp32's bytes for an encoder)
+  efig="attn fp32 ${sps32:-?} sentences/s (weights ${wb32:-?} bytes), fp16 ${sps16:-?} (weights ${wb16:-?} bytes)"
   if $HAS_ST && [ -f "$WORK/attn.npy" ]; then
     E16=(); [ -f "$WORK/attn16.npy" ] && E16=(--attn-npy-fp16 "$WORK/attn16.npy" --attn-fp16-sps "${sps16:-0}")
     run_step embed 150 "$PY" "$HERE/tools/embed_vs_st.py" --model "$MODEL" --texts "$WORK/texts.txt" --attn-npy "$WORK/attn.npy" --out "$WORK/embed.json" \

@@ -93,12 +93,15 @@ final class BenchEmbed implements Callable<Integer> {
             String cpu = io.attn.engine.Devices.hostCpu();
             System.out.printf(
                     Locale.ROOT,
-                    "bench embed %s: %d texts, %d tokens, on %s; %s%n",
+                    "bench embed %s: %d texts, %d tokens, on %s; %s%s%n",
                     m.name(),
                     texts.size(),
                     tokens,
                     engine.description(),
-                    cpu);
+                    cpu,
+                    engine.weightBytes() < 0
+                            ? ""
+                            : String.format(Locale.ROOT, "; weights on the device: %d bytes", engine.weightBytes()));
             System.out.printf(
                     Locale.ROOT,
                     "  runs %d, median %.2f ms, min %.2f ms, max %.2f ms: %.1f sentences/s," + " %.0f tokens/s%n",
@@ -112,7 +115,7 @@ final class BenchEmbed implements Callable<Integer> {
                     Locale.ROOT,
                     "{\"bench\":\"embed\",\"device\":\"%s\",\"threads\":%d,\"model\":\"%s\",\"texts\":%d,\"tokens\":%d,"
                             + "\"median_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"sentences_per_s\":%.2f,"
-                            + "\"tokens_per_s\":%.1f,\"cpu\":%s}%n",
+                            + "\"tokens_per_s\":%.1f,\"weights_bytes\":%d,\"cpu\":%s}%n",
                     engine.device(),
                     BenchCommand.threadsOf(device),
                     m.name().replace("\"", "'"),
@@ -123,6 +126,7 @@ final class BenchEmbed implements Callable<Integer> {
                     n,
                     sps,
                     tps,
+                    engine.weightBytes(),
                     io.attn.engine.Devices.hostCpuJson());
         }
         return 0;

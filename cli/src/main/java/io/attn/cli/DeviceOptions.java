@@ -42,8 +42,9 @@ final class DeviceOptions {
             names = "--precision",
             paramLabel = "fp32|tf32|bf16|fp16",
             description = "Arithmetic precision (default: fp32, exact). On cuda: tf32 = TF32 tensor-core GEMMs;"
-                    + " bf16 / fp16 = 16-bit tensor-core GEMMs and flash attention (fp32 accumulation, sm_80+)."
-                    + " The cpu backend always computes in fp32.")
+                    + " bf16 / fp16 = 16-bit tensor-core GEMMs and flash attention (fp32 accumulation, sm_80+), the"
+                    + " Linear weights held on the GPU in 16 bits (half their fp32 memory; layer norms, biases and"
+                    + " embedding tables stay fp32). The cpu backend always computes in fp32.")
     void setPrecision(String p) {
         checkedPrecision(command, p);
         precision = p;

@@ -209,6 +209,7 @@ class EmbedCommandTest {
         assertTrue(
                 o.get("tokens_per_s").getAsDouble() > o.get("sentences_per_s").getAsDouble());
         assertTrue(o.has("cpu"));
+        assertEquals(-1, o.get("weights_bytes").getAsLong()); // the cpu computes from the model's own arrays
     }
 
     @Test

@@ -56,6 +56,24 @@ public interface Backend extends AutoCloseable {
         return b;
     }
 
+    /**
+     * The buffer of a graph constant (a weight) holding {@code data}, made once per array by the executors' shared
+     * {@code Resources} after {@link #compile}. A backend may keep it in another format for the steps of its programs
+     * that read it (the CUDA backend at precision bf16 / fp16: GEMM weights in 16 bits); its steps then get that
+     * buffer. Default: {@link #hostView}.
+     */
+    default Buffer constant(float[] data) {
+        return hostView(data);
+    }
+
+    /**
+     * Bytes of backend memory the buffers made by {@link #constant} hold now (the weights on a device), or -1 where
+     * they are views of the models' own arrays (the CPU). Default -1.
+     */
+    default long constantBytes() {
+        return -1;
+    }
+
     /** Computes {@code node} from {@code inputs} (in the node's input order) into {@code out}. */
     void execute(Node node, Buffer out, Buffer[] inputs);
 

@@ -79,6 +79,15 @@ public final class Engine implements AutoCloseable {
         return backend.name();
     }
 
+    /**
+     * Bytes of device memory that the weights of this engine's models hold now, or -1 where the models compute from
+     * their own arrays in host memory (the CPU). On CUDA at precision bf16 / fp16 the GEMM weights are held in 16 bits
+     * (2 bytes each), the other weights in fp32.
+     */
+    public long weightBytes() {
+        return backend.constantBytes();
+    }
+
     /** One line: the device, why it was chosen, threads or GPU. */
     public String description() {
         return description;

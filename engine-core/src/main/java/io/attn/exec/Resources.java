@@ -34,12 +34,15 @@ public final class Resources implements AutoCloseable {
         return backend;
     }
 
-    /** The backend buffer holding {@code data}, uploaded on first use (on the CPU, a view of the array itself). */
+    /**
+     * The backend buffer holding {@code data}, uploaded on first use ({@link Backend#constant}: on the CPU, a view of
+     * the array itself).
+     */
     public synchronized Buffer constant(float[] data) {
         if (closed) throw new IllegalStateException("executor resources are closed");
         Buffer b = constants.get(data);
         if (b == null) {
-            b = backend.hostView(data);
+            b = backend.constant(data);
             constants.put(data, b);
         }
         return b;

@@ -43,6 +43,42 @@ interface Blas extends AutoCloseable {
             long strideC,
             int batch);
 
+    /**
+     * Whether {@link #gemm16} runs here: cuBLAS with {@code cublasGemmStridedBatchedEx} ({@link FfmCublas}); not our
+     * gemm.cu nor JCublas2. The backend keeps GEMM weights in 16 bits only where it does.
+     */
+    default boolean halfInputs() {
+        return false;
+    }
+
+    /**
+     * The product of {@link #sgemm} (same conventions) with 16-bit A and B ({@code f16}: IEEE half, else bfloat16;
+     * strides and leading dimensions in elements), fp32 C and fp32 accumulation: {@code cublasGemmStridedBatchedEx}
+     * with {@code CUDA_R_16F} / {@code CUDA_R_16BF} inputs, {@code CUDA_R_32F} output, {@code CUBLAS_COMPUTE_32F}.
+     * Only where {@link #halfInputs}.
+     */
+    default void gemm16(
+            boolean f16,
+            boolean transA,
+            boolean transB,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            DevPtr a,
+            int lda,
+            long strideA,
+            DevPtr b,
+            int ldb,
+            long strideB,
+            float beta,
+            DevPtr c,
+            int ldc,
+            long strideC,
+            int batch) {
+        throw new UnsupportedOperationException(description() + ": no 16-bit GEMM");
+    }
+
     /** Releases the library handle; idempotent. */
     @Override
     void close();

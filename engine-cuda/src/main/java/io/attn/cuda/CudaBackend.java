@@ -28,6 +28,7 @@ import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
 import io.attn.tensor.DType;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -58,6 +59,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
  * 16-bit tensor-core inputs and fp32 accumulation, 16-bit flash attention; needs compute capability 8.0). Kernel
  * errors surface at the next synchronising call, named after the last queued op.
+ *
+ * <p><b>Weights.</b> {@link #constant} uploads each weight once. At BF16 / FP16 with cuBLAS, the weights that only
+ * GEMMs read as their B operand ({@link HalfWeights}: the Linear weights) are held in 16 bits only, and {@link
+ * #constantBytes} counts 2 bytes for each of their values; every other weight (layer norms, biases, embedding
+ * tables, a tied LM head's table) stays fp32.
  */
 public final class CudaBackend implements Backend {
     static final String ATTENTION_OPTION = "attention";
@@ -75,6 +81,8 @@ public final class CudaBackend implements Backend {
     private final Precision precision;
     private final int capability;
     private final String description;
+    private final HalfWeights half; // null: every weight fp32 (precision fp32 / tf32, or no 16-bit GEMM)
+    private final Map<CudaBuffer, Long> constants = new IdentityHashMap<>(); // buffers made by constant(), bytes
     private String lastOp = "nothing";
     private boolean closed;
 
@@ -97,9 +105,10 @@ public final class CudaBackend implements Backend {
         this.precision = options.precision();
         this.flashVariant = Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), precision);
         this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
+        this.half = halfWeights(precision, blas);
         this.description = "cuda: " + ctx.info.describe() + "; precision "
                 + precision.name().toLowerCase(Locale.ROOT)
-                + "; gemm: " + blas.description() + "; attention: "
+                + "; gemm: " + blas.description() + weightsNote(precision, half) + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
                 + (flashVariant != null ? " (" + Attention.VARIANT_OPTION + "=" + flashVariant.entry() + ")" : "")
                 + (fp32Flash.equals(Attention.Fp32Choice.DEFAULT)
@@ -134,7 +143,26 @@ public final class CudaBackend implements Backend {
         this.precision = precision;
         this.flashVariant = Attention.parseVariant(extra.get(Attention.VARIANT_OPTION), precision);
         this.capability = capability;
-        this.description = "cuda (no device: test sink)";
+        this.half = halfWeights(precision, blas);
+        this.description = "cuda (no device: test sink)" + weightsNote(precision, half);
+    }
+
+    /** The 16-bit GEMM weights at precision BF16 / FP16 where {@code blas} multiplies 16-bit inputs, else null. */
+    private static HalfWeights halfWeights(Precision precision, Blas blas) {
+        if (!blas.halfInputs()) return null;
+        return switch (precision) {
+            case BF16 -> new HalfWeights(DType.BF16);
+            case FP16 -> new HalfWeights(DType.F16);
+            case FP32, TF32 -> null;
+        };
+    }
+
+    /** What the description says of the weights at a 16-bit precision (nothing at fp32 / tf32). */
+    private static String weightsNote(Precision precision, HalfWeights half) {
+        if (precision != Precision.BF16 && precision != Precision.FP16) return "";
+        return half != null
+                ? "; GEMM weights in " + precision.name().toLowerCase(Locale.ROOT) + " on the device"
+                : "; weights fp32 on the device (this GEMM path has no 16-bit inputs)";
     }
 
     /** Opens device {@code cuda.device} (default 0) with the given options. */
@@ -251,7 +279,56 @@ public final class CudaBackend implements Backend {
 
     @Override
     public void release(Buffer buffer) {
-        if (buffer instanceof CudaBuffer b && b.ownedBy(pool)) b.close();
+        if (buffer instanceof CudaBuffer b && b.ownedBy(pool)) {
+            synchronized (constants) {
+                constants.remove(b);
+            }
+            b.close();
+        }
+    }
+
+    /**
+     * A weight's device buffer: in 16 bits (rounded on the host, uploaded once; no fp32 copy) when every step that
+     * reads it is a GEMM taking it as B ({@link HalfWeights}) at precision bf16 / fp16, else fp32.
+     */
+    @Override
+    public Buffer constant(float[] data) {
+        short[] h = half == null ? null : half.narrow(data);
+        CudaBuffer b;
+        if (h == null) b = (CudaBuffer) hostView(data);
+        else {
+            b = (CudaBuffer) allocate(half.type(), h.length);
+            enter();
+            try {
+                sink.upload16(h, b);
+                lastOp = "upload";
+            } finally {
+                lock.unlock();
+            }
+        }
+        synchronized (constants) {
+            constants.put(b, (long) data.length * b.dtype().byteSize());
+        }
+        return b;
+    }
+
+    /** Bytes of the weights on the device: 4 per fp32 value, 2 per value held in 16 bits. */
+    @Override
+    public long constantBytes() {
+        synchronized (constants) {
+            long n = 0;
+            for (long v : constants.values()) n += v;
+            return n;
+        }
+    }
+
+    /** Bytes of the weights held in 16 bits (part of {@link #constantBytes}). */
+    long constantBytes16() {
+        synchronized (constants) {
+            long n = 0;
+            for (var e : constants.entrySet()) if (e.getKey().dtype() != DType.F32) n += e.getValue();
+            return n;
+        }
     }
 
     @Override
@@ -384,8 +461,10 @@ public final class CudaBackend implements Backend {
      */
     @Override
     public Program compile(Graph graph) {
-        return Fusions.compile(
+        Program p = Fusions.compile(
                 graph, this, this::kernel, attentionPath, fp32Flash, precision, capability, flashVariant);
+        if (half != null) half.register(p);
+        return p;
     }
 
     /** A program step's kernel: the buffers checked against the nodes' sizes, then {@code launch} under the lock. */

@@ -74,6 +74,8 @@ public final class CudaStream {
             long strideB,
             CudaBuffer c,
             int batch) {
+        if (a.dtype() != DType.F32 || b.dtype() != DType.F32)
+            throw new IllegalStateException("fp32 GEMM given " + a.dtype() + " A and " + b.dtype() + " B");
         if ((long) m * n * batch == 0) return;
         if (k == 0) {
             sink.zero(c.ptr(), (long) m * n * batch);
@@ -97,6 +99,62 @@ public final class CudaStream {
                 n,
                 (long) m * n,
                 batch);
+    }
+
+    /** Whether {@link #gemm16} runs on this stream's GEMM library ({@link Blas#halfInputs}). */
+    public boolean halfGemm() {
+        return blas.halfInputs();
+    }
+
+    /**
+     * {@link #gemm} with 16-bit A and B ({@code f16}: IEEE half, else bfloat16), fp32 C, fp32 accumulation ({@link
+     * Blas#gemm16}); only where {@link #halfGemm}.
+     */
+    public void gemm16(
+            boolean f16,
+            boolean ta,
+            boolean tb,
+            int m,
+            int n,
+            int k,
+            float alpha,
+            CudaBuffer a,
+            int lda,
+            long strideA,
+            CudaBuffer b,
+            int ldb,
+            long strideB,
+            CudaBuffer c,
+            int batch) {
+        if ((long) m * n * batch == 0) return;
+        if (k == 0) {
+            sink.zero(c.ptr(), (long) m * n * batch);
+            return;
+        }
+        blas.gemm16(
+                f16,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a.ptr(),
+                lda,
+                strideA,
+                b.ptr(),
+                ldb,
+                strideB,
+                0f,
+                c.ptr(),
+                n,
+                (long) m * n,
+                batch);
+    }
+
+    /** A scratch buffer of {@code elements} values of {@code dtype} from the pool (see {@link #scratch(long)}). */
+    public CudaBuffer scratch(DType dtype, long elements) {
+        return sink.allocate(dtype, elements);
     }
 
     /**

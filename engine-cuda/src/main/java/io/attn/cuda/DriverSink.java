@@ -118,6 +118,15 @@ final class DriverSink implements OpSink, AutoCloseable {
     }
 
     @Override
+    public void upload16(short[] src, CudaBuffer dst) {
+        if (src.length == 0) return;
+        check(
+                JCudaDriver.cuMemcpyHtoDAsync(dst.ptr(), Pointer.to(src), 2L * src.length, ctx.stream()),
+                "cuMemcpyHtoDAsync(" + 2L * src.length + " bytes, 16-bit)");
+        ctx.sync("upload of " + src.length + " 16-bit values");
+    }
+
+    @Override
     public void download(CudaBuffer src, float[] dst, int count, String after) {
         Pointer st = stage(4L * count);
         if (st != null) {

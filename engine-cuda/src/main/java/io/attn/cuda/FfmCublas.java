@@ -25,7 +25,10 @@ import java.util.Optional;
  * cublasGemmStridedBatchedEx} on the same fp32 buffers ({@code CUDA_R_32F} A, B, C) with a fast compute type that
  * lets cuBLAS round the inputs for the tensor cores and accumulate in fp32 ({@link #computeType}): {@link
  * Precision#TF32} {@code CUBLAS_COMPUTE_32F_FAST_TF32}, {@link Precision#BF16} {@code CUBLAS_COMPUTE_32F_FAST_16BF},
- * {@link Precision#FP16} {@code CUBLAS_COMPUTE_32F_FAST_16F}; no conversion kernels or extra buffers. Scalars are passed in host memory
+ * {@link Precision#FP16} {@code CUBLAS_COMPUTE_32F_FAST_16F}; no conversion kernels or extra buffers. That is the path of
+ * GEMMs whose B is not a 16-bit weight; at bf16 / fp16 the backend keeps its GEMM weights in 16 bits and multiplies
+ * them with {@link #gemm16} ({@code CUDA_R_16BF / CUDA_R_16F} A and B, {@code CUDA_R_32F} C, {@code
+ * CUBLAS_COMPUTE_32F}). Scalars are passed in host memory
  * (the default pointer mode): cuBLAS reads them before the call returns. Row-major via the swap trick ({@link Blas}).
  * Not thread-safe by itself: the backend lock serialises calls.
  */
@@ -34,7 +37,8 @@ final class FfmCublas implements Blas {
     // cublasOperation_t, cublasMath_t, cudaDataType_t, cublasComputeType_t, cublasGemmAlgo_t, libraryPropertyType
     static final int OP_N = 0, OP_T = 1;
     static final int CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3;
-    static final int CUDA_R_32F = 0, CUBLAS_GEMM_DEFAULT = -1;
+    static final int CUDA_R_32F = 0, CUDA_R_16F = 2, CUDA_R_16BF = 14, CUBLAS_GEMM_DEFAULT = -1;
+    static final int CUBLAS_COMPUTE_32F = 68;
     static final int CUBLAS_COMPUTE_32F_FAST_16F = 74,
             CUBLAS_COMPUTE_32F_FAST_16BF = 75,
             CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
@@ -156,6 +160,11 @@ final class FfmCublas implements Blas {
     }
 
     @Override
+    public boolean halfInputs() {
+        return gemmEx != null;
+    }
+
+    @Override
     public void sgemm(
             boolean transA,
             boolean transB,
@@ -216,6 +225,71 @@ final class FfmCublas implements Blas {
                 st = (int) sgemm.invokeExact(
                         handle, opB, opA, n, m, k, alpha, pb, ldb, strideB, pa, lda, strideA, beta, pc, ldc, strideC,
                         batch);
+        } catch (Throwable t) {
+            throw new AttnException(AttnException.Code.INTERNAL, call + " failed: " + t, t);
+        }
+        status(st, call);
+    }
+
+    /**
+     * {@code cublasGemmStridedBatchedEx} with 16-bit A and B ({@code CUDA_R_16F} / {@code CUDA_R_16BF}), fp32 C and
+     * {@code CUBLAS_COMPUTE_32F}: the backend's GEMMs on 16-bit weights at precision bf16 / fp16. Row-major via the
+     * swap trick, as {@link #sgemm}.
+     */
+    @Override
+    public void gemm16(
+            boolean f16,
+            boolean transA,
+            boolean transB,
+            int m,
+            int n,
+            int k,
+            float alphaV,
+            DevPtr a,
+            int lda,
+            long strideA,
+            DevPtr b,
+            int ldb,
+            long strideB,
+            float betaV,
+            DevPtr c,
+            int ldc,
+            long strideC,
+            int batch) {
+        if (closed) throw new IllegalStateException("cuBLAS handle is closed");
+        if (gemmEx == null) throw new UnsupportedOperationException(description + ": no 16-bit GEMM");
+        if (m == 0 || n == 0 || batch == 0) return;
+        alpha.set(JAVA_FLOAT, 0, alphaV);
+        beta.set(JAVA_FLOAT, 0, betaV);
+        int opB = transB ? OP_T : OP_N, opA = transA ? OP_T : OP_N, type = f16 ? CUDA_R_16F : CUDA_R_16BF;
+        String call = "cublasGemmStridedBatchedEx(" + (f16 ? "CUDA_R_16F" : "CUDA_R_16BF") + ", m=" + m + ", n=" + n
+                + ", k=" + k + ", batch=" + batch + ")";
+        int st;
+        try {
+            st = (int) gemmEx.invokeExact(
+                    handle,
+                    opB,
+                    opA,
+                    n,
+                    m,
+                    k,
+                    alpha,
+                    MemorySegment.ofAddress(b.address()),
+                    type,
+                    ldb,
+                    strideB,
+                    MemorySegment.ofAddress(a.address()),
+                    type,
+                    lda,
+                    strideA,
+                    beta,
+                    MemorySegment.ofAddress(c.address()),
+                    CUDA_R_32F,
+                    ldc,
+                    strideC,
+                    batch,
+                    CUBLAS_COMPUTE_32F,
+                    CUBLAS_GEMM_DEFAULT);
         } catch (Throwable t) {
             throw new AttnException(AttnException.Code.INTERNAL, call + " failed: " + t, t);
         }

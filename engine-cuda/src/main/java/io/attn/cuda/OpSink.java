@@ -15,6 +15,9 @@ interface OpSink extends Launcher {
     /** Copies {@code src[0..count)} into {@code dst} and waits for it. */
     void upload(float[] src, int count, CudaBuffer dst);
 
+    /** Copies the 16-bit values {@code src} into {@code dst} (a BF16 or F16 buffer of at least that many) and waits. */
+    void upload16(short[] src, CudaBuffer dst);
+
     /** Waits for queued work, then copies {@code count} floats of {@code src} into {@code dst}. */
     void download(CudaBuffer src, float[] dst, int count, String after);
 

@@ -55,6 +55,12 @@ final class EmuSink implements OpSink {
     }
 
     @Override
+    public void upload16(short[] src, CudaBuffer dst) {
+        MemorySegment.copy(
+                src, 0, at(dst.ptr(), 2L * src.length), java.lang.foreign.ValueLayout.JAVA_SHORT, 0, src.length);
+    }
+
+    @Override
     public void download(CudaBuffer src, float[] dst, int count, String after) {
         MemorySegment.copy(at(src.ptr(), 4L * count), JAVA_FLOAT, 0, dst, 0, count);
     }

@@ -54,4 +54,19 @@ public final class EmulatedCuda {
         EmuSink sink = new EmuSink(KernelEmulator.get());
         return new CudaBackend(sink, new KernelGemm(sink), extra, precision, 80);
     }
+
+    /**
+     * {@link #open} with a GEMM library that multiplies 16-bit inputs as cuBLAS does ({@link HostHalfBlas}), so that at
+     * precision bf16 / fp16 the backend keeps its GEMM weights in 16 bits and runs their products with 16-bit A and B,
+     * as on a GPU with cuBLAS; fp32 GEMMs still run gemm.cu.
+     */
+    public static Backend openWithHalfGemm(Map<String, String> extra, Precision precision) {
+        EmuSink sink = new EmuSink(KernelEmulator.get());
+        return new CudaBackend(sink, new HostHalfBlas(sink), extra, precision, 80);
+    }
+
+    /** Bytes of the backend's weights held in 16 bits (a backend of {@link #openWithHalfGemm}). */
+    public static long halfWeightBytes(Backend b) {
+        return ((CudaBackend) b).constantBytes16();
+    }
 }

@@ -81,7 +81,10 @@ class FfmCublasTest {
                                            const void *A, int at, int lda, long long sA, const void *B, int bt,
                                            int ldb, long long sB, const void *beta, void *C, int ct, int ldc,
                                            long long sC, int batch, int compute, int algo) {
-                if (at != 0 || bt != 0 || ct != 0 || algo != -1) return 7;
+                /* A and B: both CUDA_R_32F, or both 16-bit (CUDA_R_16F 2, CUDA_R_16BF 14) with CUBLAS_COMPUTE_32F (68) */
+                if (at != bt || ct != 0 || algo != -1) return 7;
+                if (at != 0 && !((at == 2 || at == 14) && compute == 68)) return 7;
+                last[22] = at;
                 return rec(ta, tb, m, n, k, *(const float *)alpha, A, lda, sA, B, ldb, sB, *(const float *)beta,
                            C, ldc, sC, batch, compute);
             }
@@ -282,6 +285,39 @@ class FfmCublasTest {
             long[] want = {1, 0, 6, 4, 8, 1000, 0xB0, 8, 48, 0xA0, 8, 32, 0, 0xC0, 6, 24, 3, computeType};
             assertEquals(java.util.Arrays.toString(want), java.util.Arrays.toString(o));
         }
+    }
+
+    @Test
+    void gemm16PassesSixteenBitOperandsWithFp32ComputeAndSwapsForRowMajor() throws Throwable {
+        // cudaDataType CUDA_R_16BF = 14, CUDA_R_16F = 2, CUBLAS_COMPUTE_32F = 68 (library_types.h, cublas_api.h)
+        for (boolean f16 : new boolean[] {false, true})
+            try (FfmCublas blas = FfmCublas.open(lib, new RawStream(), f16 ? Precision.FP16 : Precision.BF16)) {
+                assertTrue(blas.halfInputs());
+                blas.gemm16(
+                        f16,
+                        false,
+                        true,
+                        4,
+                        6,
+                        8,
+                        0.5f,
+                        DevPtr.fake(0xA0),
+                        8,
+                        32,
+                        DevPtr.fake(0xB0),
+                        8,
+                        0,
+                        0f,
+                        DevPtr.fake(0xC0),
+                        6,
+                        24,
+                        3);
+                long[] all = last();
+                long[] o = java.util.Arrays.copyOfRange(all, 4, 22);
+                long[] want = {1, 0, 6, 4, 8, 500, 0xB0, 8, 0, 0xA0, 8, 32, 0, 0xC0, 6, 24, 3, 68};
+                assertEquals(java.util.Arrays.toString(want), java.util.Arrays.toString(o), f16 ? "fp16" : "bf16");
+                assertEquals(f16 ? 2 : 14, all[22], "A and B data type");
+            }
     }
 
     @Test

@@ -82,6 +82,9 @@ class LaunchArgumentsTest {
         public void upload(float[] src, int count, CudaBuffer dst) {}
 
         @Override
+        public void upload16(short[] src, CudaBuffer dst) {}
+
+        @Override
         public void download(CudaBuffer src, float[] dst, int count, String after) {}
 
         @Override
