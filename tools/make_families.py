@@ -433,6 +433,17 @@ def cfg_llama3(t):
                        pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)
 
 
+def cfg_qwen3_window(t):
+    from transformers import Qwen3Config
+    # Qwen's per-layer sliding window: use_sliding_window with max_window_layers 1 of 2 layers (layer 0 full, layer 1
+    # keys i - 8 < j <= i); transformers saves it as layer_types
+    return Qwen3Config(vocab_size=len(t), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=8, intermediate_size=64, max_position_embeddings=128,
+                       use_sliding_window=True, sliding_window=8, max_window_layers=1,
+                       rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                       pad_token_id=t.pad_token_id, eos_token_id=t.eos_token_id, bos_token_id=None)
+
+
 QWEN3_QUERY = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
 FAMILIES = {
@@ -469,6 +480,9 @@ FAMILIES = {
     "llama": dict(model_type="llama", tok=tok_llama, cfg=cfg_llama, pooling="lasttoken", normalize=False, msl=32),
     # Llama 3.1+ style rope scaling (rope_type llama3); last so the other families keep their seeds
     "llama3": dict(model_type="llama", tok=tok_llama, cfg=cfg_llama3, pooling="lasttoken", normalize=True, msl=32),
+    # Qwen's per-layer sliding window (layer 1 of 2; most texts are longer than the window of 8)
+    "qwen3-window": dict(model_type="qwen3", tok=tok_qwen, cfg=cfg_qwen3_window, pooling="lasttoken", normalize=True,
+                         msl=32, window=("sliding_window", 1024)),
 }
 
 

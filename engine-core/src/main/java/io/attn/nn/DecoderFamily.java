@@ -13,12 +13,11 @@ import java.util.List;
  * RMSNorm of each query and key head before the rotation and a {@code head_dim} of its own; Llama's {@code
  * attention_bias} and {@code mlp_bias} turn biases on. transformers' config defaults for each.
  *
- * <p>Mistral's {@code sliding_window} (or {@code layer_types} all {@code sliding_attention}) runs as a causal window
- * in every layer. Rope scaling {@code linear} and {@code llama3} (Llama 3.1+; {@code rope_parameters} or the hub's
+ * <p>Mistral's {@code sliding_window} runs as a causal window in every layer, Qwen's ({@code use_sliding_window}) in
+ * the layers from {@code max_window_layers} on, or in the {@code sliding_attention} layers of {@code layer_types}. Rope scaling {@code linear} and {@code llama3} (Llama 3.1+; {@code rope_parameters} or the hub's
  * older {@code rope_scaling}) rescale the frequencies. Refused, with the key named: other rope scaling (dynamic, yarn,
- * longrope), Qwen's
- * per-layer windows ({@code use_sliding_window} with {@code max_window_layers}), a {@code layer_types} mixing kinds,
- * an activation other than SiLU / GELU.
+ * longrope), a layer type other than {@code full_attention} / {@code sliding_attention}, an activation other than
+ * SiLU / GELU.
  */
 final class DecoderFamily implements EncoderFamily {
     /** transformers' names, without the {@code model.} prefix of a causal-LM checkpoint. */
@@ -79,7 +78,7 @@ final class DecoderFamily implements EncoderFamily {
         int kvHeads = r.integer("num_key_value_heads", defaultKvHeads > 0 ? defaultKvHeads : heads);
         int headDim = r.integer("head_dim", heads > 0 ? hidden / heads : 0);
         int positions = r.integer("max_position_embeddings", defaultPositions);
-        int window = slidingWindow(r, positions);
+        Window window = slidingWindow(r, positions, r.integer("num_hidden_layers", 32));
         GteFamily.Rope rope = GteFamily.Rope.read(r, defaultTheta, "rope_theta");
         if (!(rope.fraction() > 0 && rope.fraction() <= 1))
             throw AttnException.badInput("the rotary fraction " + rope.fraction() + " must be in (0, 1]");
@@ -111,33 +110,53 @@ final class DecoderFamily implements EncoderFamily {
                         outBias,
                         mlpBias,
                         mlpBias,
-                        new EncoderConfig.Decoder(kvHeads, headDim, modelType.equals("qwen3"), "norm.", window)));
+                        new EncoderConfig.Decoder(
+                                kvHeads, headDim, modelType.equals("qwen3"), "norm.", window.size(), window.layers())));
+    }
+
+    /** A decoder's sliding window: {@code size} (0: none) and the layers it applies to (null: every layer). */
+    record Window(int size, List<Boolean> layers) {
+        static final Window NONE = new Window(0, null);
     }
 
     /**
-     * Mistral's {@code sliding_window} (every layer: query i sees keys i - w < j <= i), or 0 when it is null or at
-     * least the positions (then it never cuts). Refused with the key named: Qwen's windows ({@code use_sliding_window}:
-     * per-layer windows from {@code max_window_layers}) and a {@code layer_types} that mixes kinds.
+     * The sliding window (query i sees keys i - w < j <= i) and its layers, as transformers reads them: {@code
+     * layer_types} when the config has it (transformers 5 saves it: {@code sliding_attention} layers take the window,
+     * {@code full_attention} ones do not); else Mistral's {@code sliding_window} in every layer, and Qwen's {@code
+     * use_sliding_window} on the layers from {@code max_window_layers} on. Qwen's {@code sliding_window} counts only
+     * with {@code use_sliding_window} (transformers sets it to null otherwise). A window null or at least the positions
+     * never cuts: none. Refused with the key named: another layer kind, a {@code layer_types} of another length than the
+     * layers, sliding layers without a window.
      */
-    private int slidingWindow(JsonFields r, int positions) {
-        List<Object> types = r.array("layer_types");
-        boolean allSliding = types != null && !types.isEmpty() && types.stream().allMatch("sliding_attention"::equals);
-        if (types != null && !allSliding)
-            for (Object t : types)
-                if (!"full_attention".equals(t))
-                    throw AttnException.badInput(r.source() + ": layer_types holds \"" + t
-                            + "\" among other kinds, and attn runs the same attention in every decoder layer");
+    private Window slidingWindow(JsonFields r, int positions, int numLayers) {
+        boolean qwen = modelType.startsWith("qwen");
         Object w = r.get("sliding_window");
-        if (modelType.equals("mistral") || allSliding) {
-            if (w == null) return 0;
-            int win = r.integer("sliding_window", 0);
+        if (qwen && !r.bool("use_sliding_window", false)) w = null;
+        int win = 0;
+        if (w != null) {
+            win = r.integer("sliding_window", 0);
             if (win <= 0) throw AttnException.badInput(r.source() + ": sliding_window must be positive, got " + w);
-            return win < positions ? win : 0;
         }
-        if (r.bool("use_sliding_window", false) && w != null && r.integer("sliding_window", 0) < positions)
-            throw AttnException.badInput(r.source() + ": use_sliding_window with sliding_window " + w + " below"
-                    + " max_position_embeddings " + positions + " (Qwen's windows on the layers from max_window_layers)"
-                    + " is not supported; Mistral's sliding_window is");
-        return 0;
+        List<Boolean> layers = new java.util.ArrayList<>();
+        List<Object> types = r.array("layer_types");
+        if (types != null) {
+            if (types.size() != numLayers)
+                throw AttnException.badInput(r.source() + ": layer_types has " + types.size() + " entries for "
+                        + numLayers + " layers (num_hidden_layers)");
+            for (Object t : types) {
+                if (!"full_attention".equals(t) && !"sliding_attention".equals(t))
+                    throw AttnException.badInput(r.source() + ": layer_types holds \"" + t
+                            + "\" (attn runs \"full_attention\" and \"sliding_attention\" decoder layers)");
+                layers.add("sliding_attention".equals(t));
+            }
+            if (w == null && layers.contains(true))
+                throw AttnException.badInput(r.source() + ": layer_types holds \"sliding_attention\" but there is no"
+                        + " sliding_window" + (qwen ? " (use_sliding_window is false)" : ""));
+        } else if (w != null) {
+            int first = qwen ? r.integer("max_window_layers", 28) : 0;
+            for (int i = 0; i < numLayers; i++) layers.add(i >= first);
+        }
+        if (win == 0 || win >= positions || !layers.contains(true)) return Window.NONE;
+        return new Window(win, layers.contains(false) ? List.copyOf(layers) : null);
     }
 }

@@ -86,11 +86,16 @@ public final class DecoderModel {
         f.segments(masks.segments());
         Node x = word.lookup(g, ids);
         EncoderConfig.Rotary rotary = config.variant().rotary();
-        // Mistral's sliding window: keys i - w < j <= i, a rule in the op (never an (L, S) mask)
-        int w = config.variant().decoder().slidingWindow();
-        Masks m = w > 0 ? masks.window(w - 1, io.attn.graph.MaskSpec.UNBOUNDED) : masks;
-        for (TransformerEncoderLayer l : layers)
+        // the sliding window (Mistral's in every layer, Qwen's in some): keys i - w < j <= i, a rule in the op (never
+        // an (L, S) mask)
+        EncoderConfig.Decoder d = config.variant().decoder();
+        int w = d.slidingWindow();
+        Masks windowed = w > 0 ? masks.window(w - 1, io.attn.graph.MaskSpec.UNBOUNDED) : masks;
+        for (int i = 0; i < layers.size(); i++) {
+            TransformerEncoderLayer l = layers.get(i);
+            Masks m = d.windowed(i) ? windowed : masks;
             x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, m, rotary, positions));
+        }
         return norm.forward(f, x);
     }
 }

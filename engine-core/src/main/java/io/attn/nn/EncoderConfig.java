@@ -152,18 +152,37 @@ public record EncoderConfig(
      * @param headDim the size of each head ({@code head_dim}; Qwen3's need not be hidden / heads)
      * @param qkNorm an RMSNorm of each query and key head before the rotation (Qwen3's {@code q_norm}, {@code k_norm})
      * @param finalNorm the name prefix of the final RMSNorm ({@code norm.})
-     * @param slidingWindow Mistral's {@code sliding_window}: query i sees keys {@code i - slidingWindow < j <= i} in
-     *     every layer (a window rule in the attention op, O(L x window)); 0 for every earlier key
+     * @param slidingWindow {@code sliding_window}: query i sees keys {@code i - slidingWindow < j <= i} in the windowed
+     *     layers (a window rule in the attention op, O(L x window)); 0 for every earlier key
+     * @param windowedLayers which layers take the window (Qwen's from {@code max_window_layers}, or {@code layer_types});
+     *     null: every layer (Mistral)
      */
-    public record Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm, int slidingWindow) {
+    public record Decoder(
+            int kvHeads,
+            int headDim,
+            boolean qkNorm,
+            String finalNorm,
+            int slidingWindow,
+            java.util.List<Boolean> windowedLayers) {
         public Decoder {
             if (slidingWindow < 0)
                 throw AttnException.badInput("sliding_window must be positive, got " + slidingWindow);
+            if (windowedLayers != null) windowedLayers = java.util.List.copyOf(windowedLayers);
+        }
+
+        /** The window in every layer (0: none). */
+        public Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm, int slidingWindow) {
+            this(kvHeads, headDim, qkNorm, finalNorm, slidingWindow, null);
         }
 
         /** Every layer attends to every earlier key. */
         public Decoder(int kvHeads, int headDim, boolean qkNorm, String finalNorm) {
             this(kvHeads, headDim, qkNorm, finalNorm, 0);
+        }
+
+        /** Whether layer {@code i} attends through the sliding window. */
+        public boolean windowed(int i) {
+            return slidingWindow > 0 && (windowedLayers == null || windowedLayers.get(i));
         }
     }
 

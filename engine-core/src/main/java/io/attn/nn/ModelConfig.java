@@ -177,8 +177,15 @@ public record ModelConfig(
                                                     + " query heads per key/value head)"
                                             : "multi-head");
                     m.put("qk_norm", dec.qkNorm());
-                    if (dec.slidingWindow() > 0)
-                        m.put("sliding_window", "causal, i - " + dec.slidingWindow() + " < j <= i");
+                    if (dec.slidingWindow() > 0) {
+                        String layersOf = "";
+                        if (dec.windowedLayers() != null) {
+                            List<Integer> on = new java.util.ArrayList<>();
+                            for (int i = 0; i < dec.windowedLayers().size(); i++) if (dec.windowed(i)) on.add(i);
+                            layersOf = " in layers " + on;
+                        }
+                        m.put("sliding_window", "causal, i - " + dec.slidingWindow() + " < j <= i" + layersOf);
+                    }
                 }
                 if (v.glu() != null)
                     m.put(

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.attn.AttnException;
 import io.attn.graph.OpParams;
 import io.attn.io.Json;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -91,7 +92,7 @@ class DecoderFamiliesTest {
     }
 
     @Test
-    void mistralsSlidingWindowRunsAndQwensPerLayerWindowsAreRefused() {
+    void slidingWindowsOfMistralInEveryLayerAndOfQwenPerLayer() {
         // Mistral's window narrower than the positions: every layer's attention keeps keys i - 16 < j <= i
         assertEquals(
                 16,
@@ -112,11 +113,39 @@ class DecoderFamiliesTest {
                         .slidingWindow());
         assertTrue(refused("{\"model_type\": \"mistral\", \"sliding_window\": 0}")
                 .contains("sliding_window must be positive"));
-        assertTrue(refused("{\"model_type\": \"qwen2\", \"use_sliding_window\": true, \"sliding_window\": 64,"
-                        + " \"max_position_embeddings\": 128}")
-                .contains("use_sliding_window with sliding_window 64"));
-        assertTrue(refused("{\"model_type\": \"qwen3\", \"layer_types\": [\"full_attention\", \"sliding_attention\"]}")
-                .contains("layer_types holds \"sliding_attention\" among other kinds"));
+        // Qwen's windows: on the layers from max_window_layers, only with use_sliding_window (transformers drops the
+        // window otherwise), or on layer_types' sliding_attention layers
+        EncoderConfig.Decoder qwen = read("""
+                        {"model_type": "qwen2", "use_sliding_window": true, "sliding_window": 64,
+                         "max_window_layers": 2, "num_hidden_layers": 4, "max_position_embeddings": 128}""").variant().decoder();
+        assertEquals(64, qwen.slidingWindow());
+        assertEquals(List.of(false, false, true, true), qwen.windowedLayers());
+        assertEquals(0, read("""
+                                {"model_type": "qwen2", "use_sliding_window": false, "sliding_window": 64,
+                                 "max_window_layers": 2, "num_hidden_layers": 4, "max_position_embeddings": 128}""").variant().decoder().slidingWindow());
+        EncoderConfig.Decoder types = read("""
+                        {"model_type": "qwen3", "use_sliding_window": true, "sliding_window": 8, "num_hidden_layers": 3,
+                         "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}""").variant().decoder();
+        assertTrue(types.windowed(0) && !types.windowed(1) && types.windowed(2));
+        assertEquals(
+                "causal, i - 8 < j <= i in layers [0, 2]",
+                config("""
+                                {"model_type": "qwen3", "use_sliding_window": true, "sliding_window": 8,
+                                 "num_hidden_layers": 3,
+                                 "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]}""").arguments().get("sliding_window"));
+        // every layer windowed: no per-layer list (Mistral's form)
+        assertEquals(null, read("""
+                                {"model_type": "qwen3", "use_sliding_window": true, "sliding_window": 8,
+                                 "num_hidden_layers": 2, "layer_types": ["sliding_attention", "sliding_attention"]}""").variant().decoder().windowedLayers());
+        assertTrue(refused("{\"model_type\": \"qwen3\", \"num_hidden_layers\": 2, \"layer_types\": [\"full_attention\","
+                        + " \"chunked_attention\"]}")
+                .contains("layer_types holds \"chunked_attention\""));
+        assertTrue(
+                refused("{\"model_type\": \"qwen3\", \"num_hidden_layers\": 3, \"layer_types\": [\"full_attention\"]}")
+                        .contains("layer_types has 1 entries for 3 layers"));
+        assertTrue(refused("{\"model_type\": \"qwen2\", \"num_hidden_layers\": 2, \"sliding_window\": 8,"
+                        + " \"layer_types\": [\"full_attention\", \"sliding_attention\"]}")
+                .contains("there is no sliding_window (use_sliding_window is false)"));
     }
 
     /**

@@ -51,7 +51,8 @@ class FamiliesTest {
             "qwen2",
             "mistral",
             "llama",
-            "llama3");
+            "llama3",
+            "qwen3-window");
 
     /** Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says. */
     static final Map<String, String> REFUSED = Map.of();
