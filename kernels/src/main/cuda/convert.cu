@@ -6,7 +6,17 @@
 // 2^-24, inf and NaN kept). Grid-stride loops, 256 threads per block, any grid; plain integer code, so it needs no
 // cuda_fp16.h / cuda_bf16.h and compiles for compute_75 and the host emulator alike.
 
-__device__ __forceinline__ float bf16_bits_to_float(unsigned short h) { return __uint_as_float((unsigned int)h << 16); }
+__device__ __forceinline__ float bits_to_float(unsigned int u) {
+#ifdef ATTN_HOST_EMU  // the host emulator has no __uint_as_float
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+#else
+    return __uint_as_float(u);
+#endif
+}
+
+__device__ __forceinline__ float bf16_bits_to_float(unsigned short h) { return bits_to_float((unsigned int)h << 16); }
 
 __device__ __forceinline__ float f16_bits_to_float(unsigned short h) {
     unsigned int sign = ((unsigned int)h & 0x8000u) << 16, e = ((unsigned int)h >> 10) & 0x1fu, m = h & 0x3ffu;
@@ -15,7 +25,7 @@ __device__ __forceinline__ float f16_bits_to_float(unsigned short h) {
         return sign ? -f : f;
     }
     unsigned int bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112u) << 23) | (m << 13);
-    return __uint_as_float(bits);
+    return bits_to_float(bits);
 }
 
 extern "C" __global__ void __launch_bounds__(256) bf16_to_f32(const unsigned short* __restrict__ x,

@@ -66,7 +66,8 @@ public final class CudaBackendProvider implements BackendProvider {
     }
 
     /**
-     * Besides the default (flash attention where it applies, cuBLAS GEMMs): the fused and unfused attention paths, and
+     * Besides the default (flash attention where it applies, cuBLAS GEMMs): the fused, unfused and cuDNN attention paths
+     * (cuDNN: where the library opens and the case is one it takes; the flash path otherwise, as the backend line says), and
      * the GEMMs on our own kernel and on JCublas (where it does not load, that variant is reported unavailable).
      */
     @Override
@@ -74,6 +75,7 @@ public final class CudaBackendProvider implements BackendProvider {
         return List.of(
                 Map.of(CudaBackend.ATTENTION_OPTION, "fused"),
                 Map.of(CudaBackend.ATTENTION_OPTION, "unfused"),
+                Map.of(CudaBackend.ATTENTION_OPTION, "cudnn"), // cuDNN's fused SDPA at bf16 / fp16, else flash
                 Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "simt"), // the default is tf32x3 on sm_80+
                 Map.of(GemmPaths.OPTION, "kernel"),
                 Map.of(GemmPaths.OPTION, "jcublas"));

@@ -308,8 +308,9 @@ public final class CudnnAttention implements AutoCloseable {
     }
 
     /**
-     * Runs {@code node} through cuDNN into y, or returns false (nothing queued) when this path does not take it
-     * ({@link #unsupported}) or cuDNN refused its plan (reported once); the caller then runs the flash path. {@code
+     * Runs {@code node} through cuDNN into y, or returns false when this path does not take it ({@link #unsupported})
+     * or cuDNN refused its plan or its execution (reported once; nothing of cuDNN's is queued then, at most the 16-bit
+     * conversions into scratch); the caller then runs the flash path, which writes all of y. {@code
      * scratch}: {@link #scratch} floats planned by the executor, or null (then from the pool).
      */
     public boolean run(
@@ -375,6 +376,11 @@ public final class CudnnAttention implements AutoCloseable {
                 lib.setPointers(pack, FfmCudnn.ATTR_VARIANT_PACK_WORKSPACE, ws == null ? 0L : ws.address());
                 lib.finalize(pack, "variant pack");
                 lib.execute(handle, plan.plan(), pack);
+            } catch (AttnException e) { // nothing of cuDNN's was queued: this shape goes to the flash path from now on
+                plans.remove(k);
+                for (MemorySegment d : plan.owned().reversed()) lib.destroy(d);
+                refuse(k, e.getMessage());
+                return false;
             } finally {
                 lib.destroy(pack);
             }
@@ -408,13 +414,18 @@ public final class CudnnAttention implements AutoCloseable {
             p = build(k, owned);
             plans.put(k, p);
             return p;
-        } catch (AttnException e) {
+        } catch (RuntimeException e) { // AttnException from cuDNN; anything else is reported the same way
             for (MemorySegment d : owned.reversed()) lib.destroy(d);
-            refused.put(k, e.getMessage());
-            String line = "attention=cudnn: no cuDNN plan for " + k + ", flash runs it: " + e.getMessage();
-            if (warned.add(line)) LOG.log(System.Logger.Level.WARNING, line);
+            refuse(k, e.getMessage());
             return null;
         }
+    }
+
+    /** Records that {@code k} runs the flash path, and says so once (one warning line per shape). */
+    private void refuse(Key k, String why) {
+        refused.put(k, why);
+        String line = "attention=cudnn: no cuDNN plan for " + k + ", flash runs it: " + why;
+        if (warned.add(line)) LOG.log(System.Logger.Level.WARNING, line);
     }
 
     /** Why cuDNN refused {@code k}'s plan, or null (built, or not tried). */
