@@ -54,7 +54,7 @@ final class DeviceOptions {
             paramLabel = "KEY=VALUE",
             description =
                     "Backend option, repeatable (cuda: attention=flash|fused|unfused|cudnn, gemm=auto|cublas|kernel;"
-                            + " attention=cudnn runs bf16/fp16 attention (D <= 128, a multiple of 8; no mask or causal) on"
+                            + " attention=cudnn runs bf16 attention (D <= 128, a multiple of 8) and fp16 (D 64, 128), no mask or causal, on"
                             + " cuDNN 9's fused SDPA, found by cudnn.path=DIR, env ATTN_CUDNN or the Python environment's"
                             + " nvidia/cudnn/lib, and the flash path elsewhere or when cuDNN is missing (the backend line says"
                             + " which); cpu: spin-us=N, how long waiting threads spin before they sleep, default 1000).")

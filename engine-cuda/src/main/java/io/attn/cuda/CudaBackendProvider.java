@@ -46,8 +46,9 @@ public final class CudaBackendProvider implements BackendProvider {
     }
 
     /**
-     * For {@code attn probe}: where the driver library was found, and which cuBLAS the GEMMs would use (or why none
-     * and how to point to one). Both are known without a GPU: the cuBLAS search runs even where there is no driver.
+     * For {@code attn probe}: where the driver library was found, which cuBLAS the GEMMs would use (or why none and
+     * how to point to one), and which cuDNN {@code attention=cudnn} would use. All are known without a GPU: the
+     * searches run even where there is no driver.
      */
     @Override
     public List<String> probeDetails() {
@@ -61,6 +62,11 @@ public final class CudaBackendProvider implements BackendProvider {
             out.add("cublas: " + CublasLocator.locate(Map.of()).probeLine());
         } catch (Throwable t) {
             out.add("cublas: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
+        }
+        try {
+            out.add("cudnn: " + CudnnAttention.probeLine(Map.of()));
+        } catch (Throwable t) {
+            out.add("cudnn: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
         }
         return out;
     }

@@ -32,7 +32,8 @@ import java.util.function.Function;
  * ({@code convert.cu}) widen it into the fp32 output. The workspace comes from the device pool.
  *
  * <p>Cases it takes ({@link #unsupported}): precision BF16 / FP16, compute capability 8.0+, head dim D == Dv, a multiple
- * of 8, at most 128, grouped K/V heads, no mask or causal (top-left, as the engine's). Anything else (fp32, attention
+ * of 8, at most 128 (at FP16 only 64 and 128, where the default path too rounds q, k, v to fp16, whose range ends at
+ * 65504; elsewhere it keeps them fp32), grouped K/V heads, no mask or causal (top-left, as the engine's). Anything else (fp32, attention
  * or key-padding masks, sliding windows, ragged batches), and a shape whose plan cuDNN refuses, runs the default flash
  * path; {@link #run} returns false for it and a refused plan is reported once, as one warning line.
  */
@@ -82,6 +83,10 @@ public final class CudnnAttention implements AutoCloseable {
         int d = q.dim(3), dv = v.dim(3), h = q.dim(1), hkv = k.dim(1);
         if (d != dv) return "head dims D " + d + " != Dv " + dv;
         if (d % 8 != 0 || d > 128) return "head dim " + d + " (cuDNN takes multiples of 8 up to 128)";
+        // fp16's range is fp32's only up to 65504: convert to fp16 only where the default path does (the FA2 kernels)
+        if (precision == Precision.FP16 && d != 64 && d != 128)
+            return "head dim " + d
+                    + " at fp16 (the default path keeps fp32 inputs there; cuDNN would round them to fp16)";
         if (hkv == 0 || h % hkv != 0) return "query heads " + h + " not a multiple of K/V heads " + hkv;
         MaskSpec m = node.params(OpParams.Attention.class).mask();
         if (m.segmented()) return "a ragged batch (segments)";
@@ -259,13 +264,28 @@ public final class CudnnAttention implements AutoCloseable {
     private CudnnAttention(FfmCudnn lib, MemorySegment handle) {
         this.lib = lib;
         this.handle = handle;
-        this.description = "cuDNN " + FfmCudnn.versionString(lib.version) + " fused SDPA via java.lang.foreign ("
-                + lib.where + ") for bf16/fp16, D <= 128 (multiple of 8), no mask or causal; flash otherwise";
+        this.description =
+                "cuDNN " + FfmCudnn.versionString(lib.version) + " fused SDPA via java.lang.foreign (" + lib.where
+                        + ") for bf16 (D <= 128, a multiple of 8) and fp16 (D 64, 128), no mask or causal; flash otherwise";
     }
 
     /** What the backend description says of this path. */
     public String description() {
         return description;
+    }
+
+    /**
+     * One line for {@code attn probe}: the cuDNN {@code attention=cudnn} would use (version, where), or why none. Loads
+     * the library and checks its engine libraries; creates no handle.
+     */
+    static String probeLine(Map<String, String> extra) {
+        FfmCudnn.Located found = FfmCudnn.locate(extra);
+        if (found.lib() == null) return "none, so attention=cudnn runs flash: " + found.notFound();
+        FfmCudnn lib = found.lib();
+        String why = FfmCudnn.versionUnsupported(lib.version);
+        if (why == null) why = lib.enginesMissing(lib.file);
+        return FfmCudnn.versionString(lib.version) + " at " + lib.where
+                + (why == null ? "" : "; attention=cudnn runs flash: " + why);
     }
 
     /**

@@ -38,7 +38,10 @@ class CudnnAttentionTest {
     void takesSixteenBitAttentionWithoutMasksOrCausal() {
         Node plain = attention(2, 8, 2, 100, 77, 64, MaskSpec.NONE);
         assertNull(CudnnAttention.unsupported(Precision.BF16, 90, plain));
-        assertNull(CudnnAttention.unsupported(Precision.FP16, 80, attention(1, 2, 2, 5, 5, 96, MaskSpec.CAUSAL)));
+        assertNull(CudnnAttention.unsupported(Precision.BF16, 80, attention(1, 2, 2, 5, 5, 96, MaskSpec.CAUSAL)));
+        assertNull(CudnnAttention.unsupported(Precision.FP16, 80, attention(1, 2, 2, 5, 5, 128, MaskSpec.CAUSAL)));
+        assertTrue(CudnnAttention.unsupported(Precision.FP16, 80, attention(1, 2, 2, 5, 5, 96, MaskSpec.CAUSAL))
+                .startsWith("head dim 96 at fp16"));
         assertTrue(CudnnAttention.unsupported(Precision.FP32, 90, plain).startsWith("precision fp32"));
         assertTrue(CudnnAttention.unsupported(Precision.TF32, 90, plain).startsWith("precision tf32"));
         assertTrue(CudnnAttention.unsupported(Precision.BF16, 75, plain).startsWith("compute capability 7.5"));
