@@ -110,15 +110,21 @@ EOF
     for d in $(sed -n 's/^site //p' "$WORK/python.txt" 2>/dev/null) /usr/local/cuda/lib64 /usr/local/cuda-*/lib64; do
       ls "$d"/nvidia/cu13/lib/libcublas.so.13 "$d"/nvidia/cublas/lib/libcublas.so.12 \
          "$d"/libcublas.so.13 "$d"/libcublas.so.12 2>/dev/null; done; } | awk '!seen[$0]++' | tee "$WORK/cublas.txt"
+  echo "== libcudnn.so.9 (attention=cudnn)"
+  for d in $(sed -n 's/^site //p' "$WORK/python.txt" 2>/dev/null); do
+    ls "$d"/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null; done | awk '!seen[$0]++' | tee "$WORK/cudnn.txt"
 }
 export -f env_report; export PY WORK HERE
 run_step env 60 bash -c env_report
 GPU="$(cat "$WORK/gpu.csv" 2>/dev/null)"
-fig="gpu: ${GPU:-none}; libcuda: $(head -n1 "$WORK/libcuda.txt" 2>/dev/null || true); cuBLAS files: $(wc -l <"$WORK/cublas.txt" 2>/dev/null || echo 0) ($(head -n1 "$WORK/cublas.txt" 2>/dev/null || true)); $(grep -E '^torch ' "$WORK/python.txt" 2>/dev/null || echo 'torch: none')"
+fig="gpu: ${GPU:-none}; libcuda: $(head -n1 "$WORK/libcuda.txt" 2>/dev/null || true); cuBLAS files: $(wc -l <"$WORK/cublas.txt" 2>/dev/null || echo 0) ($(head -n1 "$WORK/cublas.txt" 2>/dev/null || true)); cuDNN: $(head -n1 "$WORK/cudnn.txt" 2>/dev/null || true); $(grep -E '^torch ' "$WORK/python.txt" 2>/dev/null || echo 'torch: none')"
 if $DRY; then record env "ok" "$SECS" "$fig"
 elif [ -n "$GPU" ]; then record env "$(status_of)" "$SECS" "$fig"
 else record env "failed (nvidia-smi shows no GPU)" "$SECS" "$fig"; fi
 HAS_TORCH=false; grep -q '^torch [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_TORCH=true
+# the torch venv's cuDNN, named for every step (the engine would find it there too) and for FfmCudnnTest in junit
+CUDNN_LIB="$(head -n1 "$WORK/cudnn.txt" 2>/dev/null || true)"
+[ -n "${ATTN_CUDNN:-}" ] || { [ -n "$CUDNN_LIB" ] && export ATTN_CUDNN="$(dirname "$CUDNN_LIB")"; }
 HAS_ST=false; grep -q '^sentence_transformers [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_ST=true
 
 # ---- probe -------------------------------------------------------------------------------------------------------
