@@ -20,7 +20,9 @@
 # under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
 # batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table),
 # sweep (tools/gpu_sweep.py: every attention_variants.json variant's correctness and time, PyTorch's SDPA backends
-# beside them), winners (the sweep's fastest variants through `attn bench attention --resident --backend-opt ...`).
+# beside them), winners (the sweep's fastest variants through `attn bench attention --resident --backend-opt ...`),
+# parity-cudnn (the attention parity cases at bf16 / fp16 with every variant, attention=cudnn among them), cudnn
+# (--backend-opt attention=cudnn beside attention=flash and PyTorch's SDPA FLASH / CUDNN; GPU_RUN_CUDNN_S, default 100).
 # --steps a,b,c runs only those steps (env always runs; "parity" includes parity-tf32/bf16/fp16); the others are
 # "skipped (not in --steps)". A focused 5-minute call: --steps env,sweep,winners,bench,embed (bench then times the
 # encoder layer only: the attention cases are the sweep's and the winners'). GPU_RUN_SWEEP_S and GPU_RUN_WINNERS_S
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
     --out) DEST="$2"; shift ;;
     --budget-s) BUDGET="$2"; shift ;;
     --steps) SEL=",$2,"; shift ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "gpu-run: unknown option $1 (--out DIR, --budget-s N, --dry-run, --steps a,b,c)" >&2; exit 2 ;;
   esac
   shift
@@ -108,15 +110,21 @@ EOF
     for d in $(sed -n 's/^site //p' "$WORK/python.txt" 2>/dev/null) /usr/local/cuda/lib64 /usr/local/cuda-*/lib64; do
       ls "$d"/nvidia/cu13/lib/libcublas.so.13 "$d"/nvidia/cublas/lib/libcublas.so.12 \
          "$d"/libcublas.so.13 "$d"/libcublas.so.12 2>/dev/null; done; } | awk '!seen[$0]++' | tee "$WORK/cublas.txt"
+  echo "== libcudnn.so.9 (attention=cudnn)"
+  for d in $(sed -n 's/^site //p' "$WORK/python.txt" 2>/dev/null); do
+    ls "$d"/nvidia/cudnn/lib/libcudnn.so.9 2>/dev/null; done | awk '!seen[$0]++' | tee "$WORK/cudnn.txt"
 }
 export -f env_report; export PY WORK HERE
 run_step env 60 bash -c env_report
 GPU="$(cat "$WORK/gpu.csv" 2>/dev/null)"
-fig="gpu: ${GPU:-none}; libcuda: $(head -n1 "$WORK/libcuda.txt" 2>/dev/null || true); cuBLAS files: $(wc -l <"$WORK/cublas.txt" 2>/dev/null || echo 0) ($(head -n1 "$WORK/cublas.txt" 2>/dev/null || true)); $(grep -E '^torch ' "$WORK/python.txt" 2>/dev/null || echo 'torch: none')"
+fig="gpu: ${GPU:-none}; libcuda: $(head -n1 "$WORK/libcuda.txt" 2>/dev/null || true); cuBLAS files: $(wc -l <"$WORK/cublas.txt" 2>/dev/null || echo 0) ($(head -n1 "$WORK/cublas.txt" 2>/dev/null || true)); cuDNN: $(head -n1 "$WORK/cudnn.txt" 2>/dev/null || true); $(grep -E '^torch ' "$WORK/python.txt" 2>/dev/null || echo 'torch: none')"
 if $DRY; then record env "ok" "$SECS" "$fig"
 elif [ -n "$GPU" ]; then record env "$(status_of)" "$SECS" "$fig"
 else record env "failed (nvidia-smi shows no GPU)" "$SECS" "$fig"; fi
 HAS_TORCH=false; grep -q '^torch [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_TORCH=true
+# the torch venv's cuDNN, named for every step (the engine would find it there too) and for FfmCudnnTest in junit
+CUDNN_LIB="$(head -n1 "$WORK/cudnn.txt" 2>/dev/null || true)"
+[ -n "${ATTN_CUDNN:-}" ] || { [ -n "$CUDNN_LIB" ] && export ATTN_CUDNN="$(dirname "$CUDNN_LIB")"; }
 HAS_ST=false; grep -q '^sentence_transformers [0-9]' "$WORK/python.txt" 2>/dev/null && HAS_ST=true
 
 # ---- probe -------------------------------------------------------------------------------------------------------
@@ -283,6 +291,31 @@ PYEOF
   record winners "$(status_of)" "$SECS" "${wfig:-no results (logs/winners.log)}"
 fi
 
+# ---- cudnn: --backend-opt attention=cudnn (cuDNN's fused SDPA through FFM) beside the flash path and PyTorch's SDPA ------
+# parity-cudnn judges its results (the attention cases at bf16 and fp16, every variant incl. attention=cudnn, against
+# the float64 reference at the 16-bit bounds); cudnn times it (tools/gpu_cases.py cudnn: bf16, B=8 H=16 L=S=4096,
+# D=64 / 128, causal and not; "attention D=64 bf16 cudnn" and "... flash" beside the sweep's SDPA FLASH / CUDNN).
+if ! sel parity-cudnn; then skip parity-cudnn "not in --steps"
+elif $DRY; then skip parity-cudnn "dry run"
+else
+  run_step parity-cudnn 90 bash -c '"$0" parity --device cuda --precision bf16 --variants --filter attention && "$0" parity --device cuda --precision fp16 --variants --filter attention' "$A"
+  record parity-cudnn "$(status_of)" "$SECS" "bf16 then fp16, attention cases, every variant incl. attention=cudnn: $(grep -c 'attention: cudnn (cuDNN' "$LOGS/parity-cudnn.log") cudnn backend lines, $(grep -c 'no cuDNN plan' "$LOGS/parity-cudnn.log") refused plans; $(grep -m1 'attention=cudnn unavailable' "$LOGS/parity-cudnn.log" | cut -c1-160)$(parity_fig parity-cudnn)"
+fi
+if ! sel cudnn; then skip cudnn "not in --steps"
+elif $DRY; then skip cudnn "dry run"
+elif [ -z "$PY" ]; then record cudnn "failed (no python3)" 0 ""
+else
+  CS=${GPU_RUN_CUDNN_S:-100}; t=$(left); t=$(( t > CS ? CS : t ))
+  run_step cudnn "$CS" "$PY" "$HERE/tools/gpu_cases.py" cudnn --sweep "$WORK/sweep.json" --attn "$A" --out "$WORK/cudnn.json" --budget-s $(( t > 30 ? t - 25 : 5 ))
+  cfig="$("$PY" - "$WORK/cudnn.json" <<'PYEOF' 2>/dev/null
+import json, sys
+r = json.load(open(sys.argv[1]))["rows"]
+print("; ".join("%s%s %.3f ms%s" % (x["name"].replace("attention ", ""), " (FELL BACK)" if x.get("fallback") else "", x["attn_ms"], " %.2fx" % x["ratio"] if x.get("ratio") else "") for x in r if "attn_ms" in x)[:300] + "; %d errors" % sum(1 for x in r if x.get("error")))
+PYEOF
+)"
+  record cudnn "$(status_of)" "$SECS" "${cfig:-no results (logs/cudnn.log)}"
+fi
+
 # ---- bench: attn vs PyTorch on the same GPU ----------------------------------------------------------------------------
 if ! sel bench; then skip bench "not in --steps"
 elif $DRY; then skip bench "dry run"
@@ -387,7 +420,7 @@ fi
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden sweep winners bench embed serve cpu"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden sweep winners parity-cudnn cudnn bench embed serve cpu"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"
@@ -408,19 +441,19 @@ missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit
   echo " \"steps\": ["
   while IFS=$'\t' read -r n s t f; do echo "  {\"name\": $(json_str "$n"), \"status\": $(json_str "$s"), \"seconds\": $t, \"figure\": $(json_str "$f")},"; done <"$STEPS"
   echo "  null],"
-  for k in bench-gpu sweep winners embed; do
+  for k in bench-gpu sweep winners cudnn embed; do
     if [ -f "$WORK/$k.json" ] && { [ -z "$PY" ] || "$PY" -m json.tool "$WORK/$k.json" >/dev/null 2>&1; }; then echo " \"${k%-gpu}\": $(cat "$WORK/$k.json"),"
     else echo " \"${k%-gpu}\": null,"; fi
   done
   echo " \"version\": 1"
   echo "}"
 } >"$DEST/results.json"
-cp "$STEPS" "$LOGS/steps.tsv"; for k in bench-gpu sweep winners embed; do [ -f "$WORK/$k.json" ] && cp "$WORK/$k.json" "$LOGS/"; done
+cp "$STEPS" "$LOGS/steps.tsv"; for k in bench-gpu sweep winners cudnn embed; do [ -f "$WORK/$k.json" ] && cp "$WORK/$k.json" "$LOGS/"; done
 # the run's cases in one file (issue 38): benchmarks/gpu/<date>-<gpu-slug>.json
 if ! $DRY && [ -n "$PY" ]; then
   BJ="$DEST/benchmarks/gpu/$(date -u +%F)-$("$PY" "$HERE/tools/gpu_cases.py" slug --gpu "$GPU").json"
   "$PY" "$HERE/tools/gpu_cases.py" collect --gpu "$GPU" --sweep "$WORK/sweep.json" --winners "$WORK/winners.json" \
-    --bench "$WORK/bench-gpu.json" --embed "$WORK/embed.json" --out "$BJ" >>"$LOGS/pack.log" 2>&1 \
+    --bench "$WORK/bench-gpu.json" --embed "$WORK/embed.json" --cudnn "$WORK/cudnn.json" --out "$BJ" >>"$LOGS/pack.log" 2>&1 \
     || echo "gpu-run: writing $BJ failed" >>"$DEST/summary.md"
 fi
 [ -f "$WORK/golden-host/index.json" ] && cp "$WORK/golden-host/index.json" "$LOGS/golden-host-index.json"

@@ -9,9 +9,16 @@
         know yet is recorded (the row's "error") and the case is run again without it (the default dispatch), so
         the engine's figure is there either way. Ratio = the sweep's PyTorch baseline ms / attn ms (attn: the
         bench's "device_ms" (CUDA events) where it reports one, else its wall-clock "median_ms").
+    python3 tools/gpu_cases.py cudnn --sweep sweep.json --attn ./attn --out cudnn.json [--budget-s 90]
+        cuDNN's fused attention through the engine (--backend-opt attention=cudnn) beside the engine's flash path
+        (attention=flash), both `attn bench attention --resident --precision bf16` at B=8 H=16 L=S=4096, D=64 and 128,
+        causal and not; cases named "attention D=64 bf16 cudnn" (and "... flash"). torch_ms: the sweep's PyTorch
+        SDPA bf16 FLASH baseline at that shape (the goal: ratio >= 1.0), torch_cudnn_ms its CUDNN baseline. A run
+        whose backend line does not say "attention: cudnn", or whose stderr says cuDNN refused the plan, is recorded
+        as fallen back ("path": "flash (fallback)"), never as a cuDNN figure.
     python3 tools/gpu_cases.py collect --gpu "NAME, DRIVER, ..." --sweep sweep.json --winners winners.json
                                       --bench bench-gpu.json --embed embed.json --out FILE [--date YYYY-MM-DD]
-                                      [--embed-name NAME]
+                                      [--embed-name NAME] [--cudnn cudnn.json]
         the run's cases in one file: {"gpu", "date", "driver", "torch", "cases": [{"name", "attn_ms", "torch_ms",
         "ratio"}]}; a missing or broken input file is skipped.
 """
@@ -104,6 +111,58 @@ def winners(a):
     return 0 if ok else 1
 
 
+def cudnn(a):
+    sw = load(a.sweep) or {}
+    base = {(b.get("name"), b.get("shape")): b.get("ms") for b in sw.get("baselines", [])}
+    rows, t0 = [], time.time()
+    for d in (64, 128):
+        for causal in (False, True):
+            shape = "B=8 H=16 L=S=4096 D=%d%s" % (d, " causal" if causal else "")
+            for path in ("cudnn", "flash"):
+                name = "attention D=%d%s bf16 %s" % (d, " causal" if causal else "", path)
+                row = {"name": name, "option": "attention=" + path, "shape": shape}
+                rows.append(row)
+                if a.budget_s and time.time() - t0 > a.budget_s:
+                    row["error"] = "skipped: the time budget was spent"
+                    continue
+                cmd = [a.attn, "bench", "attention", "--batch", "8", "--heads", "16", "--seq", "4096", "--head-dim",
+                       str(d), "--device", "cuda", "--precision", "bf16", "--resident"] + TIMING + \
+                      (["--causal"] if causal else []) + ["--backend-opt", "attention=" + path]
+                try:
+                    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+                    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+                    if p.returncode != 0 or not lines:
+                        msg = (p.stderr.strip() or p.stdout.strip()).splitlines()
+                        raise RuntimeError("exit %d: %s" % (p.returncode, msg[-1][:300] if msg else "no output"))
+                    r = json.loads(lines[-1])
+                    backend = next((l for l in p.stdout.splitlines() if l.startswith("bench attention")), "")
+                    row["backend"] = backend[:600]
+                    refused = [l for l in p.stderr.splitlines() if "no cuDNN plan" in l]
+                    if path == "cudnn" and ("attention: cudnn" not in backend or refused):
+                        row["path"] = "flash (fallback)"
+                        row["fallback"] = (refused[0] if refused else backend)[:400]
+                    else:
+                        row["path"] = path
+                    attn_ms = r.get("device_ms") or r["median_ms"]
+                    tm = base.get(("SDPA bf16 FLASH", shape))
+                    tc = base.get(("SDPA bf16 CUDNN", shape))
+                    row.update(attn_ms=attn_ms, median_ms=r["median_ms"], device_ms=r.get("device_ms"), torch_ms=tm,
+                               torch_cudnn_ms=tc, ratio=tm / attn_ms if tm else None,
+                               ratio_vs_torch_cudnn=tc / attn_ms if tc else None, cmd=" ".join(cmd))
+                    print("%-36s %-17s attn %9.3f ms  torch flash %s  cudnn %s" % (
+                        name, row["path"], attn_ms, "%.3f ms" % tm if tm else "-", "%.3f ms" % tc if tc else "-"),
+                        flush=True)
+                except Exception as e:
+                    row["error"] = str(e)
+                    print("%-36s ERROR %s" % (name, e), flush=True)
+    with open(a.out, "w") as f:
+        json.dump({"rows": rows}, f, indent=1)
+    ok = sum(1 for r in rows if r.get("path") == "cudnn")
+    print("wrote %s: %d cuDNN cases timed on cuDNN, %d fell back, %d errors" % (
+        a.out, ok, sum(1 for r in rows if r.get("fallback")), sum(1 for r in rows if r.get("error"))))
+    return 0 if ok else 1
+
+
 def collect(a):
     cases = []
     sw = load(a.sweep) or {}
@@ -131,6 +190,11 @@ def collect(a):
         else:
             name = c
         cases.append({"name": name, "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"), "ratio": r.get("ratio")})
+    for r in (load(a.cudnn) or {}).get("rows", []) if a.cudnn else []:
+        if "attn_ms" in r and r.get("path") != "flash (fallback)":
+            cases.append({"name": "%s [attn bench --resident --backend-opt %s; torch: SDPA bf16 FLASH]" % (
+                r["name"], r["option"]), "attn_ms": r["attn_ms"], "torch_ms": r.get("torch_ms"),
+                "ratio": r.get("ratio"), "torch_cudnn_ms": r.get("torch_cudnn_ms")})
     em = load(a.embed) or {}
     model = a.embed_name or os.path.basename(str(em.get("model", "model")).rstrip("/"))
     for prec, ours, theirs in (("fp32", "attn_sentences_per_s", "st_sentences_per_s"),
@@ -162,7 +226,8 @@ def slug(s):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("winners", "collect", "slug"))
+    ap.add_argument("what", choices=("winners", "cudnn", "collect", "slug"))
+    ap.add_argument("--cudnn", help="collect: the cudnn step's JSON")
     ap.add_argument("--sweep")
     ap.add_argument("--winners")
     ap.add_argument("--bench")
@@ -180,6 +245,9 @@ def main():
     if a.what == "winners":
         a.out = a.out or "winners.json"
         return winners(a)
+    if a.what == "cudnn":
+        a.out = a.out or "cudnn.json"
+        return cudnn(a)
     return collect(a)
 
 

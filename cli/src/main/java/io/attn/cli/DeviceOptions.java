@@ -53,8 +53,12 @@ final class DeviceOptions {
     @Option(
             names = "--backend-opt",
             paramLabel = "KEY=VALUE",
-            description = "Backend option, repeatable (cuda: attention=flash|fused|unfused, gemm=auto|cublas|kernel;"
-                    + " cpu: spin-us=N, how long waiting threads spin before they sleep, default 1000).")
+            description =
+                    "Backend option, repeatable (cuda: attention=flash|fused|unfused|cudnn, gemm=auto|cublas|kernel;"
+                            + " attention=cudnn runs bf16 attention (D <= 128, a multiple of 8) and fp16 (D 64, 128), no mask or causal, on"
+                            + " cuDNN 9's fused SDPA, found by cudnn.path=DIR, env ATTN_CUDNN or the Python environment's"
+                            + " nvidia/cudnn/lib, and the flash path elsewhere or when cuDNN is missing (the backend line says"
+                            + " which); cpu: spin-us=N, how long waiting threads spin before they sleep, default 1000).")
     Map<String, String> extra = new LinkedHashMap<>();
 
     @Option(names = "--verbose", description = "Stack traces for errors.")

@@ -49,7 +49,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * queued after its earlier users), but one backend runs one op at a time. For more throughput, open one backend per
  * GPU stream.
  *
- * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused} or {@code unfused}; {@link
+ * <p><b>Attention.</b> Option {@code attention}: {@code flash} (default), {@code fused}, {@code unfused} or {@code
+ * cudnn} (cuDNN's fused SDPA through FFM where it applies, {@link CudnnAttention}; flash elsewhere, and everywhere
+ * when the library is absent, older than 9.0 or fails to open, with one line in {@link #description}); {@link
  * Attention} says which kernel each runs. Option {@code flash.variant} names the 16-bit flash entry (bf16 / fp16,
  * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep; options {@code
  * flash.fp32=tf32x3|simt} (default tf32x3 on compute capability 8.0+) and {@code flash.fp32.variant=ENTRY} pick the
@@ -73,6 +75,7 @@ public final class CudaBackend implements Backend {
     private final DevicePool pool;
     private final KernelModule kernels;
     private final Blas blas;
+    private final CudnnAttention cudnn; // attention=cudnn when it opened; else null
     private final OpSink sink;
     private final CudaStream stream;
     private final Attention.Path attentionPath;
@@ -91,6 +94,7 @@ public final class CudaBackend implements Backend {
             DevicePool pool,
             KernelModule kernels,
             Blas blas,
+            CudnnAttention cudnn,
             BackendOptions options,
             List<String> notes) {
         this.lock = ctx.stream().lock();
@@ -98,9 +102,10 @@ public final class CudaBackend implements Backend {
         this.pool = pool;
         this.kernels = kernels;
         this.blas = blas;
+        this.cudnn = cudnn;
         this.sink = new DriverSink(ctx, pool, new DriverLauncher(kernels, ctx.stream()));
-        this.stream = new CudaStream(sink, blas);
-        this.attentionPath = Attention.Path.parse(options.extra().get(ATTENTION_OPTION));
+        this.stream = new CudaStream(sink, blas, cudnn);
+        this.attentionPath = effectivePath(Attention.Path.parse(options.extra().get(ATTENTION_OPTION)), cudnn);
         this.fp32Flash = Attention.Fp32Choice.parse(options.extra());
         this.precision = options.precision();
         this.flashVariant = Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), precision);
@@ -110,6 +115,7 @@ public final class CudaBackend implements Backend {
                 + precision.name().toLowerCase(Locale.ROOT)
                 + "; gemm: " + blas.description() + weightsNote(precision, half) + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
+                + (cudnn != null ? " (" + cudnn.description() + ")" : "")
                 + (flashVariant != null ? " (" + Attention.VARIANT_OPTION + "=" + flashVariant.entry() + ")" : "")
                 + (fp32Flash.equals(Attention.Fp32Choice.DEFAULT)
                         ? ""
@@ -136,15 +142,26 @@ public final class CudaBackend implements Backend {
         this.pool = null;
         this.kernels = null;
         this.blas = blas;
+        this.cudnn = null; // cuDNN needs a device: attention=cudnn runs the flash path here, and says why
         this.sink = sink;
         this.stream = new CudaStream(sink, blas);
-        this.attentionPath = Attention.Path.parse(extra.get(ATTENTION_OPTION));
+        Attention.Path asked = Attention.Path.parse(extra.get(ATTENTION_OPTION));
+        List<String> notes = new ArrayList<>();
+        if (asked == Attention.Path.CUDNN) CudnnAttention.open(extra, null, notes);
+        this.attentionPath = effectivePath(asked, null);
         this.fp32Flash = Attention.Fp32Choice.parse(extra);
         this.precision = precision;
         this.flashVariant = Attention.parseVariant(extra.get(Attention.VARIANT_OPTION), precision);
         this.capability = capability;
         this.half = halfWeights(precision, blas);
-        this.description = "cuda (no device: test sink)" + weightsNote(precision, half);
+        this.description = "cuda (no device: test sink)" + weightsNote(precision, half) + "; attention: "
+                + attentionPath.name().toLowerCase(Locale.ROOT)
+                + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
+    }
+
+    /** The path that runs: {@code cudnn} only when its library opened ({@code cudnn} non-null), else flash. */
+    static Attention.Path effectivePath(Attention.Path asked, CudnnAttention cudnn) {
+        return asked == Attention.Path.CUDNN && cudnn == null ? Attention.Path.FLASH : asked;
     }
 
     /** The 16-bit GEMM weights at precision BF16 / FP16 where {@code blas} multiplies 16-bit inputs, else null. */
@@ -183,6 +200,7 @@ public final class CudaBackend implements Backend {
         DevicePool pool = null;
         KernelModule kernels = null;
         Blas blas = null;
+        CudnnAttention cudnn = null;
         try {
             pool = new DevicePool(ctx);
             kernels = new KernelModule(ctx.stream());
@@ -200,8 +218,18 @@ public final class CudaBackend implements Backend {
                     ctx.stream(),
                     options.precision(),
                     notes);
-            return new CudaBackend(ctx, pool, kernels, blas, options, notes);
+            if (Attention.Path.parse(options.extra().get(ATTENTION_OPTION)) == Attention.Path.CUDNN) {
+                lock.lock();
+                try {
+                    ctx.makeCurrent();
+                    cudnn = CudnnAttention.open(options.extra(), ctx.stream(), notes); // null: one line in notes
+                } finally {
+                    lock.unlock();
+                }
+            }
+            return new CudaBackend(ctx, pool, kernels, blas, cudnn, options, notes);
         } catch (RuntimeException | Error e) {
+            if (cudnn != null) cudnn.close();
             if (blas != null) blas.close();
             if (kernels != null) kernels.close();
             if (pool != null) pool.close();
@@ -553,7 +581,7 @@ public final class CudaBackend implements Backend {
                         sink.sync(lastOp);
                     };
             AutoCloseable staging = sink instanceof DriverSink d ? d : null; // its page-locked buffer
-            for (AutoCloseable c : new AutoCloseable[] {drain, staging, blas, kernels, pool, ctx}) {
+            for (AutoCloseable c : new AutoCloseable[] {drain, staging, cudnn, blas, kernels, pool, ctx}) {
                 if (c == null) continue; // a backend made for tests has no device parts
                 try {
                     c.close();

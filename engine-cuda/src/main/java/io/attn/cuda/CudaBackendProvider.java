@@ -46,8 +46,9 @@ public final class CudaBackendProvider implements BackendProvider {
     }
 
     /**
-     * For {@code attn probe}: where the driver library was found, and which cuBLAS the GEMMs would use (or why none
-     * and how to point to one). Both are known without a GPU: the cuBLAS search runs even where there is no driver.
+     * For {@code attn probe}: where the driver library was found, which cuBLAS the GEMMs would use (or why none and
+     * how to point to one), and which cuDNN {@code attention=cudnn} would use. All are known without a GPU: the
+     * searches run even where there is no driver.
      */
     @Override
     public List<String> probeDetails() {
@@ -62,11 +63,17 @@ public final class CudaBackendProvider implements BackendProvider {
         } catch (Throwable t) {
             out.add("cublas: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
         }
+        try {
+            out.add("cudnn: " + CudnnAttention.probeLine(Map.of()));
+        } catch (Throwable t) {
+            out.add("cudnn: unknown (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")");
+        }
         return out;
     }
 
     /**
-     * Besides the default (flash attention where it applies, cuBLAS GEMMs): the fused and unfused attention paths, and
+     * Besides the default (flash attention where it applies, cuBLAS GEMMs): the fused, unfused and cuDNN attention paths
+     * (cuDNN: where the library opens and the case is one it takes; the flash path otherwise, as the backend line says), and
      * the GEMMs on our own kernel and on JCublas (where it does not load, that variant is reported unavailable).
      */
     @Override
@@ -74,6 +81,7 @@ public final class CudaBackendProvider implements BackendProvider {
         return List.of(
                 Map.of(CudaBackend.ATTENTION_OPTION, "fused"),
                 Map.of(CudaBackend.ATTENTION_OPTION, "unfused"),
+                Map.of(CudaBackend.ATTENTION_OPTION, "cudnn"), // cuDNN's fused SDPA at bf16 / fp16, else flash
                 Map.of(io.attn.cuda.ops.Attention.FP32_OPTION, "simt"), // the default is tf32x3 on sm_80+
                 Map.of(GemmPaths.OPTION, "kernel"),
                 Map.of(GemmPaths.OPTION, "jcublas"));

@@ -15,10 +15,21 @@ public final class CudaStream {
 
     private final OpSink sink;
     private final Blas blas;
+    private final CudnnAttention cudnn;
 
     CudaStream(OpSink sink, Blas blas) {
+        this(sink, blas, null);
+    }
+
+    CudaStream(OpSink sink, Blas blas, CudnnAttention cudnn) {
         this.sink = sink;
         this.blas = blas;
+        this.cudnn = cudnn;
+    }
+
+    /** cuDNN's fused attention ({@code attention=cudnn}), or null when that path is not open on this backend. */
+    public CudnnAttention cudnn() {
+        return cudnn;
     }
 
     /** A kernel argument list that starts with the device addresses of {@code bufs} (null: address 0). */

@@ -72,7 +72,7 @@ class CudaProviderTest {
     @Test
     void probeDetailsSayWhereTheDriverAndCublasWereLookedFor() {
         List<String> d = new CudaBackendProvider().probeDetails();
-        assertEquals(2, d.size(), d.toString());
+        assertEquals(3, d.size(), d.toString());
         assertTrue(
                 d.get(0)
                         .startsWith("driver: no NVIDIA driver (libcuda.so.1 not found); looked on the linker path"
@@ -80,6 +80,7 @@ class CudaProviderTest {
                                 + " /usr/local/nvidia/lib64"),
                 d.get(0));
         assertTrue(d.get(1).startsWith("cublas: "), d.get(1));
+        assertTrue(d.get(2).startsWith("cudnn: "), d.get(2));
         for (String line : d) assertEquals(1, line.lines().count(), line);
     }
 

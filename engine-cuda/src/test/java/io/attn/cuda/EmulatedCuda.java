@@ -36,13 +36,17 @@ public final class EmulatedCuda {
     /**
      * The emulated configurations the suite judges on every case: the default (flash attention where it applies; fp32
      * on the 3xTF32 kernels), then each of {@link CudaBackendProvider#parityVariants()} whose GEMM path exists here
-     * (the emulator has only our GEMM kernel) but {@link #SIMT}, which ParityTest judges on the attention cases only.
+     * (the emulator has only our GEMM kernel) but {@link #SIMT}, which ParityTest judges on the attention cases only,
+     * and {@code attention=cudnn} (cuDNN needs a device; the GPU call's parity-cudnn step judges it).
      */
     public static List<Map<String, String>> variants() {
         List<Map<String, String>> out = new ArrayList<>();
         out.add(Map.of());
         for (Map<String, String> v : new CudaBackendProvider().parityVariants())
-            if (!v.containsKey(GemmPaths.OPTION) && !v.equals(SIMT)) out.add(v);
+            if (!v.containsKey(GemmPaths.OPTION)
+                    && !v.equals(SIMT)
+                    && !"cudnn".equals(v.get(CudaBackend.ATTENTION_OPTION)))
+                out.add(v); // attention=cudnn needs a device: here it would repeat the default's flash path
         return out;
     }
 

@@ -25,6 +25,8 @@ public enum Kernel {
     FLASH_F16_D128("flash_attention_bf16", "flash_f16_d128"),
     F32_TO_BF16("flash_attention_fa2", "f32_to_bf16"),
     F32_TO_F16("flash_attention_fa2", "f32_to_f16"),
+    BF16_TO_F32("convert", "bf16_to_f32"),
+    F16_TO_F32("convert", "f16_to_f32"),
     FA2_BF16_D64_BR128_W8("flash_attention_fa2", "fa2_bf16_d64_br128_w8"),
     FA2_F16_D64_BR128_W8("flash_attention_fa2", "fa2_f16_d64_br128_w8"),
     FA2_BF16_D64_BR128_W4("flash_attention_fa2", "fa2_bf16_d64_br128_w4"),

@@ -85,8 +85,14 @@ class KernelsTest {
         // the converters f32_to_bf16 / f32_to_f16 (const float* x, uint16* out, long long n)
         assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.F32_TO_BF16));
         assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.F32_TO_F16));
+        // and back, bf16_to_f32 / f16_to_f32 (const uint16* x, float* out, long long n)
+        assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.BF16_TO_F32));
+        assertEquals(java.util.List.of("u64", "u64", "u64"), Kernels.params(Kernel.F16_TO_F32));
         for (Kernel k : Kernel.values()) {
-            boolean converter = k == Kernel.F32_TO_BF16 || k == Kernel.F32_TO_F16;
+            boolean converter = k == Kernel.F32_TO_BF16
+                    || k == Kernel.F32_TO_F16
+                    || k == Kernel.BF16_TO_F32
+                    || k == Kernel.F16_TO_F32;
             assertTrue(converter || Kernels.params(k).size() >= 4, k.entry());
             assertEquals(Kernels.minCapability(k.file()), k.minCapability(), k.entry());
         }

@@ -5,6 +5,7 @@ import static io.attn.cuda.CudaStream.args;
 import io.attn.AttnException;
 import io.attn.cuda.CudaBuffer;
 import io.attn.cuda.CudaStream;
+import io.attn.cuda.CudnnAttention;
 import io.attn.cuda.KernelArgs;
 import io.attn.engine.Precision;
 import io.attn.graph.Node;
@@ -152,11 +153,16 @@ public final class Attention {
         return ((long) b * d * ((long) h * l + 2L * hkv * s) + 1) / 2;
     }
 
-    /** Which attention kernel the {@code attention} option asks for. */
+    /**
+     * Which attention kernel the {@code attention} option asks for. {@code cudnn}: cuDNN's fused flash SDPA ({@link
+     * io.attn.cuda.CudnnAttention}) where it applies, the flash path elsewhere; a backend whose cuDNN did not open runs
+     * {@link #FLASH} instead.
+     */
     public enum Path {
         FLASH,
         FUSED,
-        UNFUSED;
+        UNFUSED,
+        CUDNN;
 
         /** The option's value (null: the default, flash); anything else is a bad-input error. */
         public static Path parse(String option) {
@@ -165,7 +171,9 @@ public final class Attention {
                 case "flash" -> FLASH;
                 case "fused" -> FUSED;
                 case "unfused" -> UNFUSED;
-                default -> throw AttnException.badInput("option attention=" + v + ": expected flash, fused or unfused");
+                case "cudnn" -> CUDNN;
+                default ->
+                    throw AttnException.badInput("option attention=" + v + ": expected flash, fused, unfused or cudnn");
             };
         }
     }
@@ -303,6 +311,12 @@ public final class Attention {
      * assumes the one with more blocks, and plans the 16-bit copies whenever their kernel may run.
      */
     public static long scratch(Path path, Precision precision, int capability, Kernel variant, Node node) {
+        if (path == Path.CUDNN) {
+            long flash = scratch(Path.FLASH, precision, capability, variant, node); // where cuDNN declines
+            return CudnnAttention.unsupported(precision, capability, node) != null
+                    ? flash
+                    : Math.max(flash, CudnnAttention.scratch(node));
+        }
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
@@ -349,6 +363,11 @@ public final class Attention {
         if (s == 0) { // no keys: every row fully masked -> zeros
             st.zero(y, outN);
             return;
+        }
+        if (path == Path.CUDNN) {
+            CudnnAttention c = st.cudnn();
+            if (c != null && c.run(st, precision, capability, node, y, x, scratch)) return;
+            path = Path.FLASH; // not a case cuDNN takes, or no cuDNN: the default path
         }
         Variant v16 = path == Path.FLASH ? sixteenBit(precision, capability, d, dv, variant) : null;
         if (v16 != null && v16.in16() && aligned8(y) && v16.blocks(b, h, l) <= Integer.MAX_VALUE) {
