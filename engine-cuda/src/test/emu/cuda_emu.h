@@ -1,6 +1,7 @@
 // cuda_emu.h -- just enough of CUDA C to run the engine's kernels on the host, for tests without a GPU.
-// One fiber (ucontext, emu.cpp) per CUDA thread, all on the launching OS thread; the blocks of a grid run one after
-// another. __shared__ becomes a function-local static (shared by the block's threads: only one block runs at a time),
+// One fiber (ucontext, emu.cpp) per CUDA thread; a grid's blocks are shared out to a few OS threads, each running its
+// blocks one after another, a block's fibers all on its OS thread. __shared__ becomes a function-local static
+// thread_local (shared by the block's threads: one block runs at a time on each OS thread),
 // __syncthreads a barrier over the block's fibers, __shfl_xor_sync an exchange through a per-warp slot with a per-warp
 // barrier (full warps only). A fiber yields only at a barrier, so a block's threads interleave exactly at the
 // synchronisation points. Exact enough to test indexing, masks and reductions.
@@ -24,7 +25,7 @@ extern dim3 gridDim;
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __shared__ static
+#define __shared__ static thread_local
 #define __align__(n) __attribute__((aligned(n)))
 
 void __syncthreads();

@@ -1,6 +1,8 @@
 // The runtime side of cuda_emu.h.
 //
-// A block's CUDA threads are fibers (ucontext), all run by the launching OS thread: each fiber runs the kernel until
+// A grid's blocks are shared out to up to EMU_THREADS OS threads (default 2; blocks are independent on a GPU too, so
+// this changes no result: the kernels have no atomics but embedding.cu's first-error flag); each OS thread runs its
+// blocks one after another. A block's CUDA threads are fibers (ucontext), all run by that OS thread: each fiber runs the kernel until
 // it waits at a barrier (__syncthreads, or a warp's collective: shuffle, mma, ldmatrix) and yields; the scheduler
 // resumes every unfinished fiber in turn until all have returned. Only the barriers switch, so a block's threads see
 // each other's writes exactly at the synchronisation points a GPU guarantees, at the cost of a context switch instead
@@ -15,7 +17,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 thread_local dim3 threadIdx;
@@ -41,15 +47,15 @@ struct Fiber {
 };
 constexpr size_t kStack = 256 * 1024;  // per CUDA thread, with a guard page below (mapped lazily)
 constexpr size_t kGuard = 4096;
-ucontext_t g_sched;
-std::vector<Fiber> g_fibers;  // kept between launches: the stacks are reused
-int g_cur;
-const std::function<void()> *g_body;
-unsigned long long g_progress;  // arrivals and returns: a scheduler round without any means a deadlock
-Barrier g_block;
-std::vector<Warp> *g_warps;
-unsigned char *g_smem;  // the running block's dynamic shared memory (emu_dynamic_smem) and its size
-size_t g_smem_bytes;
+thread_local ucontext_t g_sched;
+thread_local std::vector<Fiber> g_fibers;  // kept between launches: the stacks are reused
+thread_local int g_cur;
+const std::function<void()> *g_body;  // the launch's, shared by its OS threads
+thread_local unsigned long long g_progress;  // arrivals and returns: a scheduler round without any means a deadlock
+thread_local Barrier g_block;
+thread_local std::vector<Warp> *g_warps;
+thread_local unsigned char *g_smem;  // the running block's dynamic shared memory (emu_dynamic_smem) and its size
+thread_local size_t g_smem_bytes;
 
 void arrive_and_wait(Barrier &b) {
     unsigned gen = b.gen;
@@ -148,59 +154,126 @@ void emu_mma_m16n8k16(float *d, const uint32_t *a, uint32_t b0, uint32_t b1, boo
     }
 }
 
-int atomicCAS(int *address, int compare, int val) {  // fibers never interleave inside a call: already atomic
-    int old = *address;
-    if (old == compare) *address = val;
-    return old;
+int atomicCAS(int *address, int compare, int val) {  // blocks run on several OS threads: a real CAS
+    __atomic_compare_exchange_n(address, &compare, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return compare;  // the old value (written back into compare when the exchange failed)
 }
 
 void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body) { emu_run(gx, gy, gz, bx, 0, body); }
 
-void emu_run(int gx, int gy, int gz, int bx, int smem, const std::function<void()> &body) {
-    gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
-    blockDim = {(unsigned)bx, 1, 1};
+namespace {
+// runs blocks next.fetch_add(1) .. of the grid (x fastest) on this OS thread until none is left
+void run_blocks(int gx, int gy, int gz, int bx, int smem, std::atomic<long long> &next) {
     int nw = (bx + 31) / 32;
     size_t smemAlloc = ((size_t)std::max(smem, 0) + 127) / 128 * 128 + 128;
     std::unique_ptr<unsigned char, void (*)(void *)> dyn((unsigned char *)aligned_alloc(128, smemAlloc), free);
     g_smem = dyn.get();
     g_smem_bytes = (size_t)std::max(smem, 0);
     ensure_fibers(bx);
-    g_body = &body;
-    for (int z = 0; z < gz; z++)
-        for (int y = 0; y < gy; y++)
-            for (int x = 0; x < gx; x++) {
-                memset(g_smem, 0xff, smemAlloc);  // garbage: a kernel reading shared memory it never wrote fails
-                std::vector<Warp> warps(nw);
-                for (int w = 0; w < nw; w++) warps[w].bar.expected = std::min(32, bx - 32 * w);
-                g_block = Barrier{bx, 0, 0};
-                g_warps = &warps;
-                blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
-                for (int t = 0; t < bx; t++) {
-                    Fiber &f = g_fibers[t];
-                    f.done = false;
-                    getcontext(&f.ctx);
-                    f.ctx.uc_stack.ss_sp = f.stack + kGuard;
-                    f.ctx.uc_stack.ss_size = kStack;
-                    f.ctx.uc_link = &g_sched;
-                    makecontext(&f.ctx, fiber_main, 0);
-                }
-                for (int live = bx; live > 0;) {
-                    unsigned long long before = g_progress;
-                    for (int t = 0; t < bx; t++) {
-                        Fiber &f = g_fibers[t];
-                        if (f.done) continue;
-                        g_cur = t;
-                        threadIdx = {(unsigned)t, 0, 0};
-                        swapcontext(&g_sched, &f.ctx);
-                        if (f.done) live--;
-                    }
-                    if (live > 0 && g_progress == before) {
-                        fprintf(stderr, "emu: block (%d, %d, %d) deadlocked: %d of %d threads wait at a barrier that "
-                                "the others never reach\n", x, y, z, live, bx);
-                        abort();
-                    }
-                }
+    long long total = (long long)gx * gy * gz;
+    for (long long i; (i = next.fetch_add(1)) < total;) {
+        int x = (int)(i % gx), y = (int)(i / gx % gy), z = (int)(i / ((long long)gx * gy));
+        memset(g_smem, 0xff, smemAlloc);  // garbage: a kernel reading shared memory it never wrote fails
+        std::vector<Warp> warps(nw);
+        for (int w = 0; w < nw; w++) warps[w].bar.expected = std::min(32, bx - 32 * w);
+        g_block = Barrier{bx, 0, 0};
+        g_warps = &warps;
+        blockIdx = {(unsigned)x, (unsigned)y, (unsigned)z};
+        for (int t = 0; t < bx; t++) {
+            Fiber &f = g_fibers[t];
+            f.done = false;
+            getcontext(&f.ctx);
+            f.ctx.uc_stack.ss_sp = f.stack + kGuard;
+            f.ctx.uc_stack.ss_size = kStack;
+            f.ctx.uc_link = &g_sched;
+            makecontext(&f.ctx, fiber_main, 0);
+        }
+        for (int live = bx; live > 0;) {
+            unsigned long long before = g_progress;
+            for (int t = 0; t < bx; t++) {
+                Fiber &f = g_fibers[t];
+                if (f.done) continue;
+                g_cur = t;
+                threadIdx = {(unsigned)t, 0, 0};
+                swapcontext(&g_sched, &f.ctx);
+                if (f.done) live--;
             }
+            if (live > 0 && g_progress == before) {
+                fprintf(stderr, "emu: block (%d, %d, %d) deadlocked: %d of %d threads wait at a barrier that "
+                        "the others never reach\n", x, y, z, live, bx);
+                abort();
+            }
+        }
+    }
+    g_smem = nullptr;
+}
+
+// EMU_THREADS (default 2, 1 to 64), read at each launch
+int emu_threads() {
+    const char *e = getenv("EMU_THREADS");
+    int v = e ? atoi(e) : 2;
+    return v < 1 ? 1 : v > 64 ? 64 : v;
+}
+
+// OS threads kept for the process's life (their fibers' stacks are reused across launches); a launch hands each the
+// same job and waits until all have returned
+struct Workers {
+    std::mutex m;
+    std::condition_variable wake, idle;
+    std::function<void()> job;
+    unsigned long long gen = 0;
+    int want = 0, busy = 0, started = 0;
+
+    void run(int helpers, const std::function<void()> &f) {
+        std::unique_lock<std::mutex> lk(m);
+        while (started < helpers) {
+            std::thread([this, id = started] { loop(id); }).detach();
+            started++;
+        }
+        job = f;
+        want = helpers;
+        busy = helpers;
+        gen++;
+        wake.notify_all();
+        lk.unlock();
+        f();  // the launching thread's share
+        lk.lock();
+        idle.wait(lk, [this] { return busy == 0; });
+        job = nullptr;
+    }
+
+    void loop(int id) {
+        unsigned long long seen = 0;
+        std::unique_lock<std::mutex> lk(m);
+        for (;;) {
+            wake.wait(lk, [&] { return gen != seen; });
+            seen = gen;
+            if (id >= want) continue;  // this launch needs fewer threads
+            std::function<void()> f = job;
+            lk.unlock();
+            f();
+            lk.lock();
+            if (--busy == 0) idle.notify_all();
+        }
+    }
+};
+Workers &g_workers = *new Workers;  // never destroyed: its threads wait on it until the process ends
+std::mutex g_launch;  // one launch at a time (the JVM side serialises them too)
+}  // namespace
+
+void emu_run(int gx, int gy, int gz, int bx, int smem, const std::function<void()> &body) {
+    std::lock_guard<std::mutex> one(g_launch);
+    gridDim = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
+    blockDim = {(unsigned)bx, 1, 1};
+    g_body = &body;
+    std::atomic<long long> next{0};
+    long long total = (long long)gx * gy * gz;
+    int helpers = (int)std::min<long long>(emu_threads(), total) - 1;
+    auto share = [&] { run_blocks(gx, gy, gz, bx, smem, next); };
+    if (helpers <= 0)
+        share();
+    else
+        g_workers.run(helpers, share);
 }
 
 // ---- flash_attention_fa2.cu: dynamic shared memory, cp.async, ldmatrix ----

@@ -13,6 +13,7 @@
 // a row-major (n, k) B (non-trans) and of a row-major (k, n) B (.trans) feed mma the products the flash kernel relies
 // on.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -151,6 +152,7 @@ static void cpAsync() {
 // thread's shared write; without it a thread reads its neighbour's slot before the neighbour ran, so a kernel that
 // lacks a barrier fails deterministically instead of by chance
 static void barriers() {
+    setenv("EMU_THREADS", "1", 1);  // the two blocks in turn on one OS thread: the stale reads below depend on it
     for (bool sync : {true, false}) {
         static int got[64];
         emu_run(2, 1, 1, 64, [&] {
@@ -169,8 +171,31 @@ static void barriers() {
     }
 }
 
+// a grid's blocks on several OS threads (emu.cpp): every block runs once, with its own shared memory and barriers
+static void blocksOnThreads() {
+    setenv("EMU_THREADS", "4", 1);
+    static int out[96][64];
+    memset(out, 0, sizeof out);
+    for (int round = 0; round < 3; round++) {  // the worker threads are reused across launches
+        emu_run(8, 12, 1, 64, [&] {
+            __shared__ int s[64];
+            int b = blockIdx.y * 8 + blockIdx.x;
+            s[threadIdx.x] = 1000 * b + threadIdx.x + round;
+            __syncthreads();
+            out[b][threadIdx.x] += s[(threadIdx.x + 1) % 64];
+            __syncthreads();
+        });
+    }
+    int wrong = 0;
+    for (int b = 0; b < 96; b++)
+        for (int t = 0; t < 64; t++) wrong += out[b][t] != 3 * (1000 * b + (t + 1) % 64) + 3;
+    expect(wrong == 0, "96 blocks on 4 OS threads, 3 launches", wrong, 0, 0, 0, 0);
+    setenv("EMU_THREADS", "2", 1);
+}
+
 int main() {
     barriers();
+    blocksOnThreads();
     ldmatrixLayouts();
     ldmatrixFeedsMma();
     cpAsync();

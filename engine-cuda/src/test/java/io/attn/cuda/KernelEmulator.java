@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The engine's {@code .cu} kernels compiled for the host with g++ and {@code src/test/emu/cuda_emu.h} (one fiber
- * per CUDA thread), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
+ * per CUDA thread; a grid's blocks shared out to {@code EMU_THREADS} OS threads, default 2), callable by {@link Kernel} handle with the same argument list a GPU launch gets. For each kernel file
  * a translation unit includes the {@code .cu} in a namespace and adds {@code emu_<entry>(const long long* args, gx,
  * gy, gz, block, smem)}, generated from the PTX parameter types ({@link Kernels#params}), so the emulator and the GPU see
  * the same signatures. {@code ATTN_HOST_EMU} is defined, so the tensor-core file calls the emulator's warp-collective
