@@ -197,30 +197,24 @@ final class FfmCublas implements Blas {
         int st;
         try {
             if (useEx)
-                st = (int) gemmEx.invokeExact(
-                        handle,
+                st = gemmEx(
                         opB,
                         opA,
                         n,
                         m,
                         k,
-                        alpha,
                         pb,
+                        pa,
                         CUDA_R_32F,
                         ldb,
                         strideB,
-                        pa,
-                        CUDA_R_32F,
                         lda,
                         strideA,
-                        beta,
                         pc,
-                        CUDA_R_32F,
                         ldc,
                         strideC,
                         batch,
-                        computeType,
-                        CUBLAS_GEMM_DEFAULT);
+                        computeType);
             else
                 st = (int) sgemm.invokeExact(
                         handle, opB, opA, n, m, k, alpha, pb, ldb, strideB, pa, lda, strideA, beta, pc, ldc, strideC,
@@ -266,34 +260,77 @@ final class FfmCublas implements Blas {
                 + ", k=" + k + ", batch=" + batch + ")";
         int st;
         try {
-            st = (int) gemmEx.invokeExact(
-                    handle,
+            st = gemmEx(
                     opB,
                     opA,
                     n,
                     m,
                     k,
-                    alpha,
                     MemorySegment.ofAddress(b.address()),
+                    MemorySegment.ofAddress(a.address()),
                     type,
                     ldb,
                     strideB,
-                    MemorySegment.ofAddress(a.address()),
-                    type,
                     lda,
                     strideA,
-                    beta,
                     MemorySegment.ofAddress(c.address()),
-                    CUDA_R_32F,
                     ldc,
                     strideC,
                     batch,
-                    CUBLAS_COMPUTE_32F,
-                    CUBLAS_GEMM_DEFAULT);
+                    CUBLAS_COMPUTE_32F);
         } catch (Throwable t) {
             throw new AttnException(AttnException.Code.INTERNAL, call + " failed: " + t, t);
         }
         status(st, call);
+    }
+
+    /**
+     * {@code cublasGemmStridedBatchedEx} in cuBLAS's column-major terms (the callers pass the swapped operands): A and
+     * B of {@code inType}, fp32 C, the scalars already in {@code alpha} / {@code beta}; returns the status.
+     */
+    private int gemmEx(
+            int opA,
+            int opB,
+            int m,
+            int n,
+            int k,
+            MemorySegment a,
+            MemorySegment b,
+            int inType,
+            int lda,
+            long strideA,
+            int ldb,
+            long strideB,
+            MemorySegment c,
+            int ldc,
+            long strideC,
+            int batch,
+            int compute)
+            throws Throwable {
+        return (int) gemmEx.invokeExact(
+                handle,
+                opA,
+                opB,
+                m,
+                n,
+                k,
+                alpha,
+                a,
+                inType,
+                lda,
+                strideA,
+                b,
+                inType,
+                ldb,
+                strideB,
+                beta,
+                c,
+                CUDA_R_32F,
+                ldc,
+                strideC,
+                batch,
+                compute,
+                CUBLAS_GEMM_DEFAULT);
     }
 
     /** Throws for a non-zero cublasStatus_t; CUBLAS_STATUS_ALLOC_FAILED is DEVICE_OUT_OF_MEMORY. */
