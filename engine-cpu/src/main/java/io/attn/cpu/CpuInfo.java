@@ -96,13 +96,14 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
 
     /**
      * A JSON object with the same fields, {@code tiles} (the vector registers the kernels' tile set is sized for,
-     * {@link Registers#tiles}) and {@code gemm} (the GEMM blocking, {@link Tuning#json}), for a benchmark's summary line.
+     * {@link Registers#tiles}) and {@code gemm} (the GEMM blocking, {@link Tuning#json}) and {@code attention} (causal attention's key tile, {@link
+     * Tuning#attentionJson}), for a benchmark's summary line.
      */
     public String json() {
         return String.format(
                 Locale.ROOT,
                 "{\"name\":\"%s\",\"family\":%d,\"model\":%d,\"avx2\":%b,\"avx512f\":%b,\"vector_bits\":%d,\"cores\":%d,"
-                        + "\"tiles\":%d,\"gemm\":%s}",
+                        + "\"tiles\":%d,\"gemm\":%s,\"attention\":%s}",
                 name.replace("\\", "\\\\").replace("\"", "\\\""),
                 family,
                 model,
@@ -111,12 +112,21 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
                 vectorBits,
                 cores,
                 tiles(),
-                gemm());
+                gemm(),
+                attention());
     }
 
     private static String gemm() {
         try {
             return Tuning.json();
+        } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
+            return "null";
+        }
+    }
+
+    private static String attention() {
+        try {
+            return Tuning.attentionJson();
         } catch (ExceptionInInitializerError | NoClassDefFoundError e) {
             return "null";
         }

@@ -34,7 +34,8 @@ class CpuInfoTest {
         assertEquals(
                 "{\"name\":\"AMD EPYC 7B13\",\"family\":25,\"model\":1,\"avx2\":true,\"avx512f\":false,"
                         + "\"vector_bits\":256,\"cores\":2,\"tiles\":" + io.attn.cpu.ops.Registers.tiles()
-                        + ",\"gemm\":" + io.attn.cpu.ops.Tuning.json() + "}",
+                        + ",\"gemm\":" + io.attn.cpu.ops.Tuning.json() + ",\"attention\":"
+                        + io.attn.cpu.ops.Tuning.attentionJson() + "}",
                 c.json());
     }
 

@@ -14,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * an {@code L x S} matrix.
  *
  * <p>A task is one (batch, head) and a block of up to {@link #BR} queries (halved down to {@link #BR_SMALL} until there
- * are enough tasks for the threads). It walks the keys in tiles of {@link #BC}: the key tile is transposed into scratch
+ * are enough tasks for the threads). It walks the keys in tiles of {@link #BC} keys (causal attention: {@link Tuning#causalKeyTile}): the key tile is transposed into scratch
  * (scaled by {@code scale * log2(e)}, so scores come out in base-2 units and {@code p = 2^(s - m)}), then each group of
  * {@link #GR} query rows runs scores, the online-softmax step and {@code P.V} back to back while its scores sit in L1. The
  * running state per row is a max {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and
@@ -73,11 +73,32 @@ public final class Attention {
 
     /**
      * Keys per tile: a transposed key tile and a value tile ({@code 2 x BC x 64} floats at head size 64) stay in L1
-     * together with a group's scores (measured on Zen 5: 64 beats 128 by 10%, 256 by 20%).
+     * together with a group's scores (measured on Zen 5: 64 beats 128 by 10%, 256 by 20%). Causal attention may take
+     * narrower tiles ({@link Tuning#causalKeyTile}, measured per CPU by {@code attn tune}): its diagonal tiles run the
+     * masked path on their rows, so a narrower tile can pay there (Zen 3: 32 keys 7-20% faster). A narrower tile keeps
+     * the score and key rows' stride {@link #BCP}, a constant of the kernels: a per-call stride cost them 14-18%
+     * (docs/performance.md, "Attention's block sizes").
      */
     static final int BC = 64;
+
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
     private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
+
+    /**
+     * Whether {@code keys} can be a key tile's width: whole chunks of the score kernel's four vectors (32 keys with
+     * 256-bit vectors, 64 with 512-bit ones), at most {@link #BC}.
+     */
+    static boolean validKeyTile(int keys) {
+        return keys >= 4 * VL && keys <= BC && keys % (4 * VL) == 0 && BCP == BC;
+    }
+
+    /** The key tile widths this JVM's vectors allow, narrowest first (just {@link #BC} with 512-bit vectors). */
+    static int[] keyTiles() {
+        return java.util.stream.IntStream.rangeClosed(1, BC / (4 * VL))
+                .map(i -> i * 4 * VL)
+                .filter(Attention::validKeyTile)
+                .toArray();
+    }
 
     private Attention() {}
 
@@ -107,6 +128,14 @@ public final class Attention {
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
+        run(par, node, out, in, Tuning.causalKeyTile());
+    }
+
+    /** {@link #run} with causal attention in key tiles of {@code causalTile} keys ({@link #validKeyTile}). */
+    static void run(Parallel par, Node node, float[] out, float[][] in, int causalTile) {
+        if (!validKeyTile(causalTile))
+            throw new IllegalArgumentException(
+                    "key tile of " + causalTile + " keys: expected a multiple of " + 4 * VL + " up to " + BC);
         OpParams.Attention p = node.params(OpParams.Attention.class);
         Shape sq = node.input(0).shape(),
                 sk = node.input(1).shape(),
@@ -116,7 +145,7 @@ public final class Attention {
         // grouped-query attention: query head hh reads K/V head hh / group of its batch item (group 1: plain)
         int hkv = sk.dim(1), group = h / hkv;
         if (p.mask().segmented()) {
-            segmented(par, p, b * h, h, hkv, l, d, dv, in, out);
+            segmented(par, p, b * h, h, hkv, l, d, dv, in, out, causalTile);
             return;
         }
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
@@ -127,7 +156,24 @@ public final class Attention {
         par.forEach(b * h * qBlocks, t -> {
             int bh = t / qBlocks;
             int kvh = bh / h * hkv + bh % h / group;
-            block(bh, (t % qBlocks) * br, br, h, l, s, d, dv, scale, masks, in[0], in[1], in[2], out, bh * l, kvh * s);
+            block(
+                    bh,
+                    (t % qBlocks) * br,
+                    br,
+                    h,
+                    l,
+                    s,
+                    d,
+                    dv,
+                    scale,
+                    masks,
+                    in[0],
+                    in[1],
+                    in[2],
+                    out,
+                    bh * l,
+                    kvh * s,
+                    causalTile);
         });
     }
 
@@ -146,7 +192,8 @@ public final class Attention {
             int d,
             int dv,
             float[][] in,
-            float[] out) {
+            float[] out,
+            int causalTile) {
         int[] len = p.mask().segmentLengths();
         int[] start = new int[len.length];
         for (int g = 1; g < len.length; g++) start[g] = start[g - 1] + len[g - 1];
@@ -166,7 +213,24 @@ public final class Attention {
             int base = bh * t + start[g];
             int kvBase = (bh / heads * kvHeads + bh % heads / (heads / kvHeads)) * t + start[g];
             // heads = 1: the batch and head indices only address mask inputs, and a ragged batch has none
-            block(bh, from[i], br, 1, len[g], len[g], d, dv, p.scale(), masks, in[0], in[1], in[2], out, base, kvBase);
+            block(
+                    bh,
+                    from[i],
+                    br,
+                    1,
+                    len[g],
+                    len[g],
+                    d,
+                    dv,
+                    p.scale(),
+                    masks,
+                    in[0],
+                    in[1],
+                    in[2],
+                    out,
+                    base,
+                    kvBase,
+                    causalTile);
         });
     }
 
@@ -193,7 +257,8 @@ public final class Attention {
             float[] v,
             float[] out,
             int qBase,
-            int kBase) {
+            int kBase,
+            int causalTile) {
         Scratch sc = SCRATCH.get();
         sc.ensure(d, dv);
         int br = Math.min(rows, l - i0);
@@ -218,19 +283,21 @@ public final class Attention {
         // a window that holds every key of every row (a sentence shorter than a local layer's window) is no window:
         // the unwindowed kernels, fast path and short-sequence path included (it depends on l and s alone)
         boolean causal = masks.causal(), windowed = masks.windowed() && (masks.left() < l - 1 || masks.right() < s - 1);
+        // keys per tile: BC, or causal attention's own width (at most BC; rows keep the stride BCP)
+        int tb = causal ? causalTile : BC;
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
         // kernels on its keys rounded up to whole 4-vector chunks (w), the padded columns' scores set to -inf, P.V over
         // its keys only. It depends on s alone, so a row's operations still do not depend on the block or the threads.
         boolean shortFast = fast && !causal && !windowed && s < BC && dv % (4 * VL) == 0;
-        int w = shortFast ? (s + 4 * VL - 1) / (4 * VL) * (4 * VL) : BC;
+        int w = shortFast ? (s + 4 * VL - 1) / (4 * VL) * (4 * VL) : tb;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
         // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
         int left = masks.left(), right = masks.right(), jStart = 0;
         if (windowed) {
-            jStart = (int) (Math.max(0L, (long) i0 - left) / BC * BC);
+            jStart = (int) (Math.max(0L, (long) i0 - left) / tb * tb);
             jEnd = (int) Math.min(jEnd, (long) i0 + br + right);
             Arrays.fill(acc, 0, rows6 * dv, 0f); // a row's first tile is not always the block's first
         }
@@ -238,20 +305,23 @@ public final class Attention {
         // the general path's tile width: a sequence shorter than one tile (a sentence) works on its own length rounded
         // up to the score kernel's two vectors, not on 64 keys, most of them padding. It depends on s alone, never on
         // the block, so a row's operations still do not depend on the block size or the thread count.
-        int bcp = s < BC && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
-        for (int j0 = jStart; j0 < jEnd; j0 += BC) {
-            int bc = Math.min(BC, jEnd - j0);
-            // transpose the key tile: kt[dd * bcp + c] = k[j0 + c, dd], zero columns past bc (a short sequence on the
-            // fast path: up to w, the columns its kernels read)
-            if (bc == BCP) transposeTile(k, ko + j0 * d, d, kt, qscale);
+        // (bcp: the key rows' stride of a tile cut short; gw: the general path's columns, also its score rows' stride)
+        int bcp = s < tb && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
+        int gw = Math.min(bcp, tb);
+        for (int j0 = jStart; j0 < jEnd; j0 += tb) {
+            int bc = Math.min(tb, jEnd - j0);
+            // transpose the key tile: kt[dd * ktp + c] = k[j0 + c, dd], zero columns past bc (a short sequence on the
+            // fast path: up to w, the columns its kernels read); a whole tile at the kernels' stride BCP
+            int ktp = bc == tb && s >= tb ? BCP : bcp;
+            if (bc == tb && s >= tb) transposeTile(k, ko + j0 * d, d, kt, qscale, tb);
             else
-                for (int c = 0, cols = shortFast ? w : bcp; c < cols; c++) {
+                for (int c = 0, cols = shortFast ? w : gw; c < cols; c++) {
                     if (c < bc) {
                         int src = ko + (j0 + c) * d;
-                        for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = k[src + dd] * qscale;
-                    } else for (int dd = 0; dd < d; dd++) kt[dd * bcp + c] = 0f;
+                        for (int dd = 0; dd < d; dd++) kt[dd * ktp + c] = k[src + dd] * qscale;
+                    } else for (int dd = 0; dd < d; dd++) kt[dd * ktp + c] = 0f;
                 }
-            boolean fullTile = fast && (bc == BC || shortFast);
+            boolean fullTile = fast && (bc == tb || shortFast);
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a group start
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / GR * GR : 0;
             // a sliding window: likewise rows whose window ends before the tile (i + right < j0); the loop stops at the
@@ -265,8 +335,8 @@ public final class Attention {
                 // rows included) has the whole tile in its window
                 boolean fastGroup = fullTile
                         && (r < padFrom || padFast)
-                        && (!causal || i0 + r >= j0 + BC - 1)
-                        && (!windowed || ((long) i0 + r + GR - 1 - left <= j0 && (long) i0 + r + right >= j0 + BC - 1));
+                        && (!causal || i0 + r >= j0 + tb - 1)
+                        && (!windowed || ((long) i0 + r + GR - 1 - left <= j0 && (long) i0 + r + right >= j0 + tb - 1));
                 if (fastGroup) {
                     float[] qs = r == padFrom ? sc.qpad : q;
                     int qso = r == padFrom ? 0 : qo + r * d;
@@ -288,7 +358,7 @@ public final class Attention {
                     else
                         for (int rr = 0; rr < GR; rr++)
                             softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, Math.min(bc, w));
-                } else general(r, r1, q, qo, d, bc, bcp, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                } else general(r, r1, q, qo, d, bc, ktp, gw, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
@@ -301,7 +371,7 @@ public final class Attention {
                     // on the block size (and so on the thread count)
                     // (a window's right side likewise: right is 0 under causal, large when unbounded)
                     int width = (int) Math.min(bc, (long) i0 + r1 + right - j0);
-                    accumulate(st, fastGroup ? BCP : bcp, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
+                    accumulate(st, fastGroup ? BCP : gw, corr, r, width, r1, v, vo + j0 * dv, dv, acc);
                 }
             }
         }
@@ -339,22 +409,28 @@ public final class Attention {
         t.intoArray(sink, 0);
     }
 
-    /** A full key tile, transposed and scaled: {@code kt[dd * BCP + c] = k[src + c*d + dd] * scale}. */
-    private static void transposeTile(float[] k, int src, int d, float[] kt, float scale) {
-        if (Transpose.AVAILABLE && d % 16 == 0 && BCP % 16 == 0) {
-            for (int c0 = 0; c0 < BCP; c0 += 16)
+    /**
+     * A whole key tile of {@code keys} keys, transposed and scaled: {@code kt[dd * BCP + c] = k[src + c*d + dd] *
+     * scale}.
+     */
+    private static void transposeTile(float[] k, int src, int d, float[] kt, float scale, int keys) {
+        if (Transpose.AVAILABLE && d % 16 == 0 && keys % 16 == 0) {
+            for (int c0 = 0; c0 < keys; c0 += 16)
                 for (int d0 = 0; d0 < d; d0 += 16)
                     Transpose.block16(k, src + c0 * d + d0, d, kt, d0 * BCP + c0, BCP, scale);
         } else {
-            for (int c = 0; c < BCP; c++) {
+            for (int c = 0; c < keys; c++) {
                 int from = src + c * d;
                 for (int dd = 0; dd < d; dd++) kt[dd * BCP + c] = k[from + dd] * scale;
             }
         }
     }
 
-    /** {@code st[(r - r0) * w + c] = q[qo + r*d, :] . kt[:, c]} for {@code r0 <= r < br}, every {@code c < w} (the tile width, a multiple of two vectors). */
-    private static void scores(float[] q, int qo, int d, int r0, int br, float[] kt, float[] st, int w) {
+    /**
+     * {@code st[(r - r0) * w + c] = q[qo + r*d, :] . kt[dd * kp + c]} for {@code r0 <= r < br}, every {@code c < w}
+     * (the tile width, a multiple of two vectors; {@code kp}: the key rows' stride, at least {@code w}).
+     */
+    private static void scores(float[] q, int qo, int d, int r0, int br, float[] kt, int kp, float[] st, int w) {
         int r = r0;
         for (; r + 4 <= br; r += 4) {
             int q0 = qo + r * d;
@@ -362,8 +438,8 @@ public final class Attention {
                 FloatVector a00 = FloatVector.zero(SP), a01 = a00, a10 = a00, a11 = a00;
                 FloatVector a20 = a00, a21 = a00, a30 = a00, a31 = a00;
                 for (int dd = 0; dd < d; dd++) {
-                    FloatVector k0 = FloatVector.fromArray(SP, kt, dd * w + cv);
-                    FloatVector k1 = FloatVector.fromArray(SP, kt, dd * w + cv + VL);
+                    FloatVector k0 = FloatVector.fromArray(SP, kt, dd * kp + cv);
+                    FloatVector k1 = FloatVector.fromArray(SP, kt, dd * kp + cv + VL);
                     FloatVector x = FloatVector.broadcast(SP, q[q0 + dd]);
                     a00 = x.fma(k0, a00);
                     a01 = x.fma(k1, a01);
@@ -393,7 +469,7 @@ public final class Attention {
             for (int cv = 0; cv < w; cv += VL) {
                 FloatVector a = FloatVector.zero(SP);
                 for (int dd = 0; dd < d; dd++)
-                    a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * w + cv), a);
+                    a = FloatVector.broadcast(SP, q[q0 + dd]).fma(FloatVector.fromArray(SP, kt, dd * kp + cv), a);
                 a.intoArray(st, (r - r0) * w + cv);
             }
         }
@@ -581,6 +657,7 @@ public final class Attention {
             int qo,
             int d,
             int bc,
+            int kp,
             int bcp,
             float[] kt,
             float[] st,
@@ -593,7 +670,7 @@ public final class Attention {
             float[] sum,
             float[] sumv,
             float[] corr) {
-        scores(q, qo, d, r0, r1, kt, st, bcp);
+        scores(q, qo, d, r0, r1, kt, kp, st, bcp);
         for (int r = r0; r < r1; r++) {
             int so = (r - r0) * bcp;
             masks.apply(st, so, bc, b, h, i0 + r, j0, 1f, LOG2E);
@@ -618,7 +695,7 @@ public final class Attention {
     }
 
     /**
-     * The online-softmax step for one row of a full, unmasked tile ({@code BC} scores in base-2 units at {@code
+     * The online-softmax step for one row of a full, unmasked tile ({@code w} scores in base-2 units at {@code
      * st[so..]}) when the group failed {@link #fastScores}'s test: the lazy test again for this row alone, else clamp to
      * finite (as {@link Masks#apply} does), tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max,
      * sum and rescale factor updated.

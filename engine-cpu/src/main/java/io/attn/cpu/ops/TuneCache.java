@@ -20,14 +20,16 @@ import java.util.function.Consumer;
  * stale file (unreadable, bad JSON, another CPU's key, another version, values out of range) is ignored with one line
  * naming the file and why, and the table or the defaults apply.
  *
- * <pre>{"version":1,"family":25,"model":1,"vector_bits":256,"cores":2,"tiles":16,"kc":256,"mc":64,"nc":1024,
- *  "a":"packed","measured":"2026-11-27T17:30:00Z, ...","cpu":"AMD EPYC"}</pre>
+ * <pre>{"version":2,"family":25,"model":1,"vector_bits":256,"cores":2,"tiles":16,"kc":256,"mc":64,"nc":1024,
+ *  "a":"packed","causal_tile":32,"measured":"2026-11-27T17:30:00Z, ...","cpu":"AMD EPYC"}</pre>
+ *
+ * <p>Version 1 (before causal attention's key tile was measured) is still read, with the default tile.
  */
 final class TuneCache {
     private TuneCache() {}
 
     /** The file format's version: a file of another version is ignored (and rewritten by the next {@code attn tune}). */
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     /** The property that names the cache directory instead of {@code $XDG_CACHE_HOME/attn} or {@code ~/.cache/attn}. */
     static final String DIR = "attn.cpu.tune.dir";
@@ -78,8 +80,8 @@ final class TuneCache {
         try {
             JsonFields j = JsonFields.read(f);
             int version = j.integer("version", -1);
-            if (version != VERSION)
-                return ignored(warn, f, "version " + version + ", this attn reads version " + VERSION);
+            if (version != VERSION && version != 1)
+                return ignored(warn, f, "version " + version + ", this attn reads versions 1 and " + VERSION);
             int tiles = mr == 4 ? 16 : 32;
             String theirs = key(
                     j.integer("family", -1),
@@ -94,11 +96,19 @@ final class TuneCache {
                 return ignored(warn, f, "\"a\" must be \"packed\" or \"in place\", not \"" + a + "\"");
             Gemm.Blocking b = new Gemm.Blocking(
                     j.integer("kc", -1), j.integer("mc", -1), j.integer("nc", -1), a.equals("packed"));
+            int tile = version == 1 ? Attention.BC : j.integer("causal_tile", -1);
+            if (!Attention.validKeyTile(tile))
+                return ignored(
+                        warn,
+                        f,
+                        "\"causal_tile\" must be one of " + java.util.Arrays.toString(Attention.keyTiles()) + ", not "
+                                + tile);
             return new Tuning(
                     b.kc(),
                     b.mc() / mr,
                     b.nc(),
                     b.packA(),
+                    tile,
                     "tuned",
                     "tuned by attn tune, " + j.string("measured", "?") + " (" + f + ")");
         } catch (RuntimeException e) { // bad JSON (AttnException names file, line, column), a field's type, a range
@@ -113,7 +123,7 @@ final class TuneCache {
     }
 
     /** The file's text for {@code b} measured on {@code cpu} with {@code mr}-row tiles. */
-    static String json(CpuInfo cpu, int mr, Gemm.Blocking b, String measured) {
+    static String json(CpuInfo cpu, int mr, Gemm.Blocking b, int causalTile, String measured) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("version", VERSION);
         m.put("family", cpu.family());
@@ -125,17 +135,19 @@ final class TuneCache {
         m.put("mc", b.mc());
         m.put("nc", b.nc());
         m.put("a", b.packA() ? "packed" : "in place");
+        m.put("causal_tile", causalTile);
         m.put("measured", measured);
         m.put("cpu", cpu.name());
         return Json.write(m) + "\n";
     }
 
     /** Writes {@code b} for {@code cpu} into {@code dir} (created if missing; the file replaced whole); its path. */
-    static Path write(Path dir, CpuInfo cpu, int mr, Gemm.Blocking b, String measured) throws IOException {
+    static Path write(Path dir, CpuInfo cpu, int mr, Gemm.Blocking b, int causalTile, String measured)
+            throws IOException {
         Files.createDirectories(dir);
         Path f = file(dir, cpu), tmp = Files.createTempFile(dir, ".cpu-tuning", ".tmp");
         try {
-            Files.writeString(tmp, json(cpu, mr, b, measured));
+            Files.writeString(tmp, json(cpu, mr, b, causalTile, measured));
             Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } finally {
             Files.deleteIfExists(tmp);

@@ -308,6 +308,107 @@ public final class Tuner {
         }
     }
 
+    /** Causal attention's shape for the key tile: {@code B x H x L x D}, {@code L = S}. */
+    static final int TILE_B = 2, TILE_H = 8, TILE_L = 512, TILE_D = 64;
+
+    /**
+     * What the key tile's measurement found: the chosen width and the start's, and each width's milliseconds per call
+     * at each thread count (its best round), in {@link Attention#keyTiles} order.
+     */
+    public record TileResult(int best, int start, int[] widths, double[][] ms, int rounds) {
+        double[] of(int width) {
+            for (int i = 0; i < widths.length; i++) if (widths[i] == width) return ms[i];
+            throw new IllegalArgumentException("width " + width);
+        }
+    }
+
+    /**
+     * Causal attention's key tile ({@link Tuning#causalKeyTile}): {@code TILE_B x TILE_H x 512 x 64} causal attention
+     * with every width this JVM's vectors allow ({@link Attention#keyTiles}), by CPU time as the products ({@link
+     * Bench#once}), widths interleaved in rounds for about {@code seconds}, each width's figure its best round and its
+     * score the geometric mean over the thread counts. The start stays unless a width is more than 3% faster (a
+     * measured difference, not noise: the diagonal tiles take the masked path, so narrower tiles can pay; on Zen 3 32
+     * keys were 7-16% faster than 64, docs/performance.md).
+     */
+    static TileResult tuneCausalTile(int start, double seconds, int[] threads, Consumer<String> log) {
+        io.attn.graph.GraphBuilder g = new io.attn.graph.GraphBuilder();
+        io.attn.graph.Node o = g.attention(
+                g.input("q", TILE_B, TILE_H, TILE_L, TILE_D),
+                g.input("k", TILE_B, TILE_H, TILE_L, TILE_D),
+                g.input("v", TILE_B, TILE_H, TILE_L, TILE_D),
+                (float) (1 / Math.sqrt(TILE_D)),
+                io.attn.graph.MaskSpec.CAUSAL,
+                null,
+                null);
+        int size = TILE_B * TILE_H * TILE_L * TILE_D;
+        Random r = new Random(39);
+        float[][] in = new float[3][size];
+        for (float[] a : in) for (int i = 0; i < size; i++) a[i] = r.nextFloat() - 0.5f;
+        float[] out = new float[size];
+        int[] widths = Attention.keyTiles();
+        if (Arrays.stream(widths).noneMatch(w -> w == start)) widths = with(widths, start);
+        Parallel[] pools = new Parallel[threads.length];
+        for (int i = 0; i < threads.length; i++) pools[i] = new Parallel(threads[i]);
+        try {
+            long end = System.nanoTime() + (long) (seconds * 1e9);
+            double[][] best = new double[widths.length][threads.length];
+            for (double[] row : best) Arrays.fill(row, Double.MAX_VALUE);
+            List<Integer> idx = new ArrayList<>();
+            for (int i = 0; i < widths.length; i++) idx.add(i);
+            Random order = new Random(4);
+            // the first rounds compile the kernels (not counted); then rounds until the budget, at least 3
+            int rounds = 0;
+            for (int round = -2; round < 3 || (round < 50 && System.nanoTime() < end); round++) {
+                Collections.shuffle(idx, order);
+                for (int i : idx)
+                    for (int t = 0; t < threads.length; t++) {
+                        boolean single = threads[t] == 1;
+                        long t0 =
+                                !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+                        Attention.run(pools[t], o, out, in, widths[i]);
+                        long t1 =
+                                !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+                        double ms = (t1 - t0) * 1e-6 / (CPU_TIME ? threads[t] : 1);
+                        if (round >= 0) best[i][t] = Math.min(best[i][t], ms);
+                    }
+                if (round >= 0) rounds++;
+            }
+            int s0 = 0, b0 = 0;
+            for (int i = 0; i < widths.length; i++) {
+                if (widths[i] == start) s0 = i;
+                if (geomean(best[i]) < geomean(best[b0])) b0 = i;
+            }
+            int chosen = geomean(best[b0]) < 0.97 * geomean(best[s0]) ? widths[b0] : start;
+            StringBuilder line = new StringBuilder("causal attention " + TILE_B + "x" + TILE_H + "x" + TILE_L + "x"
+                    + TILE_D + ", ms per call at " + Arrays.toString(threads) + " threads:");
+            for (int i = 0; i < widths.length; i++)
+                line.append(String.format(Locale.ROOT, " %d keys %s;", widths[i], ms(best[i])));
+            line.append(" key tile ").append(chosen).append(chosen == start ? " (the start)" : "");
+            log.accept(line.toString());
+            return new TileResult(chosen, start, widths, best, rounds);
+        } finally {
+            for (Parallel p : pools) p.close();
+        }
+    }
+
+    private static double geomean(double[] x) {
+        double s = 0;
+        for (double v : x) s += Math.log(v);
+        return Math.exp(s / x.length);
+    }
+
+    /** Milliseconds, {@code 11.52/6.31}. */
+    static String ms(double[] ms) {
+        StringBuilder sb = new StringBuilder();
+        for (double g : ms) sb.append(sb.isEmpty() ? "" : "/").append(String.format(Locale.ROOT, "%.2f", g));
+        return sb.toString();
+    }
+
+    /** The seconds of a {@code seconds} budget that the key tile's measurement takes: a tenth, 1 to 4 s. */
+    static double tileSeconds(double seconds) {
+        return Math.max(1, Math.min(4, seconds / 10));
+    }
+
     /** GFLOP/s figures, {@code 75.1/130.2}. */
     static String figures(double[] gflops) {
         StringBuilder sb = new StringBuilder();
@@ -316,15 +417,24 @@ public final class Tuner {
     }
 
     /** The line {@link TuneCache} keeps as {@code measured}: when, and the figures. */
-    static String measured(Result r) {
+    static String measured(Result r, TileResult tile) {
         return String.format(
                 Locale.ROOT,
-                "%s, %d^3 %s GFLOP/s at %s threads (start %s)",
+                "%s, %d^3 %s GFLOP/s at %s threads (start %s); causal attention key tile %d: %s ms (%d: %s)",
                 Instant.now().truncatedTo(ChronoUnit.SECONDS),
                 SIZE,
                 figures(r.best().gflops()),
                 Arrays.toString(r.threads()).replace(" ", ""),
-                figures(r.start().gflops()));
+                figures(r.start().gflops()),
+                tile.best(),
+                ms(tile.of(tile.best())),
+                tile.start(),
+                ms(tile.of(tile.start())));
+    }
+
+    /** The causal key tile this JVM would take without a cache: the table's or the default (the measurement's start). */
+    static int startTile() {
+        return Tuning.choose("table", CpuInfo.host()).causalTile();
     }
 
     /**
@@ -333,24 +443,27 @@ public final class Tuner {
      */
     static Tuning tuneAndSave(double seconds, Consumer<String> log) {
         CpuInfo cpu = CpuInfo.host();
-        Result r = search(start(), seconds, SIZE, defaultThreads(cpu.cores()), log);
-        String measured = measured(r);
+        int[] threads = defaultThreads(cpu.cores());
+        Result r = search(start(), seconds - tileSeconds(seconds), SIZE, threads, log);
+        TileResult tile = tuneCausalTile(startTile(), tileSeconds(seconds), threads, log);
+        String measured = measured(r, tile);
         Path dir = TuneCache.dir();
         String where;
         try {
             where = dir == null
                     ? "not cached (no cache directory)"
-                    : "cached in " + TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), measured);
+                    : "cached in " + TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), tile.best(), measured);
         } catch (IOException | RuntimeException e) {
             where = "not cached: " + e.getMessage();
         }
-        log.accept(r.best().describe() + ", " + where);
+        log.accept(r.best().describe() + ", causal key tile " + tile.best() + ", " + where);
         Gemm.Blocking b = r.best().blocking();
         return new Tuning(
                 b.kc(),
                 b.mc() / Gemm.MR,
                 b.nc(),
                 b.packA(),
+                tile.best(),
                 "tuned",
                 "tuned now by -D" + Tuning.TUNE + "=auto, " + measured);
     }
@@ -363,8 +476,9 @@ public final class Tuner {
     public static io.attn.engine.Tune.Report run(io.attn.engine.Tune.Request req, Consumer<String> log) {
         CpuInfo cpu = CpuInfo.host();
         int[] threads = defaultThreads(cpu.cores());
-        Result r = search(start(), req.seconds(), SIZE, threads, log);
-        String measured = measured(r);
+        Result r = search(start(), req.seconds() - tileSeconds(req.seconds()), SIZE, threads, log);
+        TileResult tile = tuneCausalTile(startTile(), tileSeconds(req.seconds()), threads, log);
+        String measured = measured(r, tile);
         List<String> lines = new ArrayList<>();
         java.util.Map<String, Object> json = new java.util.LinkedHashMap<>();
         json.put("cpu", io.attn.io.Json.parse(cpu.json()));
@@ -375,6 +489,19 @@ public final class Tuner {
         json.put("rounds", r.rounds());
         json.put("tuned", blockingJson(r.best()));
         json.put("start", blockingJson(r.start()));
+        java.util.Map<String, Object> tj = new java.util.LinkedHashMap<>();
+        tj.put("shape", List.of(TILE_B, TILE_H, TILE_L, TILE_D));
+        tj.put("tuned", tile.best());
+        tj.put("start", tile.start());
+        tj.put("rounds", tile.rounds());
+        java.util.Map<String, Object> perWidth = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < tile.widths().length; i++) {
+            List<Object> ms = new ArrayList<>();
+            for (double x : tile.ms()[i]) ms.add(Math.round(x * 1000) / 1000.0);
+            perWidth.put(Integer.toString(tile.widths()[i]), ms);
+        }
+        tj.put("ms", perWidth);
+        json.put("causal_key_tile", tj);
         lines.add(String.format(
                 Locale.ROOT,
                 "tuned in %.1f s (%d candidates, %d rounds each): %s",
@@ -390,12 +517,25 @@ public final class Tuner {
                 figures(r.best().gflops()),
                 figures(r.start().gflops()),
                 Tuning.choose("table", cpu).from().equals("table") ? "the table's" : "the defaults"));
+        lines.add(String.format(
+                Locale.ROOT,
+                "causal attention %dx%dx%dx%d, ms per call at %s threads: key tile %d %s, %d %s%s",
+                TILE_B,
+                TILE_H,
+                TILE_L,
+                TILE_D,
+                Arrays.toString(threads),
+                tile.best(),
+                ms(tile.of(tile.best())),
+                tile.start(),
+                ms(tile.of(tile.start())),
+                tile.best() == tile.start() ? " (the start, kept)" : " (the start)"));
         if (req.save()) {
             Path dir = TuneCache.dir();
             if (dir == null) lines.add("not cached: no cache directory (set -D" + TuneCache.DIR + ")");
             else
                 try {
-                    Path f = TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), measured);
+                    Path f = TuneCache.write(dir, cpu, Gemm.MR, r.best().blocking(), tile.best(), measured);
                     lines.add("cached in " + f + " (used by every JVM on this CPU unless -D" + Tuning.TUNE + "=off)");
                     json.put("cache", f.toString());
                 } catch (IOException e) {
@@ -481,7 +621,7 @@ public final class Tuner {
             json.put("sweep", sw);
         }
         return new io.attn.engine.Tune.Report(
-                lines, io.attn.io.Json.write(json), entry(cpu, r.best().blocking(), measured));
+                lines, io.attn.io.Json.write(json), entry(cpu, r.best().blocking(), tile.best(), measured));
     }
 
     private static double round(double g) {
@@ -501,10 +641,10 @@ public final class Tuner {
     }
 
     /** The table entry for {@code Tuning.TABLE} that {@code b} would be on this CPU ({@code attn tune --print}). */
-    static String entry(CpuInfo cpu, Gemm.Blocking b, String measured) {
+    static String entry(CpuInfo cpu, Gemm.Blocking b, int causalTile, String measured) {
         return String.format(
                 Locale.ROOT,
-                "new Entry(%d, %d, %d, %d, %d, %d, %b, \"%s: %s\")",
+                "new Entry(%d, %d, %d, %d, %d, %d, %b, %d, \"%s: %s\")",
                 cpu.family(),
                 cpu.model(),
                 cpu.vectorBits(),
@@ -512,6 +652,7 @@ public final class Tuner {
                 b.mc() / Gemm.MR,
                 b.nc(),
                 b.packA(),
+                causalTile,
                 cpu.name().replace("\"", "'"),
                 "attn tune " + measured.replace("\"", "'"));
     }

@@ -20,15 +20,21 @@ import java.util.stream.Stream;
  * run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes the same products within the
  * same bounds; only the K step changes the order in which a product's partial sums are added.
  *
+ * <p>With the blocking comes the width of causal attention's key tiles ({@link #causalKeyTile}: 32, 64 or 128 keys
+ * with 256-bit vectors, 64 or 128 with 512-bit ones; {@code -Dattn.cpu.attention.causal-tile} forces it), measured by the
+ * same {@code attn tune}. It changes the order of the online softmax's steps, so results move within the same bounds
+ * (as the K step's do).
+ *
  * @param kc the longest K step
  * @param mcTiles rows of A per block, in tiles of the GEMM's rows
  * @param nc columns of B per block
  * @param packA whether the tile reads A packed (rows interleaved) rather than in place
+ * @param causalTile keys per key tile of causal attention ({@link Attention#validKeyTile})
  * @param from {@code tuned}, {@code table}, {@code default} or {@code forced} (by {@code -Dattn.cpu.tuning}), for {@link
  *     #json}
  * @param source where the values come from, in words, for {@link #describe}
  */
-public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, String source) {
+public record Tuning(int kc, int mcTiles, int nc, boolean packA, int causalTile, String from, String source) {
 
     /**
      * The property that turns the table off ({@code off}), on ({@code table}, the default) or forces one of its entries
@@ -46,13 +52,25 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
      * One measured CPU: family, model, the JVM vector width it was measured with, its values ({@code packA}: whether
      * the tile packs A), and where.
      */
-    record Entry(int family, int model, int vectorBits, int kc, int mcTiles, int nc, boolean packA, String measured) {}
+    record Entry(
+            int family,
+            int model,
+            int vectorBits,
+            int kc,
+            int mcTiles,
+            int nc,
+            boolean packA,
+            int causalTile,
+            String measured) {}
+
+    /** The property that forces causal attention's key tile width ({@link #causalKeyTile}). */
+    public static final String CAUSAL_TILE = "attn.cpu.attention.causal-tile";
 
     /**
      * Defaults: Zen 5 (AVX-512) measurements, docs/performance.md; Zen 1 (AVX2) measured no better with others. The
      * 4-row tile (16 registers) packs A, the 6-row one reads it in place ({@link Gemm}).
      */
-    static final Tuning DEFAULT = new Tuning(2048, 16, 512, Registers.FEW, "default", "defaults");
+    static final Tuning DEFAULT = new Tuning(2048, 16, 512, Registers.FEW, Attention.BC, "default", "defaults");
 
     /**
      * The measured CPUs (docs/performance.md, "Per-CPU GEMM blocking"). Intel Xeon family 6 model 207 (Emerald Rapids:
@@ -69,6 +87,7 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
             32,
             1024,
             true,
+            Attention.BC,
             "Intel Xeon, Emerald Rapids: measured 2026-11-26, 1.3-1.75x the defaults"));
 
     /** This machine's choice (the cache's, the table's or the defaults, before any single property). */
@@ -125,6 +144,34 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
                 packA);
     }
 
+    /**
+     * Causal attention's key tile width in use: {@code -Dattn.cpu.attention.causal-tile} where set, else {@link
+     * #host()}'s (resolved once).
+     */
+    static int causalKeyTile() {
+        return CausalTile.KEYS;
+    }
+
+    private static final class CausalTile {
+        static final int KEYS = causalTile(System.getProperty(CAUSAL_TILE), host());
+    }
+
+    /** {@code property}'s width (checked: one line naming it and the widths allowed) where set, else {@code t}'s. */
+    static int causalTile(String property, Tuning t) {
+        if (property == null) return t.causalTile;
+        int n;
+        try {
+            n = Integer.parseInt(property.trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (!Attention.validKeyTile(n))
+            throw new IllegalArgumentException("-D" + CAUSAL_TILE + " must be one of "
+                    + java.util.Arrays.toString(Attention.keyTiles()) + " with this JVM's vectors, not '" + property
+                    + "'");
+        return n;
+    }
+
     static Tuning choose(String mode, CpuInfo cpu) {
         if (mode.equals("off")) return defaults("forced", "defaults (-D" + PROPERTY + "=off)");
         if (!mode.equals("table")) {
@@ -155,11 +202,11 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
     }
 
     private static Tuning of(Entry e, String from, String why) {
-        return new Tuning(e.kc, e.mcTiles, e.nc, e.packA, from, why + " (" + e.measured + ")");
+        return new Tuning(e.kc, e.mcTiles, e.nc, e.packA, e.causalTile, from, why + " (" + e.measured + ")");
     }
 
     private static Tuning defaults(String from, String why) {
-        return new Tuning(DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.packA, from, why);
+        return new Tuning(DEFAULT.kc, DEFAULT.mcTiles, DEFAULT.nc, DEFAULT.packA, DEFAULT.causalTile, from, why);
     }
 
     /** A boolean property ({@code true} or {@code false}), else {@code fallback}; any other value: one line. */
@@ -204,6 +251,11 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
      */
     public static String describe() {
         Gemm.Blocking b = Gemm.host();
+        return gemmDescription(b) + "; causal attention: key tiles of " + causalKeyTile() + " keys"
+                + forced(CAUSAL_TILE);
+    }
+
+    private static String gemmDescription(Gemm.Blocking b) {
         return String.format(
                         Locale.ROOT,
                         "GEMM blocks: K step %d%s, A %d rows%s, B %d columns%s, A %s (%s)",
@@ -238,6 +290,15 @@ public record Tuning(int kc, int mcTiles, int nc, boolean packA, String from, St
                 b.nc(),
                 b.packA() ? "packed" : "in place",
                 from);
+    }
+
+    /**
+     * Causal attention's key tile as JSON, e.g. {@code {"causal_key_tile":32,"from":"tuned"}} ({@code from} as in
+     * {@link #json}; {@code forced} by {@code -Dattn.cpu.attention.causal-tile} too).
+     */
+    public static String attentionJson() {
+        String from = System.getProperty(CAUSAL_TILE) != null ? "forced" : host().from;
+        return String.format(Locale.ROOT, "{\"causal_key_tile\":%d,\"from\":\"%s\"}", causalKeyTile(), from);
     }
 
     private static String forced(String property) {

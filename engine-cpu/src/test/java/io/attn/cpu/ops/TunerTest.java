@@ -40,10 +40,13 @@ class TunerTest {
 
     private static final Gemm.Blocking SOME = new Gemm.Blocking(384, 12 * Gemm.MR, 1024, true);
 
+    /** The narrowest key tile this JVM's vectors allow (32 keys with 256-bit vectors; the default 64 with 512). */
+    private static final int TILE = Attention.keyTiles()[0];
+
     @Test
     void theCacheRoundTripsPerCpu() throws Exception {
         CpuInfo c = here(25, 1, 2);
-        Path f = TuneCache.write(dir, c, Gemm.MR, SOME, "2026-11-27T17:00:00Z, test");
+        Path f = TuneCache.write(dir, c, Gemm.MR, SOME, TILE, "2026-11-27T17:00:00Z, test");
         assertEquals(TuneCache.file(dir, c), f);
         List<String> warned = new ArrayList<>();
         Tuning t = TuneCache.read(dir, c, Gemm.MR, warned::add);
@@ -52,10 +55,11 @@ class TunerTest {
         assertEquals(12, t.mcTiles());
         assertEquals(1024, t.nc());
         assertTrue(t.packA());
+        assertEquals(TILE, t.causalTile());
         assertEquals("tuned", t.from());
         assertTrue(t.source().startsWith("tuned by attn tune, 2026-11-27T17:00:00Z, test (" + f), t.source());
         // rewritten whole, no temporary file left
-        TuneCache.write(dir, c, Gemm.MR, new Gemm.Blocking(256, 4 * Gemm.MR, 512, false), "again");
+        TuneCache.write(dir, c, Gemm.MR, new Gemm.Blocking(256, 4 * Gemm.MR, 512, false), TILE, "again");
         assertEquals(256, TuneCache.read(dir, c, Gemm.MR, warned::add).kc());
         try (var files = Files.list(dir)) {
             assertEquals(
@@ -83,13 +87,13 @@ class TunerTest {
     @Test
     void badOrStaleFilesAreIgnoredWithOneLineNamingTheFile() throws Exception {
         CpuInfo c = here(25, 1, 2);
-        String good = TuneCache.json(c, Gemm.MR, SOME, "test");
+        String good = TuneCache.json(c, Gemm.MR, SOME, TILE, "test");
         int tiles = Gemm.MR == 4 ? 16 : 32;
         Map<String, String> bad = new HashMap<>();
-        bad.put("not JSON", "{\"version\":1,");
+        bad.put("not JSON", "{\"version\":2,");
         bad.put("an array", "[1,2]");
-        bad.put("another version", good.replace("\"version\":1", "\"version\":2"));
-        bad.put("no version", good.replace("\"version\":1,", ""));
+        bad.put("another version", good.replace("\"version\":2", "\"version\":3"));
+        bad.put("no version", good.replace("\"version\":2,", ""));
         bad.put("another model", good.replace("\"model\":1,", "\"model\":17,"));
         bad.put("other cores", good.replace("\"cores\":2,", "\"cores\":8,"));
         bad.put("other tiles", good.replace("\"tiles\":" + tiles, "\"tiles\":" + (48 - tiles)));
@@ -98,7 +102,12 @@ class TunerTest {
         bad.put("huge columns", good.replace("\"nc\":1024", "\"nc\":1048576"));
         bad.put("a string for a number", good.replace("\"kc\":384", "\"kc\":\"384\""));
         bad.put("an unknown packing", good.replace("\"a\":\"packed\"", "\"a\":\"sideways\""));
-        assertEquals(12, bad.size());
+        bad.put(
+                "a key tile of no whole vectors",
+                good.replace("\"causal_tile\":" + TILE, "\"causal_tile\":" + (TILE + 1)));
+        bad.put("a key tile too wide", good.replace("\"causal_tile\":" + TILE, "\"causal_tile\":" + 2 * Attention.BC));
+        bad.put("no key tile", good.replace("\"causal_tile\":" + TILE + ",", ""));
+        assertEquals(15, bad.size());
         for (var e : bad.entrySet()) {
             assertNotEquals(good, e.getValue(), e.getKey());
             Files.writeString(TuneCache.file(dir, c), e.getValue());
@@ -111,6 +120,15 @@ class TunerTest {
         }
         Files.writeString(TuneCache.file(dir, c), good);
         assertEquals(384, TuneCache.read(dir, c, Gemm.MR, s -> {}).kc());
+        // a version 1 file (before the key tile was measured): read, with the default tile
+        Files.writeString(
+                TuneCache.file(dir, c),
+                good.replace("\"version\":2", "\"version\":1").replace("\"causal_tile\":" + TILE + ",", ""));
+        List<String> warned = new ArrayList<>();
+        Tuning v1 = TuneCache.read(dir, c, Gemm.MR, warned::add);
+        assertEquals(List.of(), warned);
+        assertEquals(384, v1.kc());
+        assertEquals(Attention.BC, v1.causalTile());
     }
 
     @Test
@@ -119,7 +137,7 @@ class TunerTest {
         AtomicInteger tuned = new AtomicInteger();
         java.util.function.Supplier<Tuning> tuner = () -> {
             tuned.incrementAndGet();
-            return new Tuning(512, 8, 256, false, "tuned", "tuned now");
+            return new Tuning(512, 8, 256, false, Attention.BC, "tuned", "tuned now");
         };
         List<String> warned = new ArrayList<>();
         // no cache: the table, else the defaults
@@ -130,8 +148,8 @@ class TunerTest {
                 "default",
                 Tuning.resolve("table", "cache", zen3, dir, warned::add, tuner).from());
         // a cache for the CPU: taken over the table and the defaults
-        TuneCache.write(dir, xeon, Gemm.MR, SOME, "x");
-        TuneCache.write(dir, zen3, Gemm.MR, SOME, "z");
+        TuneCache.write(dir, xeon, Gemm.MR, SOME, Attention.BC, "x");
+        TuneCache.write(dir, zen3, Gemm.MR, SOME, TILE, "z");
         Tuning t = Tuning.resolve("table", "cache", xeon, dir, warned::add, tuner);
         assertEquals("tuned", t.from());
         assertEquals(384, t.kc());
@@ -194,9 +212,12 @@ class TunerTest {
         assertTrue(Tuner.space().contains(b) || b.equals(start), b.toString());
         exact(List.of(b));
         // the entry for the table names this CPU's key and the values
-        String entry = Tuner.entry(here(25, 1, 2), b, "x");
+        String entry = Tuner.entry(here(25, 1, 2), b, TILE, "x");
         assertTrue(entry.startsWith("new Entry(25, 1, "), entry);
-        assertTrue(entry.contains(", " + b.kc() + ", " + b.mc() / Gemm.MR + ", " + b.nc() + ", " + b.packA()), entry);
+        assertTrue(
+                entry.contains(
+                        ", " + b.kc() + ", " + b.mc() / Gemm.MR + ", " + b.nc() + ", " + b.packA() + ", " + TILE),
+                entry);
     }
 
     @Test

@@ -102,6 +102,30 @@ class TuningTest {
     }
 
     @Test
+    void causalKeyTileFromThePropertyOrTheTuning() {
+        Tuning t = Tuning.choose("off", CpuInfo.host());
+        assertEquals(Attention.BC, t.causalTile());
+        assertEquals(Attention.BC, Tuning.causalTile(null, t));
+        for (int w : Attention.keyTiles()) assertEquals(w, Tuning.causalTile(" " + w + " ", t));
+        // 4 vectors per chunk: 32 keys at 256 bits, 64 at 512; at most BC
+        int vl = jdk.incubator.vector.FloatVector.SPECIES_PREFERRED.length();
+        assertEquals(4 * vl, Attention.keyTiles()[0]);
+        assertEquals(Attention.BC, Attention.keyTiles()[Attention.keyTiles().length - 1]);
+        for (String bad : new String[] {"0", "8", String.valueOf(4 * vl + 1), "128", "-64", "wide", ""}) {
+            IllegalArgumentException e =
+                    assertThrows(IllegalArgumentException.class, () -> Tuning.causalTile(bad, t), bad);
+            assertEquals(
+                    "-D" + Tuning.CAUSAL_TILE + " must be one of " + java.util.Arrays.toString(Attention.keyTiles())
+                            + " with this JVM's vectors, not '" + bad + "'",
+                    e.getMessage());
+        }
+        String j = Tuning.attentionJson();
+        assertTrue(j.matches("\\{\"causal_key_tile\":\\d+,\"from\":\"(tuned|table|default|forced)\"}"), j);
+        assertTrue(j.contains("\"causal_key_tile\":" + Tuning.causalKeyTile() + ","), j);
+        assertTrue(Tuning.describe().contains("causal attention: key tiles of " + Tuning.causalKeyTile() + " keys"));
+    }
+
+    @Test
     void columnBlocksNarrowOnlyWhereThreadsWouldIdleAndNotBelowPackingWidth() {
         int nr = Gemm.NR, n = 32 * nr; // 1024 columns at 512 bits
         // the Xeon's 1024^3 on 16 threads: 6 row blocks of 192 and one 1024-column block gave 6 tasks; now 4 column
