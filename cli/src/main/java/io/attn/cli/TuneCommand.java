@@ -16,7 +16,8 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "tune",
-        description = "Measure the CPU backend's GEMM blocking on this machine (about 30 s) and cache it for this CPU.")
+        description =
+                "Measure the CPU backend's GEMM blocking and causal attention's key tile on this machine (about 30 s) and cache them for this CPU.")
 final class TuneCommand implements Callable<Integer> {
     @Option(
             names = "--seconds",

@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * {@code attn tune}: what to measure ({@link Request}) and what was found ({@link Report}), through {@link
- * Devices#tune}. The CPU backend measures its GEMM blocking on this machine and caches it per CPU in the user's cache
+ * Devices#tune}. The CPU backend measures its GEMM blocking and causal attention's key tile on this machine and caches them per CPU in the user's cache
  * directory (docs/performance.md, "Tuning on the machine").
  */
 public final class Tune {
