@@ -62,9 +62,7 @@ public final class Tuner {
     public record Timed(Gemm.Blocking blocking, double[] gflops) {
         /** The geometric mean over the thread counts. */
         public double score() {
-            double s = 0;
-            for (double g : gflops) s += Math.log(g);
-            return Math.exp(s / gflops.length);
+            return geomean(gflops);
         }
 
         /** {@code K step 256, A 64 rows, B 1024 columns, A packed}. */
@@ -100,6 +98,19 @@ public final class Tuner {
             if (t > 0) sum += t;
         }
         return sum;
+    }
+
+    /**
+     * Seconds {@code work} takes on {@code threads} threads, by CPU time where the JVM measures it ({@link Bench#once}):
+     * on one thread the calling thread's, on several the CPU time of every thread of the JVM over the thread count.
+     * Without CPU time: wall time.
+     */
+    static double seconds(int threads, Runnable work) {
+        boolean single = threads == 1;
+        long t0 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+        work.run();
+        long t1 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
+        return (t1 - t0) * 1e-9 / (CPU_TIME ? threads : 1);
     }
 
     private static boolean cpuTimeEnabled() {
@@ -143,11 +154,29 @@ public final class Tuner {
          * CPU time: wall time.
          */
         double once(Gemm.Blocking bl, int t) {
-            boolean single = threads[t] == 1;
-            long t0 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
-            Gemm.gemm(bl, pools[t], 1, n, n, n, 1f, a, 0, 0, false, b, 0, 0, false, c, 0, 0, Gemm.Epilogue.NONE, null);
-            long t1 = !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
-            return (t1 - t0) * 1e-9 / (CPU_TIME ? threads[t] : 1);
+            return seconds(
+                    threads[t],
+                    () -> Gemm.gemm(
+                            bl,
+                            pools[t],
+                            1,
+                            n,
+                            n,
+                            n,
+                            1f,
+                            a,
+                            0,
+                            0,
+                            false,
+                            b,
+                            0,
+                            0,
+                            false,
+                            c,
+                            0,
+                            0,
+                            Gemm.Epilogue.NONE,
+                            null));
         }
 
         /** The candidates' best times over {@code rounds} rounds, each round every candidate once per thread count. */
@@ -362,13 +391,9 @@ public final class Tuner {
                 Collections.shuffle(idx, order);
                 for (int i : idx)
                     for (int t = 0; t < threads.length; t++) {
-                        boolean single = threads[t] == 1;
-                        long t0 =
-                                !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
-                        Attention.run(pools[t], o, out, in, widths[i]);
-                        long t1 =
-                                !CPU_TIME ? System.nanoTime() : single ? MX.getCurrentThreadCpuTime() : allThreadsCpu();
-                        double ms = (t1 - t0) * 1e-6 / (CPU_TIME ? threads[t] : 1);
+                        Parallel pool = pools[t];
+                        int width = widths[i];
+                        double ms = 1e3 * seconds(threads[t], () -> Attention.run(pool, o, out, in, width));
                         if (round >= 0) best[i][t] = Math.min(best[i][t], ms);
                     }
                 if (round >= 0) rounds++;
@@ -391,7 +416,8 @@ public final class Tuner {
         }
     }
 
-    private static double geomean(double[] x) {
+    /** The geometric mean of {@code x}. */
+    static double geomean(double[] x) {
         double s = 0;
         for (double v : x) s += Math.log(v);
         return Math.exp(s / x.length);
