@@ -344,10 +344,22 @@ public final class Tuner {
      * What the key tile's measurement found: the chosen width and the start's, and each width's milliseconds per call
      * at each thread count (its best round), in {@link Attention#keyTiles} order.
      */
-    public record TileResult(int best, int start, int[] widths, double[][] ms, int rounds) {
+    public record TileResult(int best, int start, int[] threads, int[] widths, double[][] ms, int rounds) {
         double[] of(int width) {
             for (int i = 0; i < widths.length; i++) if (widths[i] == width) return ms[i];
             throw new IllegalArgumentException("width " + width);
+        }
+
+        /** {@code causal attention 2x8x512x64, ms per call at [1, 2] threads: 32 keys 12.39/8.33; 64 keys ...}. */
+        String describe() {
+            StringBuilder line = new StringBuilder("causal attention " + TILE_B + "x" + TILE_H + "x" + TILE_L + "x"
+                    + TILE_D + ", ms per call at " + Arrays.toString(threads) + " threads:");
+            for (int i = 0; i < widths.length; i++)
+                line.append(String.format(Locale.ROOT, " %d keys %s;", widths[i], Tuner.ms(ms[i])));
+            return line.append(" key tile ")
+                    .append(best)
+                    .append(best == start ? " (the start, kept)" : " (the start: " + start + ")")
+                    .toString();
         }
     }
 
@@ -404,13 +416,9 @@ public final class Tuner {
                 if (geomean(best[i]) < geomean(best[b0])) b0 = i;
             }
             int chosen = geomean(best[b0]) < 0.97 * geomean(best[s0]) ? widths[b0] : start;
-            StringBuilder line = new StringBuilder("causal attention " + TILE_B + "x" + TILE_H + "x" + TILE_L + "x"
-                    + TILE_D + ", ms per call at " + Arrays.toString(threads) + " threads:");
-            for (int i = 0; i < widths.length; i++)
-                line.append(String.format(Locale.ROOT, " %d keys %s;", widths[i], ms(best[i])));
-            line.append(" key tile ").append(chosen).append(chosen == start ? " (the start)" : "");
-            log.accept(line.toString());
-            return new TileResult(chosen, start, widths, best, rounds);
+            TileResult result = new TileResult(chosen, start, threads.clone(), widths, best, rounds);
+            log.accept(result.describe());
+            return result;
         } finally {
             for (Parallel p : pools) p.close();
         }
@@ -543,19 +551,7 @@ public final class Tuner {
                 figures(r.best().gflops()),
                 figures(r.start().gflops()),
                 Tuning.choose("table", cpu).from().equals("table") ? "the table's" : "the defaults"));
-        lines.add(String.format(
-                Locale.ROOT,
-                "causal attention %dx%dx%dx%d, ms per call at %s threads: key tile %d %s, %d %s%s",
-                TILE_B,
-                TILE_H,
-                TILE_L,
-                TILE_D,
-                Arrays.toString(threads),
-                tile.best(),
-                ms(tile.of(tile.best())),
-                tile.start(),
-                ms(tile.of(tile.start())),
-                tile.best() == tile.start() ? " (the start, kept)" : " (the start)"));
+        lines.add(tile.describe());
         if (req.save()) {
             Path dir = TuneCache.dir();
             if (dir == null) lines.add("not cached: no cache directory (set -D" + TuneCache.DIR + ")");
