@@ -346,7 +346,9 @@ abstract class Workload implements AutoCloseable {
 
         @Override
         float[] ours() {
-            return model.run(backend, in).output().data();
+            return io.attn.engine.internal.ModuleCalls.run(model, backend, in)
+                    .output()
+                    .data();
         }
 
         @Override
