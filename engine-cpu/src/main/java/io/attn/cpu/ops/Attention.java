@@ -14,10 +14,10 @@ import jdk.incubator.vector.VectorSpecies;
  * an {@code L x S} matrix.
  *
  * <p>A task is one (batch, head) and a block of up to {@link #BR} queries (halved down to {@link #BR_SMALL} until there
- * are enough tasks for the threads). It walks the keys in tiles of {@link #BC} keys (causal attention: {@link Tuning#causalKeyTile}): the key tile is transposed into scratch
- * (scaled by {@code scale * log2(e)}, so scores come out in base-2 units and {@code p = 2^(s - m)}), then each group of
- * {@link #GR} query rows runs scores, the online-softmax step and {@code P.V} back to back while its scores sit in L1. The
- * running state per row is a max {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and
+ * are enough tasks for the threads). It walks the keys in tiles of {@link #BC} keys (causal attention: {@link
+ * Tuning#causalKeyTile}): the key tile is transposed into scratch (scaled by {@code scale * log2(e)}, so scores come
+ * out in base-2 units and {@code p = 2^(s - m)}), then each group of {@link #GR} query rows runs scores, the
+ * online-softmax step and {@code P.V} back to back while its scores sit in L1. The running state per row is a max {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and
  * accumulator are rescaled by {@code 2^(m_old - m_new)}.
  *
  * <p>Full, unmasked tiles take a fast path: a 6 x 4-vector score kernel that tests, in registers, whether any score
@@ -75,7 +75,7 @@ public final class Attention {
      * Keys per tile: a transposed key tile and a value tile ({@code 2 x BC x 64} floats at head size 64) stay in L1
      * together with a group's scores (measured on Zen 5: 64 beats 128 by 10%, 256 by 20%). Causal attention may take
      * narrower tiles ({@link Tuning#causalKeyTile}, measured per CPU by {@code attn tune}): its diagonal tiles run the
-     * masked path on their rows, so a narrower tile can pay there (Zen 3: 32 keys 7-20% faster). A narrower tile keeps
+     * masked path on their rows, so a narrower tile can pay there (Zen 3: 32 keys 8-16% faster). A narrower tile keeps
      * the score and key rows' stride {@link #BCP}, a constant of the kernels: a per-call stride cost them 14-18%
      * (docs/performance.md, "Attention's block sizes").
      */
