@@ -17,8 +17,9 @@ import jdk.incubator.vector.VectorSpecies;
  * are enough tasks for the threads). It walks the keys in tiles of {@link #BC} keys (causal attention: {@link
  * Tuning#causalKeyTile}): the key tile is transposed into scratch (scaled by {@code scale * log2(e)}, so scores come
  * out in base-2 units and {@code p = 2^(s - m)}), then each group of {@link #GR} query rows runs scores, the
- * online-softmax step and {@code P.V} back to back while its scores sit in L1. The running state per row is a max {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and
- * accumulator are rescaled by {@code 2^(m_old - m_new)}.
+ * online-softmax step and {@code P.V} back to back while its scores sit in L1. The running state per row is a max
+ * {@code m}, a sum and an un-normalised output accumulator; when the max grows, sum and accumulator are rescaled by
+ * {@code 2^(m_old - m_new)}.
  *
  * <p>Full, unmasked tiles take a fast path: a 6 x 4-vector score kernel that tests, in registers, whether any score
  * exceeds its row's running max by more than {@link #LAZY}; if none does (nearly always after the first tile), the max
