@@ -88,7 +88,11 @@ public final class EmbedVsLangchain4j {
                     single ? "one text per call" : "all texts in one call",
                     engine.description(),
                     cpu());
-            for (int i = 0; i < 2; i++) { // warm-up: both JITs and both models' first calls
+            // warm-up: both JITs and both models' first calls, twice; -Dbench.warmup-s=S: on, alternating, until S
+            // seconds have passed (the JVM's compiler threads then no longer take cores from the measured threads)
+            long warmEnd =
+                    System.nanoTime() + (long) (Double.parseDouble(System.getProperty("bench.warmup-s", "0")) * 1e9);
+            for (int i = 0; i < 2 || System.nanoTime() < warmEnd; i++) {
                 oursCall.run();
                 theirsCall.run();
             }
