@@ -352,6 +352,8 @@ public final class Tuner {
 
         /** {@code causal attention 2x8x512x64, ms per call at [1, 2] threads: 32 keys 12.39/8.33; 64 keys ...}. */
         String describe() {
+            if (rounds == 0)
+                return "causal attention: one key tile width with this JVM's vectors (" + best + " keys), not timed";
             StringBuilder line = new StringBuilder("causal attention " + TILE_B + "x" + TILE_H + "x" + TILE_L + "x"
                     + TILE_D + ", ms per call at " + Arrays.toString(threads) + " threads:");
             for (int i = 0; i < widths.length; i++)
@@ -372,6 +374,20 @@ public final class Tuner {
      * keys were 7-16% faster than 64, docs/performance.md).
      */
     static TileResult tuneCausalTile(int start, double seconds, int[] threads, Consumer<String> log) {
+        return tuneCausalTile(start, seconds, threads, log, Attention.keyTiles());
+    }
+
+    /**
+     * {@link #tuneCausalTile} over {@code widths} (and {@code start}): a single width (512-bit vectors allow only 64
+     * keys) is not timed.
+     */
+    static TileResult tuneCausalTile(int start, double seconds, int[] threads, Consumer<String> log, int[] widths) {
+        if (Arrays.stream(widths).noneMatch(w -> w == start)) widths = with(widths, start);
+        if (widths.length == 1) {
+            TileResult only = new TileResult(start, start, threads.clone(), widths, new double[1][0], 0);
+            log.accept(only.describe());
+            return only;
+        }
         io.attn.graph.GraphBuilder g = new io.attn.graph.GraphBuilder();
         io.attn.graph.Node o = g.attention(
                 g.input("q", TILE_B, TILE_H, TILE_L, TILE_D),
@@ -386,8 +402,6 @@ public final class Tuner {
         float[][] in = new float[3][size];
         for (float[] a : in) for (int i = 0; i < size; i++) a[i] = r.nextFloat() - 0.5f;
         float[] out = new float[size];
-        int[] widths = Attention.keyTiles();
-        if (Arrays.stream(widths).noneMatch(w -> w == start)) widths = with(widths, start);
         Parallel[] pools = new Parallel[threads.length];
         for (int i = 0; i < threads.length; i++) pools[i] = new Parallel(threads[i]);
         try {
@@ -438,9 +452,12 @@ public final class Tuner {
         return sb.toString();
     }
 
-    /** The seconds of a {@code seconds} budget that the key tile's measurement takes: a tenth, 1 to 4 s. */
+    /**
+     * The seconds of a {@code seconds} budget that the key tile's measurement takes: a tenth, 1 to 4 s; none where the
+     * vectors allow one width only.
+     */
     static double tileSeconds(double seconds) {
-        return Math.max(1, Math.min(4, seconds / 10));
+        return Attention.keyTiles().length < 2 ? 0 : Math.max(1, Math.min(4, seconds / 10));
     }
 
     /** GFLOP/s figures, {@code 75.1/130.2}. */
@@ -452,18 +469,24 @@ public final class Tuner {
 
     /** The line {@link TuneCache} keeps as {@code measured}: when, and the figures. */
     static String measured(Result r, TileResult tile) {
+        String key = tile.rounds() == 0
+                ? String.format(Locale.ROOT, "causal attention key tile %d (the only width)", tile.best())
+                : String.format(
+                        Locale.ROOT,
+                        "causal attention key tile %d: %s ms (%d: %s)",
+                        tile.best(),
+                        ms(tile.of(tile.best())),
+                        tile.start(),
+                        ms(tile.of(tile.start())));
         return String.format(
                 Locale.ROOT,
-                "%s, %d^3 %s GFLOP/s at %s threads (start %s); causal attention key tile %d: %s ms (%d: %s)",
+                "%s, %d^3 %s GFLOP/s at %s threads (start %s); %s",
                 Instant.now().truncatedTo(ChronoUnit.SECONDS),
                 SIZE,
                 figures(r.best().gflops()),
                 Arrays.toString(r.threads()).replace(" ", ""),
                 figures(r.start().gflops()),
-                tile.best(),
-                ms(tile.of(tile.best())),
-                tile.start(),
-                ms(tile.of(tile.start())));
+                key);
     }
 
     /** The causal key tile this JVM would take without a cache: the table's or the default (the measurement's start). */

@@ -221,6 +221,29 @@ class TunerTest {
     }
 
     @Test
+    void theKeyTileIsTimedOnlyWhereThereIsAChoice() {
+        List<String> log = new ArrayList<>();
+        // one width (what 512-bit vectors allow): not timed, the start kept
+        Tuner.TileResult one =
+                Tuner.tuneCausalTile(Attention.BC, 5, new int[] {1, 2}, log::add, new int[] {Attention.BC});
+        assertEquals(Attention.BC, one.best());
+        assertEquals(0, one.rounds());
+        assertEquals(
+                List.of("causal attention: one key tile width with this JVM's vectors (" + Attention.BC
+                        + " keys), not timed"),
+                log);
+        // every width this JVM allows, on a tiny budget: at least 3 rounds, a finite figure per width and thread count,
+        // and a width of the list
+        Tuner.TileResult r = Tuner.tuneCausalTile(Attention.BC, 0, new int[] {1, 2}, s -> {});
+        assertTrue(r.rounds() >= 3, r.toString());
+        assertTrue(java.util.Arrays.stream(Attention.keyTiles()).anyMatch(w -> w == r.best()), r.toString());
+        for (double[] ms : r.ms()) for (double x : ms) assertTrue(x > 0 && Double.isFinite(x), r.toString());
+        assertTrue(
+                r.describe().startsWith("causal attention 2x8x512x64, ms per call at [1, 2] threads:"), r.describe());
+        assertEquals(Attention.keyTiles().length < 2 ? 0 : 1, Tuner.tileSeconds(10), 0);
+    }
+
+    @Test
     void everyBlockingTheSearchMayChooseComputesExactProducts() {
         List<Gemm.Blocking> space = Tuner.space();
         assertEquals(Tuner.KC.length * Tuner.MC_TILES.length * Tuner.NC.length * 2, space.size());
