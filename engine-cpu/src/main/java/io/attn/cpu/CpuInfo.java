@@ -96,8 +96,8 @@ public record CpuInfo(String name, int family, int model, boolean avx2, boolean 
 
     /**
      * A JSON object with the same fields, {@code tiles} (the vector registers the kernels' tile set is sized for,
-     * {@link Registers#tiles}) and {@code gemm} (the GEMM blocking, {@link Tuning#json}) and {@code attention} (causal attention's key tile, {@link
-     * Tuning#attentionJson}), for a benchmark's summary line.
+     * {@link Registers#tiles}), {@code gemm} (the GEMM blocking, {@link Tuning#json}) and {@code attention} (causal
+     * attention's key tile, {@link Tuning#attentionJson}), for a benchmark's summary line.
      */
     public String json() {
         return String.format(

@@ -20,9 +20,9 @@ import java.util.stream.Stream;
  * run on). {@code attn probe} prints the choice ({@link #describe}). Every choice computes the same products within the
  * same bounds; only the K step changes the order in which a product's partial sums are added.
  *
- * <p>With the blocking comes the width of causal attention's key tiles ({@link #causalKeyTile}: 32, 64 or 128 keys
- * with 256-bit vectors, 64 or 128 with 512-bit ones; {@code -Dattn.cpu.attention.causal-tile} forces it), measured by the
- * same {@code attn tune}. It changes the order of the online softmax's steps, so results move within the same bounds
+ * <p>With the blocking comes the width of causal attention's key tiles ({@link #causalKeyTile}: 32 or 64 keys with
+ * 256-bit vectors, only 64 with 512-bit ones; {@code -Dattn.cpu.attention.causal-tile} forces it), measured by the same
+ * {@code attn tune}. It changes the order of the online softmax's steps, so results move within the same bounds
  * (as the K step's do).
  *
  * @param kc the longest K step
