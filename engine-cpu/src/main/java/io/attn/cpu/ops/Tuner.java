@@ -489,6 +489,16 @@ public final class Tuner {
                 key);
     }
 
+    /** One {@code attn tune} run: the GEMM search, then the key tile, and the line the cache keeps. */
+    record Tuned(Result gemm, TileResult tile, String measured) {}
+
+    /** The GEMM search and the key tile on {@code threads} within about {@code seconds} in all (the tile's share first). */
+    static Tuned tune(double seconds, int[] threads, Consumer<String> log) {
+        Result r = search(start(), seconds - tileSeconds(seconds), SIZE, threads, log);
+        TileResult tile = tuneCausalTile(startTile(), tileSeconds(seconds), threads, log);
+        return new Tuned(r, tile, measured(r, tile));
+    }
+
     /** The causal key tile this JVM would take without a cache: the table's or the default (the measurement's start). */
     static int startTile() {
         return Tuning.choose("table", CpuInfo.host()).causalTile();
@@ -500,10 +510,10 @@ public final class Tuner {
      */
     static Tuning tuneAndSave(double seconds, Consumer<String> log) {
         CpuInfo cpu = CpuInfo.host();
-        int[] threads = defaultThreads(cpu.cores());
-        Result r = search(start(), seconds - tileSeconds(seconds), SIZE, threads, log);
-        TileResult tile = tuneCausalTile(startTile(), tileSeconds(seconds), threads, log);
-        String measured = measured(r, tile);
+        Tuned t = tune(seconds, defaultThreads(cpu.cores()), log);
+        Result r = t.gemm();
+        TileResult tile = t.tile();
+        String measured = t.measured();
         Path dir = TuneCache.dir();
         String where;
         try {
@@ -533,9 +543,10 @@ public final class Tuner {
     public static io.attn.engine.Tune.Report run(io.attn.engine.Tune.Request req, Consumer<String> log) {
         CpuInfo cpu = CpuInfo.host();
         int[] threads = defaultThreads(cpu.cores());
-        Result r = search(start(), req.seconds() - tileSeconds(req.seconds()), SIZE, threads, log);
-        TileResult tile = tuneCausalTile(startTile(), tileSeconds(req.seconds()), threads, log);
-        String measured = measured(r, tile);
+        Tuned run = tune(req.seconds(), threads, log);
+        Result r = run.gemm();
+        TileResult tile = run.tile();
+        String measured = run.measured();
         List<String> lines = new ArrayList<>();
         java.util.Map<String, Object> json = new java.util.LinkedHashMap<>();
         json.put("cpu", io.attn.io.Json.parse(cpu.json()));
