@@ -26,7 +26,8 @@ import jdk.incubator.vector.VectorSpecies;
  * is kept as it is (softmax does not depend on the offset), so there is no horizontal max, no rescale and one vector
  * exponential per 16 scores, summed into per-row vector sums reduced once per block, and a 6 x 4-vector {@code P.V}
  * kernel. A sequence shorter than one tile (unmasked, not causal: a sentence) takes the same kernels on its keys
- * rounded up to whole 4-vector chunks, the padded scores set to -inf. Masked tiles, causal diagonal tiles and ragged
+ * rounded up to {@link #SHORT_KEYS}, the padded scores set to -inf, at any head size ({@code P.V} on the 6 x 4 kernel
+ * where the value head is whole 4-vector chunks, else on 4-row tiles). Masked tiles, causal diagonal tiles and ragged
  * edges take the general path ({@link Masks}, exact running
  * max). Causal attention stops at the
  * block's last query and skips rows above each tile. A sliding window ({@link io.attn.graph.MaskSpec#windowed}) walks
@@ -81,6 +82,13 @@ public final class Attention {
      * (docs/performance.md, "Attention's block sizes").
      */
     static final int BC = 64;
+
+    /**
+     * A sequence shorter than one tile runs the fast kernels on its keys rounded up to this: two vectors with 32
+     * registers (the last chunk on {@link #fastScores6x2}; 32 keys at 512 bits, where four vectors would be 64 keys,
+     * four times the 16 of a short sentence), four with 16 (the 2-row kernels' width).
+     */
+    private static final int SHORT_KEYS = Registers.FEW ? 4 * VL : 2 * VL;
 
     /** Score-tile row stride: BC rounded up to two vectors (the score kernel's width). */
     private static final int BCP = (BC + 2 * VL - 1) / (2 * VL) * (2 * VL);
@@ -289,10 +297,12 @@ public final class Attention {
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
         // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
-        // kernels on its keys rounded up to whole 4-vector chunks (w), the padded columns' scores set to -inf, P.V over
-        // its keys only. It depends on s alone, so a row's operations still do not depend on the block or the threads.
-        boolean shortFast = fast && !causal && !windowed && s < BC && dv % (4 * VL) == 0;
-        int w = shortFast ? (s + 4 * VL - 1) / (4 * VL) * (4 * VL) : tb;
+        // kernels on its keys rounded up to SHORT_KEYS (w), the padded columns' scores set to -inf, P.V over its keys
+        // only, at any head size (before: only where dv was whole 4-vector chunks, so 32-wide heads at 512 bits took
+        // the general path). It depends on s alone, so a row's operations still do not depend on the block or the
+        // threads.
+        boolean shortFast = fast && !causal && !windowed && s < BC;
+        int w = shortFast ? (s + SHORT_KEYS - 1) / SHORT_KEYS * SHORT_KEYS : tb;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
         // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
@@ -350,7 +360,10 @@ public final class Attention {
                     // pass the test against a max of -inf, and 2^(-inf - -inf) would be NaN)
                     boolean lazy = true;
                     for (int rr = r; rr < r1; rr++) lazy &= m[rr] != Float.NEGATIVE_INFINITY;
-                    for (int c0 = 0; c0 < w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
+                    int c0 = 0;
+                    for (; c0 + 4 * VL <= w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
+                    if (c0 < w)
+                        lazy &= fastScores6x2(qs, qso, d, kt, c0, st, r, m); // a short sequence's last 2 vectors
                     if (bc < w) { // a short sequence's padded keys
                         for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
@@ -989,6 +1002,70 @@ public final class Attention {
         FloatVector.fromArray(SP, acc, o5 + VL).fma(c5, x51).intoArray(acc, o5 + VL);
         FloatVector.fromArray(SP, acc, o5 + 2 * VL).fma(c5, x52).intoArray(acc, o5 + 2 * VL);
         FloatVector.fromArray(SP, acc, o5 + 3 * VL).fma(c5, x53).intoArray(acc, o5 + 3 * VL);
+    }
+
+    /**
+     * {@link #fastScores} on {@code 2 * VL} keys (columns {@code c0..}): the last chunk of a short sequence whose keys
+     * round up to an odd number of vector pairs ({@link #SHORT_KEYS}); 12 accumulators, 32 registers only.
+     */
+    private static boolean fastScores6x2(float[] q, int qo, int d, float[] kt, int c0, float[] st, int r, float[] m) {
+        FloatVector a00 = FloatVector.zero(SP), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00;
+        FloatVector a30 = a00, a31 = a00, a40 = a00, a41 = a00, a50 = a00, a51 = a00;
+        for (int dd = 0; dd < d; dd++) {
+            int ko = dd * BCP + c0;
+            FloatVector k0 = FloatVector.fromArray(SP, kt, ko);
+            FloatVector k1 = FloatVector.fromArray(SP, kt, ko + VL);
+            FloatVector x = FloatVector.broadcast(SP, q[qo + dd]);
+            a00 = x.fma(k0, a00);
+            a01 = x.fma(k1, a01);
+            x = FloatVector.broadcast(SP, q[qo + d + dd]);
+            a10 = x.fma(k0, a10);
+            a11 = x.fma(k1, a11);
+            x = FloatVector.broadcast(SP, q[qo + 2 * d + dd]);
+            a20 = x.fma(k0, a20);
+            a21 = x.fma(k1, a21);
+            x = FloatVector.broadcast(SP, q[qo + 3 * d + dd]);
+            a30 = x.fma(k0, a30);
+            a31 = x.fma(k1, a31);
+            x = FloatVector.broadcast(SP, q[qo + 4 * d + dd]);
+            a40 = x.fma(k0, a40);
+            a41 = x.fma(k1, a41);
+            x = FloatVector.broadcast(SP, q[qo + 5 * d + dd]);
+            a50 = x.fma(k0, a50);
+            a51 = x.fma(k1, a51);
+        }
+        FloatVector t0 = FloatVector.broadcast(SP, m[r] + LAZY);
+        FloatVector t1 = FloatVector.broadcast(SP, m[r + 1] + LAZY);
+        FloatVector t2 = FloatVector.broadcast(SP, m[r + 2] + LAZY);
+        FloatVector t3 = FloatVector.broadcast(SP, m[r + 3] + LAZY);
+        FloatVector t4 = FloatVector.broadcast(SP, m[r + 4] + LAZY);
+        FloatVector t5 = FloatVector.broadcast(SP, m[r + 5] + LAZY);
+        long over = a00.compare(VectorOperators.GT, t0)
+                .or(a01.compare(VectorOperators.GT, t0))
+                .or(a10.compare(VectorOperators.GT, t1))
+                .or(a11.compare(VectorOperators.GT, t1))
+                .or(a20.compare(VectorOperators.GT, t2))
+                .or(a21.compare(VectorOperators.GT, t2))
+                .or(a30.compare(VectorOperators.GT, t3))
+                .or(a31.compare(VectorOperators.GT, t3))
+                .or(a40.compare(VectorOperators.GT, t4))
+                .or(a41.compare(VectorOperators.GT, t4))
+                .or(a50.compare(VectorOperators.GT, t5))
+                .or(a51.compare(VectorOperators.GT, t5))
+                .toLong();
+        a00.intoArray(st, c0);
+        a01.intoArray(st, c0 + VL);
+        a10.intoArray(st, c0 + BCP);
+        a11.intoArray(st, c0 + BCP + VL);
+        a20.intoArray(st, c0 + 2 * BCP);
+        a21.intoArray(st, c0 + 2 * BCP + VL);
+        a30.intoArray(st, c0 + 3 * BCP);
+        a31.intoArray(st, c0 + 3 * BCP + VL);
+        a40.intoArray(st, c0 + 4 * BCP);
+        a41.intoArray(st, c0 + 4 * BCP + VL);
+        a50.intoArray(st, c0 + 5 * BCP);
+        a51.intoArray(st, c0 + 5 * BCP + VL);
+        return over == 0;
     }
 
     /**
