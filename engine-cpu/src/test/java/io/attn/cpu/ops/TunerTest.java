@@ -233,8 +233,15 @@ class TunerTest {
                         + " keys), not timed"),
                 log);
         // every width this JVM allows, on a tiny budget: at least 3 rounds, a finite figure per width and thread count,
-        // and a width of the list
+        // and a width of the list; with 512-bit vectors that list is the one width, so again nothing is timed (the
+        // timed case runs in CI's 256-bit pass, -XX:UseAVX=2)
         Tuner.TileResult r = Tuner.tuneCausalTile(Attention.BC, 0, new int[] {1, 2}, s -> {});
+        if (Attention.keyTiles().length < 2) {
+            assertEquals(Attention.BC, r.best());
+            assertEquals(0, r.rounds());
+            assertEquals(0, Tuner.tileSeconds(10), 0);
+            return;
+        }
         assertTrue(r.rounds() >= 3, r.toString());
         assertTrue(java.util.Arrays.stream(Attention.keyTiles()).anyMatch(w -> w == r.best()), r.toString());
         for (double[] ms : r.ms()) for (double x : ms) assertTrue(x > 0 && Double.isFinite(x), r.toString());
