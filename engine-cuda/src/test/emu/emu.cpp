@@ -18,6 +18,13 @@
 #include "cuda_bf16.h"
 
 #include <sys/mman.h>
+
+// the switch of our own (below) on x86-64; -DEMU_UCONTEXT builds the ucontext one there too
+#if defined(__x86_64__) && !defined(EMU_UCONTEXT)
+#define EMU_OWN_SWITCH 1
+#else
+#define EMU_OWN_SWITCH 0
+#endif
 #include <ucontext.h>
 
 #include <cstdio>
@@ -47,7 +54,7 @@ struct Warp {
     uint32_t frag[32][6];  // mma operands: a0..a3, b0, b1 per lane
 };
 struct Fiber {
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
     void *sp = nullptr;  // saved stack pointer (emu_switch's frame on top)
 #else
     ucontext_t ctx;
@@ -57,7 +64,7 @@ struct Fiber {
 };
 constexpr size_t kStack = 256 * 1024;  // per CUDA thread, with a guard page below (mapped lazily)
 constexpr size_t kGuard = 4096;
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
 thread_local void *g_sched_sp;
 #else
 thread_local ucontext_t g_sched;
@@ -71,7 +78,7 @@ thread_local std::vector<Warp> *g_warps;
 thread_local unsigned char *g_smem;  // the running block's dynamic shared memory (emu_dynamic_smem) and its size
 thread_local size_t g_smem_bytes;
 
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
 }  // namespace
 // saves the callee-saved registers, MXCSR and the x87 control word on the current stack, stores the stack pointer in
 // *from, loads `to` as the stack pointer and restores the same from it (the System V ABI leaves every other register
@@ -129,7 +136,7 @@ void fiber_main() {
     g_progress++;
 }  // ucontext: returns to g_sched through uc_link
 
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
 // a fiber's first instruction: entered by emu_switch's ret on a fresh stack; never returns (a finished fiber is not
 // resumed: the scheduler skips it and the next block starts it afresh)
 void fiber_entry() {
@@ -264,7 +271,7 @@ void run_blocks(int gx, int gy, int gz, int bx, int smem, std::atomic<long long>
         for (int t = 0; t < bx; t++) {
             Fiber &f = g_fibers[t];
             f.done = false;
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
             start(f);
 #else
             getcontext(&f.ctx);
@@ -281,7 +288,7 @@ void run_blocks(int gx, int gy, int gz, int bx, int smem, std::atomic<long long>
                 if (f.done) continue;
                 g_cur = t;
                 threadIdx = {(unsigned)t, 0, 0};
-#if defined(__x86_64__)
+#if EMU_OWN_SWITCH
                 emu_switch(&g_sched_sp, f.sp);
 #else
                 swapcontext(&g_sched, &f.ctx);
