@@ -2,7 +2,7 @@
 //
 // A grid's blocks are shared out to up to EMU_THREADS OS threads (default 2; blocks are independent on a GPU too, so
 // this changes no result: the kernels have no atomics but embedding.cu's first-error flag); each OS thread runs its
-// blocks one after another. A block's CUDA threads are fibers (ucontext), all run by that OS thread: each fiber runs the kernel until
+// blocks one after another. A block's CUDA threads are fibers, all run by that OS thread: each fiber runs the kernel until
 // it waits at a barrier (__syncthreads, or a warp's collective: shuffle, mma, ldmatrix) and yields; the scheduler
 // resumes every unfinished fiber in turn until all have returned. Only the barriers switch, so a block's threads see
 // each other's writes exactly at the synchronisation points a GPU guarantees, at the cost of a context switch instead
@@ -115,8 +115,10 @@ emu_switch:
 )");
 namespace {
 void to_scheduler(Fiber &f) { emu_switch(&f.sp, g_sched_sp); }
+void to_fiber(Fiber &f) { emu_switch(&g_sched_sp, f.sp); }
 #else
 void to_scheduler(Fiber &f) { swapcontext(&f.ctx, &g_sched); }
+void to_fiber(Fiber &f) { swapcontext(&g_sched, &f.ctx); }
 #endif
 
 void arrive_and_wait(Barrier &b) {
@@ -145,7 +147,7 @@ void fiber_entry() {
     __builtin_trap();
 }
 
-// the fresh stack of fiber f, as emu_switch leaves one: from the top a zero return address (fiber_entry is entered as
+// a fiber's fresh start. Here: its stack as emu_switch leaves one: from the top a zero return address (fiber_entry is entered as
 // if called: the stack pointer 8 past a 16-byte boundary), fiber_entry for the ret, six zero registers, then MXCSR
 // and the x87 control word as this thread has them
 void start(Fiber &f) {
@@ -160,6 +162,14 @@ void start(Fiber &f) {
     for (int i = 1; i < 7; i++) sp[i] = 0;
     sp[0] = (uint64_t)mxcsr | (uint64_t)fpucw << 32;
     f.sp = sp;
+}
+#else
+void start(Fiber &f) {
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = f.stack + kGuard;
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = &g_sched;
+    makecontext(&f.ctx, fiber_main, 0);
 }
 #endif
 
@@ -271,15 +281,7 @@ void run_blocks(int gx, int gy, int gz, int bx, int smem, std::atomic<long long>
         for (int t = 0; t < bx; t++) {
             Fiber &f = g_fibers[t];
             f.done = false;
-#if EMU_OWN_SWITCH
             start(f);
-#else
-            getcontext(&f.ctx);
-            f.ctx.uc_stack.ss_sp = f.stack + kGuard;
-            f.ctx.uc_stack.ss_size = kStack;
-            f.ctx.uc_link = &g_sched;
-            makecontext(&f.ctx, fiber_main, 0);
-#endif
         }
         for (int live = bx; live > 0;) {
             unsigned long long before = g_progress;
@@ -288,11 +290,7 @@ void run_blocks(int gx, int gy, int gz, int bx, int smem, std::atomic<long long>
                 if (f.done) continue;
                 g_cur = t;
                 threadIdx = {(unsigned)t, 0, 0};
-#if EMU_OWN_SWITCH
-                emu_switch(&g_sched_sp, f.sp);
-#else
-                swapcontext(&g_sched, &f.ctx);
-#endif
+                to_fiber(f);
                 if (f.done) live--;
             }
             if (live > 0 && g_progress == before) {
