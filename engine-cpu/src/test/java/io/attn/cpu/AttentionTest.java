@@ -95,6 +95,41 @@ class AttentionTest {
     }
 
     @Test
+    void lastKeyTileShorterThanATile() {
+        // a sequence longer than one 64-key tile whose length is not a multiple of it: its last tile takes the fast
+        // kernels on its keys rounded up to chunks, as a short sequence does (65: 1 key left, 96: half a tile, 127:
+        // 63), after whole tiles that set the rows' running max
+        for (int d : new int[] {16, 32, 40, 64})
+            for (int s : new int[] {65, 66, 80, 95, 96, 97, 127, 200}) {
+                check(1, 2, s, s, d, d, MaskSpec.NONE, null, null);
+                check(1, 2, 13, s, d, d, MaskSpec.NONE, null, null);
+            }
+        check(1, 2, 40, 100, 32, 48, MaskSpec.NONE, null, null); // Dv != D
+    }
+
+    @Test
+    void lastKeyTileOfOutlyingScores() {
+        // the last, short tile's keys make scores far above the running max of the whole tiles (the lazy test fails
+        // and the group rescales), far below it (the padded keys' raw score 0 would be above every real one), or -inf
+        // (1e20 * -1e20): the padded keys get weight 0 in every case
+        for (int d : new int[] {32, 64})
+            for (float f : new float[] {40f, -40f, Float.NaN}) {
+                Tensor q = Support.tensor(r, 1, 2, 18, d), k = Support.tensor(r, 1, 2, 90, d);
+                Tensor v = Support.tensor(r, 1, 2, 90, d);
+                for (int h = 0; h < 2; h++)
+                    for (int j = 64; j < 90; j++)
+                        for (int dd = 0; dd < d; dd++) {
+                            int i = (h * 90 + j) * d + dd;
+                            if (Float.isNaN(f)) k.data()[i] = dd == 0 ? -1e20f : 0f;
+                            else k.data()[i] = f < 0 ? -Math.abs(k.data()[i]) * -f : k.data()[i] * f;
+                        }
+                if (Float.isNaN(f)) for (int i = 0; i < q.size(); i += d) q.data()[i] = 1e20f;
+                else if (f < 0) for (int i = 0; i < q.size(); i++) q.data()[i] = Math.abs(q.data()[i]);
+                checkUnmasked(q, k, v, "last tile x" + f + ", D=" + d);
+            }
+    }
+
+    @Test
     void shortSequenceOfVeryNegativeScores() {
         // every score far below 0 (base-2 units in the thousands): the padded keys, whose raw scores would be 0, must
         // not take part in the max (p would then underflow to 0 for every real key and the row sum with it). Head dims

@@ -296,13 +296,14 @@ public final class Attention {
         int tb = causal ? causalTile : BC;
         // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
         boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
-        // a sequence shorter than one tile, unmasked and not causal (a sentence, alone or in a ragged batch): the fast
-        // kernels on its keys rounded up to SHORT_KEYS (w), the padded columns' scores set to -inf, P.V over its keys
-        // only, at any head size (before: only where dv was whole 4-vector chunks, so 32-wide heads at 512 bits took
-        // the general path). It depends on s alone, so a row's operations still do not depend on the block or the
-        // threads.
-        boolean shortFast = fast && !causal && !windowed && s < BC;
-        int w = shortFast ? (s + SHORT_KEYS - 1) / SHORT_KEYS * SHORT_KEYS : tb;
+        // a tile of fewer than tb keys, unmasked and not causal: a sequence shorter than one tile (a sentence, alone or
+        // in a ragged batch), or the last tile of a longer one whose length is not a multiple of tb (a 66-token
+        // sentence: 64 keys, then 2). The fast kernels on its keys rounded up to SHORT_KEYS (w), the padded columns'
+        // scores set to -inf, P.V over its keys only, at any head size (before: the last tile of a longer sequence took
+        // the general path, per-row scores and softmax over a whole padded tile, which made L=66 take 2.4x the time of
+        // L=64). The tiles depend on s alone, so a row's operations still do not depend on the block or the threads.
+        boolean tailFast = fast && !causal && !windowed;
+        boolean shortFast = tailFast && s < BC;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
         // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
@@ -321,18 +322,20 @@ public final class Attention {
         int gw = Math.min(bcp, tb);
         for (int j0 = jStart; j0 < jEnd; j0 += tb) {
             int bc = Math.min(tb, jEnd - j0);
-            // transpose the key tile: kt[dd * ktp + c] = k[j0 + c, dd], zero columns past bc (a short sequence on the
+            boolean tail = tailFast && bc < tb;
+            int w = tail ? (bc + SHORT_KEYS - 1) / SHORT_KEYS * SHORT_KEYS : tb;
+            // transpose the key tile: kt[dd * ktp + c] = k[j0 + c, dd], zero columns past bc (a short tile on the
             // fast path: up to w, the columns its kernels read); a whole tile at the kernels' stride BCP
             int ktp = bc == tb && s >= tb ? BCP : bcp;
             if (bc == tb && s >= tb) transposeTile(k, ko + j0 * d, d, kt, qscale, tb);
             else
-                for (int c = 0, cols = shortFast ? w : gw; c < cols; c++) {
+                for (int c = 0, cols = tail ? w : gw; c < cols; c++) {
                     if (c < bc) {
                         int src = ko + (j0 + c) * d;
                         for (int dd = 0; dd < d; dd++) kt[dd * ktp + c] = k[src + dd] * qscale;
                     } else for (int dd = 0; dd < d; dd++) kt[dd * ktp + c] = 0f;
                 }
-            boolean fullTile = fast && (bc == tb || shortFast);
+            boolean fullTile = fast && (bc == tb || tail);
             // causal: rows above the tile's first key (i0 + r < j0) see none of it and are skipped, from a group start
             int first = causal ? Math.min(br, Math.max(0, j0 - i0)) / GR * GR : 0;
             // a sliding window: likewise rows whose window ends before the tile (i + right < j0); the loop stops at the
@@ -364,7 +367,7 @@ public final class Attention {
                     for (; c0 + 4 * VL <= w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
                     if (c0 < w)
                         lazy &= fastScores6x2(qs, qso, d, kt, c0, st, r, m); // a short sequence's last 2 vectors
-                    if (bc < w) { // a short sequence's padded keys
+                    if (bc < w) { // a short tile's padded keys
                         for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
                     }
