@@ -1,6 +1,7 @@
 package io.attn.cpu;
 
 import static io.attn.cpu.Support.assertClose;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -127,6 +128,60 @@ class AttentionTest {
                 else if (f < 0) for (int i = 0; i < q.size(); i++) q.data()[i] = Math.abs(q.data()[i]);
                 checkUnmasked(q, k, v, "last tile x" + f + ", D=" + d);
             }
+    }
+
+    @Test
+    void slidingWindowsCutTilesForSomeRows() {
+        // a window cuts key tiles for some rows of a group (ModernBERT's local layers: 64 keys either side): those
+        // groups run the fast kernels with the keys outside each row's window at -inf, each row its own softmax step;
+        // windows narrower and wider than a tile, one-sided, lopsided, and sequences with a short last tile
+        int[][] windows = {{64, 64}, {5, 7}, {0, 0}, {100, 3}, {3, 100}, {63, 1}, {130, 130}};
+        for (int[] wd : windows)
+            for (int d : new int[] {32, 64})
+                for (int l : new int[] {66, 150, 300}) {
+                    MaskSpec spec = MaskSpec.NONE.window(wd[0], wd[1]);
+                    check(1, 2, l, l, d, d, spec, null, null);
+                }
+        check(2, 3, 97, 97, 40, 40, MaskSpec.NONE.window(64, 64), null, null); // P.V on the 4-row tiles
+        check(1, 2, 200, 200, 64, 32, MaskSpec.NONE.window(20, 64), null, null); // Dv != D
+    }
+
+    @Test
+    void slidingWindowResultsDoNotDependOnTheThreadCount() {
+        // blocks (and so the tiles cut at a block's last row's window) depend on the thread count: the results must
+        // not, bitwise
+        for (int[] wd : new int[][] {{64, 64}, {10, 10}, {40, 0}}) {
+            Tensor q = Support.tensor(r, 1, 4, 400, 64), k = Support.tensor(r, 1, 4, 400, 64);
+            Tensor v = Support.tensor(r, 1, 4, 400, 64);
+            MaskSpec spec = MaskSpec.NONE.window(wd[0], wd[1]);
+            float[] one = attention(1, q, k, v, 0.125f, spec);
+            for (int t : new int[] {2, 3, 8})
+                assertArrayEquals(
+                        one,
+                        attention(t, q, k, v, 0.125f, spec),
+                        "window " + wd[0] + "/" + wd[1] + ", " + t + " threads");
+            assertClose(one, reference(q, k, v, 0.125f, spec), "window " + wd[0] + "/" + wd[1]);
+        }
+    }
+
+    @Test
+    void slidingWindowOfOutlyingScores() {
+        // keys 100..139 make scores far above the others (the running max jumps past the lazy margin in a tile that a
+        // window cuts for some rows), then keys 200..239 make -inf (1e20 * -1e20) for rows that also see finite ones
+        Tensor q = Support.tensor(r, 1, 2, 300, 64), k = Support.tensor(r, 1, 2, 300, 64);
+        Tensor v = Support.tensor(r, 1, 2, 300, 64);
+        for (int h = 0; h < 2; h++) {
+            for (int j = 100; j < 140; j++) for (int dd = 0; dd < 64; dd++) k.data()[(h * 300 + j) * 64 + dd] *= 40f;
+            for (int j = 200; j < 240; j++) k.data()[(h * 300 + j) * 64] = -1e20f;
+            for (int i = 0; i < 300; i++) q.data()[(h * 300 + i) * 64] = i % 2 == 0 ? 1e20f : 1f;
+        }
+        for (int[] wd : new int[][] {{64, 64}, {7, 30}}) {
+            MaskSpec spec = MaskSpec.NONE.window(wd[0], wd[1]);
+            assertClose(
+                    attention(2, q, k, v, 0.125f, spec),
+                    reference(q, k, v, 0.125f, spec),
+                    "outlying scores, window " + wd[0] + "/" + wd[1]);
+        }
     }
 
     @Test

@@ -302,7 +302,9 @@ public final class Attention {
         // scores set to -inf, P.V over its keys only, at any head size (before: the last tile of a longer sequence took
         // the general path, per-row scores and softmax over a whole padded tile, which made L=66 take 2.4x the time of
         // L=64). The tiles depend on s alone, so a row's operations still do not depend on the block or the threads.
-        boolean tailFast = fast && !causal && !windowed;
+        // Under a sliding window a block's last tile may also end at its last row's window (below): the columns past
+        // it are past every row's window, so the rounding only adds keys of weight 0.
+        boolean tailFast = fast && !causal;
         boolean shortFast = tailFast && s < BC;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
@@ -345,12 +347,17 @@ public final class Attention {
             for (int r = first; r < br; r += GR) {
                 if (windowed && (long) i0 + r - left > j0 + bc - 1) break;
                 int r1 = Math.min(br, r + GR), live = GR;
-                // causal: the group's first row sees every key of the tile; a window: every row of the group (padding
-                // rows included) has the whole tile in its window
+                // causal: the group's first row sees every key of the tile; a window: every query row of the group sees
+                // at least one key of the tile (its first row's window reaches the tile, its last row's starts in it
+                // or before), and clip says whether some row does not see all of them
+                int rowsLive = r == padFrom ? br - padFrom : GR;
+                boolean clip =
+                        windowed && ((long) i0 + r + rowsLive - 1 - left > j0 || (long) i0 + r + right < j0 + bc - 1);
                 boolean fastGroup = fullTile
                         && (r < padFrom || padFast)
                         && (!causal || i0 + r >= j0 + tb - 1)
-                        && (!windowed || ((long) i0 + r + GR - 1 - left <= j0 && (long) i0 + r + right >= j0 + tb - 1));
+                        && (!windowed
+                                || ((long) i0 + r + rowsLive - 1 - left <= j0 + bc - 1 && (long) i0 + r + right >= j0));
                 if (fastGroup) {
                     float[] qs = r == padFrom ? sc.qpad : q;
                     int qso = r == padFrom ? 0 : qo + r * d;
@@ -371,17 +378,33 @@ public final class Attention {
                         for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);
                     }
-                    if (lazy || firstMax(st, r, m, w)) expRows(st, r, m, sumv, corr, w);
-                    else
-                        for (int rr = 0; rr < GR; rr++)
-                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, Math.min(bc, w));
+                    // a window that cuts the tile for some rows: their keys outside it at -inf, then each row's own
+                    // softmax step (its lazy test on the keys it sees only: the group's test above also read keys
+                    // outside the windows, which a tile cut at a block's end would not have, so the path would depend
+                    // on the block size). Padding rows keep their scores; their output is dropped. (One call site of
+                    // softmaxRow: with two, C2 inlined it and boxed the vectors of its exponential, 3.4 MB a call.)
+                    if (clip || !(lazy || firstMax(st, r, m, w))) {
+                        for (int rr = 0; rr < GR; rr++) {
+                            int lo = 0, hi = Math.min(bc, w);
+                            if (clip && rr < live) {
+                                long i = (long) i0 + r + rr;
+                                lo = (int) Math.min(hi, Math.max(0L, i - left - j0));
+                                hi = (int) Math.min(hi, Math.max(0L, i + right - j0 + 1));
+                                Arrays.fill(st, rr * BCP, rr * BCP + lo, Float.NEGATIVE_INFINITY);
+                                Arrays.fill(st, rr * BCP + hi, rr * BCP + bc, Float.NEGATIVE_INFINITY);
+                            }
+                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, lo, hi);
+                        }
+                    } else expRows(st, r, m, sumv, corr, w);
                 } else general(r, r1, q, qo, d, bc, ktp, gw, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
-                    // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key)
+                    // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key),
+                    // or under a window the keys up to its last row's window (as below)
+                    int keys = windowed ? (int) Math.min(bc, (long) i0 + r1 + right - j0) : bc;
                     for (int cv = 0; cv < dv; cv += 4 * VL)
-                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live, bc);
+                        accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live, keys);
                 } else {
                     // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
@@ -712,44 +735,59 @@ public final class Attention {
     }
 
     /**
-     * The online-softmax step for one row of a full, unmasked tile ({@code w} scores in base-2 units at {@code
-     * st[so..]}) when the group failed {@link #fastScores}'s test: the lazy test again for this row alone, else clamp to
-     * finite (as {@link Masks#apply} does), tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max,
-     * sum and rescale factor updated.
+     * The online-softmax step for one row of a tile ({@code w} scores in base-2 units at {@code st[so..]}, those outside
+     * {@code [lo, hi)} -inf: a short tile's padding, keys outside a window) when the group failed {@link #fastScores}'s
+     * test or a window cuts the tile: the lazy test again for this row alone ({@link #lazyRow}), else {@link
+     * #clampedRow}. Each of the two has one call of {@link VExp#exp2}: with both in one method C2 stopped inlining the
+     * second (NodeCountInliningCutoff) and boxed its vectors, 3.4 MB a call of windowed attention over 4096 tokens.
      */
     private static void softmaxRow(
-            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int valid) {
-        float mOld = m[r];
-        if (mOld != Float.NEGATIVE_INFINITY) {
-            // lazy max: while no score exceeds the running max by more than LAZY, keep the running max (softmax does
-            // not depend on the offset; p <= 2^LAZY cannot overflow a float sum). This needs only a vector compare,
-            // not a horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the
-            // output as it would on the general path; -inf gives p = 0 on both paths; +inf goes the slow way.
-            FloatVector mx = FloatVector.fromArray(SP, st, so);
-            for (int c = VL; c < w; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
-            if (!mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) {
-                FloatVector acc = FloatVector.zero(SP);
-                for (int c = 0; c < w; c += VL) {
-                    FloatVector e =
-                            VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mOld));
-                    e.intoArray(st, so + c);
-                    acc = acc.add(e);
-                }
-                sum[r] += Lanes.sum(acc); // fixed order: bitwise-reproducible across JIT tiers
-                corr[r] = 1f;
-                return;
-            }
+            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int lo, int hi) {
+        if (m[r] != Float.NEGATIVE_INFINITY && lazyRow(st, so, r, m[r], sum, corr, w)) return;
+        clampedRow(st, so, r, m, sum, sumv, corr, w, lo, hi);
+    }
+
+    /**
+     * Lazy max: while no score exceeds the running max {@code mOld} by more than LAZY, keep it (softmax does not
+     * depend on the offset; p <= 2^LAZY cannot overflow a float sum). This needs only a vector compare, not a
+     * horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the output as it would
+     * on the general path; -inf gives p = 0 on both paths; +inf goes the slow way. False (nothing written) when a
+     * score is past the margin.
+     */
+    private static boolean lazyRow(float[] st, int so, int r, float mOld, float[] sum, float[] corr, int w) {
+        FloatVector mx = FloatVector.fromArray(SP, st, so);
+        for (int c = VL; c < w; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
+        if (mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) return false;
+        FloatVector acc = FloatVector.zero(SP);
+        for (int c = 0; c < w; c += VL) {
+            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mOld));
+            e.intoArray(st, so + c);
+            acc = acc.add(e);
         }
+        sum[r] += Lanes.sum(acc); // fixed order: bitwise-reproducible across JIT tiers
+        corr[r] = 1f;
+        return true;
+    }
+
+    /**
+     * The exact step: clamp to finite (as {@link Masks#apply} does), the columns outside {@code [lo, hi)} back to
+     * -inf, tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max, sum and rescale factor
+     * updated.
+     */
+    private static void clampedRow(
+            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int lo, int hi) {
+        float mOld = m[r];
         final float big = Float.MAX_VALUE;
-        // one call site for VExp (so C2 inlines it: vectors passed to a call that is not inlined would be boxed)
         FloatVector mx = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
         for (int c = 0; c < w; c += VL) {
             FloatVector x = FloatVector.fromArray(SP, st, so + c).max(-big).min(big);
             x.intoArray(st, so + c);
             mx = mx.max(x);
         }
-        // a short sequence's padded keys (-inf before the clamp) get no weight: the clamp made them finite
-        if (valid < w) Arrays.fill(st, so + valid, so + w, Float.NEGATIVE_INFINITY);
+        // a short tile's padded keys and the keys outside a window (-inf before the clamp: the columns outside [lo,
+        // hi)) get no weight: the clamp made them finite
+        if (lo > 0) Arrays.fill(st, so, so + lo, Float.NEGATIVE_INFINITY);
+        if (hi < w) Arrays.fill(st, so + hi, so + w, Float.NEGATIVE_INFINITY);
         float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float cr = mNew == mOld ? 1f : exp2(mOld - mNew); // 0 when m was -inf
         FloatVector acc = FloatVector.zero(SP);

@@ -32,8 +32,9 @@ class WindowAllocationTest {
         long scores = (long) l * l * Float.BYTES, least = Long.MAX_VALUE;
         try (Parallel par = new Parallel(1)) {
             // until the JIT has compiled the kernels (before that the Vector API boxes every vector: hundreds of MB
-            // of short-lived garbage per call), at most 30 calls; an (L, S) array would be allocated by every one
-            for (int run = 0; run < 30 && least >= 1 << 20; run++) {
+            // of short-lived garbage per call), at most 120 calls (measured: 128 bytes a call from about the 80th
+            // on); an (L, S) array would be allocated by every one
+            for (int run = 0; run < 120 && least >= 1 << 20; run++) {
                 long before = mx.getThreadAllocatedBytes(id);
                 Attention.run(par, o, out, in);
                 least = Math.min(least, mx.getThreadAllocatedBytes(id) - before);
