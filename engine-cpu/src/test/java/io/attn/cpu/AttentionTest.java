@@ -147,6 +147,30 @@ class AttentionTest {
     }
 
     @Test
+    void causalDiagonalTilesOnTheFastKernels() {
+        // causal attention is a window with right = 0: a diagonal tile's groups take the fast kernels with each row's
+        // later keys at -inf (a decoder's short text is one diagonal tile), at head sizes that are and are not whole
+        // 4-vector chunks, L = S and L < S, grouped K/V heads
+        for (int d : new int[] {32, 40, 64, 128})
+            for (int s : new int[] {2, 5, 13, 33, 63, 64, 65, 100, 200}) {
+                check(1, 2, s, s, d, d, MaskSpec.CAUSAL, null, null);
+                if (s > 13) check(1, 2, 13, s, d, d, MaskSpec.CAUSAL, null, null);
+            }
+        Tensor q = Support.tensor(r, 1, 2, 150, 64), k = Support.tensor(r, 1, 2, 150, 64);
+        Tensor v = Support.tensor(r, 1, 2, 150, 64);
+        // outlying scores on the diagonal: keys 70..99 40x larger (the lazy test fails), keys 120..129 give -inf for
+        // the even rows (1e20 * -1e20), whose earlier keys are finite
+        for (int h = 0; h < 2; h++) {
+            for (int j = 70; j < 100; j++) for (int dd = 0; dd < 64; dd++) k.data()[(h * 150 + j) * 64 + dd] *= 40f;
+            for (int j = 120; j < 130; j++) k.data()[(h * 150 + j) * 64] = -1e20f;
+            for (int i = 0; i < 150; i += 2) q.data()[(h * 150 + i) * 64] = 1e20f;
+        }
+        float[] one = attention(1, q, k, v, 0.125f, MaskSpec.CAUSAL);
+        assertClose(one, reference(q, k, v, 0.125f, MaskSpec.CAUSAL), "causal, outlying scores");
+        assertArrayEquals(one, attention(3, q, k, v, 0.125f, MaskSpec.CAUSAL), "causal, 1 and 3 threads");
+    }
+
+    @Test
     void slidingWindowResultsDoNotDependOnTheThreadCount() {
         // blocks (and so the tiles cut at a block's last row's window) depend on the thread count: the results must
         // not, bitwise

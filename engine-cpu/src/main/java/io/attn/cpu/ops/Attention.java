@@ -304,8 +304,12 @@ public final class Attention {
         // L=64). The tiles depend on s alone, so a row's operations still do not depend on the block or the threads.
         // Under a sliding window a block's last tile may also end at its last row's window (below): the columns past
         // it are past every row's window, so the rounding only adds keys of weight 0.
-        boolean tailFast = fast && !causal;
-        boolean shortFast = tailFast && s < BC;
+        // Causal attention's tiles are cut likewise at a block's last row (its diagonal tile): columns past it are
+        // past every row's last key.
+        boolean tailFast = fast;
+        boolean shortFast = fast && !causal && s < BC;
+        // causal attention is a window too (right = 0, left unbounded): its diagonal tiles cut for some rows
+        boolean cut = windowed || causal;
         int jEnd = causal ? Math.min(s, i0 + br) : s;
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
         // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
@@ -328,7 +332,7 @@ public final class Attention {
             int w = tail ? (bc + SHORT_KEYS - 1) / SHORT_KEYS * SHORT_KEYS : tb;
             // transpose the key tile: kt[dd * ktp + c] = k[j0 + c, dd], zero columns past bc (a short tile on the
             // fast path: up to w, the columns its kernels read); a whole tile at the kernels' stride BCP
-            int ktp = bc == tb && s >= tb ? BCP : bcp;
+            int ktp = bc == tb && s >= tb || tail ? BCP : bcp;
             if (bc == tb && s >= tb) transposeTile(k, ko + j0 * d, d, kt, qscale, tb);
             else
                 for (int c = 0, cols = tail ? w : gw; c < cols; c++) {
@@ -347,16 +351,14 @@ public final class Attention {
             for (int r = first; r < br; r += GR) {
                 if (windowed && (long) i0 + r - left > j0 + bc - 1) break;
                 int r1 = Math.min(br, r + GR), live = GR;
-                // causal: the group's first row sees every key of the tile; a window: every query row of the group sees
-                // at least one key of the tile (its first row's window reaches the tile, its last row's starts in it
-                // or before), and clip says whether some row does not see all of them
+                // causal or a window (causal is one with right = 0): every query row of the group sees at least one
+                // key of the tile (its first row's window reaches the tile, its last row's starts in it or before), and
+                // clip says whether some row does not see all of them (a diagonal tile, a window's edge)
                 int rowsLive = r == padFrom ? br - padFrom : GR;
-                boolean clip =
-                        windowed && ((long) i0 + r + rowsLive - 1 - left > j0 || (long) i0 + r + right < j0 + bc - 1);
+                boolean clip = cut && ((long) i0 + r + rowsLive - 1 - left > j0 || (long) i0 + r + right < j0 + bc - 1);
                 boolean fastGroup = fullTile
                         && (r < padFrom || padFast)
-                        && (!causal || i0 + r >= j0 + tb - 1)
-                        && (!windowed
+                        && (!cut
                                 || ((long) i0 + r + rowsLive - 1 - left <= j0 + bc - 1 && (long) i0 + r + right >= j0));
                 if (fastGroup) {
                     float[] qs = r == padFrom ? sc.qpad : q;
@@ -402,7 +404,7 @@ public final class Attention {
                 if (fastGroup && dv % (4 * VL) == 0) {
                     // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key),
                     // or under a window the keys up to its last row's window (as below)
-                    int keys = windowed ? (int) Math.min(bc, (long) i0 + r1 + right - j0) : bc;
+                    int keys = cut ? (int) Math.min(bc, (long) i0 + r + live + right - j0) : bc;
                     for (int cv = 0; cv < dv; cv += 4 * VL)
                         accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live, keys);
                 } else {
