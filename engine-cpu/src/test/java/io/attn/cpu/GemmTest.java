@@ -150,4 +150,22 @@ class GemmTest {
             assertClose(g1, reference(x, w, false, tb, 0.7f), "3x2500x301 tb=" + tb);
         }
     }
+
+    @Test
+    void rowsSplitEvenlyOverTasks() {
+        // the tasks' row chunks are equal shares of MR-row tiles, not of MC blocks, so they start inside blocks;
+        // rows the MC blocks do not divide (100: one block and a few rows; 517: a short last tile), a transposed A
+        // (packed) and a scaled one, on thread counts that give 1, 4, 6 and 16 tasks
+        Random r = new Random(9);
+        for (int m : new int[] {100, 512, 517}) {
+            for (boolean ta : new boolean[] {false, true}) {
+                Tensor a = ta ? Support.tensor(r, 300, m) : Support.tensor(r, m, 300), b = Support.tensor(r, 768, 300);
+                float alpha = ta ? 0.5f : 1f;
+                float[] one = matmul(1, a, b, ta, true, alpha);
+                assertClose(one, reference(a, b, ta, true, alpha), "m=" + m + " ta=" + ta);
+                for (int threads : new int[] {2, 3, 8})
+                    assertArrayEquals(one, matmul(threads, a, b, ta, true, alpha), "m=" + m + " threads=" + threads);
+            }
+        }
+    }
 }

@@ -352,7 +352,7 @@ public final class Gemm {
         // A task is one batch entry, one NC column block and a chunk of consecutive MC row blocks: B is packed once
         // per task and K step and reused by every row block of the chunk. Chunks are as long as they can be while
         // still giving about `target` tasks (more tasks balance threads, longer chunks pack B less often); their
-        // lengths differ by one block at most (43 blocks in 8 chunks: 5 and 6, not seven 6s and a 1).
+        // lengths differ by one MR-row tile at most (see task: whole blocks made 512 rows 96, 192, 96 and 128).
         int chunks = chunks(batch, mBlocks, nBlocks, target);
         if (pk == null && batch == 1 && chunks > 1 && !serial && (long) PackedB.padded(n) * k <= SHARED_B_MAX) {
             // several tasks would each pack the same B block: the threads pack all of B once, together, then every
@@ -367,8 +367,8 @@ public final class Gemm {
         int fColw = colw, fnBlocks = nBlocks, fChunks = chunks;
         PackedB fpk = pk;
         java.util.function.IntConsumer body = t -> task(
-                bl, t, perBatch, fnBlocks, fColw, mBlocks, fChunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff,
-                bStride, transB, c, cOff, cStride, e, fpk);
+                bl, t, perBatch, fnBlocks, fColw, fChunks, m, n, k, alpha, a, aOff, aStride, transA, b, bOff, bStride,
+                transB, c, cOff, cStride, e, fpk);
         if (serial) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
     }
@@ -415,7 +415,6 @@ public final class Gemm {
             int perBatch,
             int nBlocks,
             int colw,
-            int mBlocks,
             int chunks,
             int m,
             int n,
@@ -436,8 +435,11 @@ public final class Gemm {
             PackedB packed) {
         int bt = t / perBatch, r = t % perBatch;
         int chunk = r / nBlocks, j0 = (r % nBlocks) * colw;
-        int iStart = (int) ((long) chunk * mBlocks / chunks) * bl.mc;
-        int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mBlocks / chunks) * bl.mc);
+        // the chunk's rows: an equal share of the MR-row tiles (not of the MC blocks: 512 rows in 96-row blocks and 4
+        // chunks were 96, 192, 96 and 128 rows, and the thread with the 192 finished last), then MC blocks inside it
+        int mTiles = (m + MR - 1) / MR;
+        int iStart = (int) ((long) chunk * mTiles / chunks) * MR;
+        int iEnd = Math.min(m, (int) ((long) (chunk + 1) * mTiles / chunks) * MR);
         int nc = Math.min(colw, n - j0);
         int ao = aOff + bt * aStride, bo = bOff + bt * bStride, co = cOff + bt * cStride;
         Scratch s = SCRATCH.get();
@@ -461,7 +463,7 @@ public final class Gemm {
             boolean first = p0 == 0, last = p0 + kc >= k;
             boolean epilogue = last && e.values(), heads = e.heads() > 0;
             for (int i0 = iStart; i0 < iEnd; i0 += mcMax) {
-                int mc = Math.min(mcMax, m - i0);
+                int mc = Math.min(mcMax, iEnd - i0);
                 if (inter) packAi(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 else if (!direct) packA(a, ao, transA, m, k, i0, mc, p0, kc, alpha, s.pa);
                 for (int jp = 0; jp < nc; jp += NR) {
