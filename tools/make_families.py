@@ -483,6 +483,10 @@ FAMILIES = {
     # Qwen's per-layer sliding window (layer 1 of 2; most texts are longer than the window of 8)
     "qwen3-window": dict(model_type="qwen3", tok=tok_qwen, cfg=cfg_qwen3_window, pooling="lasttoken", normalize=True,
                          msl=32, window=("sliding_window", 1024)),
+    # sentence-transformers Dense modules after the pooling: LaBSE style (CLS, Dense with bias and tanh), then a
+    # stella style projection to fewer dimensions (no bias, no activation) with use_residual (a projected residual)
+    "bert-dense": dict(model_type="bert", tok=tok_bert, cfg=cfg_bert, pooling="cls", normalize=True, msl=24,
+                       dense=[dict(out=24, bias=True, act="tanh"), dict(out=16, bias=False, act=None, residual=True)]),
 }
 
 
@@ -522,7 +526,7 @@ def versions():
 def build(spec, tokenizer, config, seed, out_dir):
     """Random model + tokenizer -> sentence-transformers 6 folder at out_dir (replaced)."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Normalize, Transformer
+    from sentence_transformers.base.modules import Dense, Normalize, Transformer
     from sentence_transformers.sentence_transformer.modules import Pooling
     from transformers import AutoModel
 
@@ -535,6 +539,20 @@ def build(spec, tokenizer, config, seed, out_dir):
         tr = Transformer(tmp, max_seq_length=spec["msl"])
         mods = [tr, Pooling(embedding_dimension=config.hidden_size, pooling_mode=spec["pooling"],
                             include_prompt=spec.get("include_prompt", True))]
+        width = config.hidden_size
+        g = torch.Generator().manual_seed(seed + 500)
+        for d in spec.get("dense", []):
+            # weights N(0, 1/fan_in) and biases N(0, 0.05), as the transformer's (tanh stays off its flat tails)
+            act = torch.nn.Tanh() if d["act"] == "tanh" else None
+            dense = Dense(width, d["out"], bias=d["bias"], activation_function=act,
+                          use_residual=d.get("residual", False),
+                          init_weight=torch.randn(d["out"], width, generator=g) / float(np.sqrt(width)),
+                          init_bias=0.05 * torch.randn(d["out"], generator=g) if d["bias"] else None)
+            if d.get("residual") and width != d["out"]:
+                with torch.no_grad():
+                    dense.residual.weight.copy_(torch.randn(d["out"], width, generator=g) / float(np.sqrt(width)))
+            mods.append(dense)
+            width = d["out"]
         if spec["normalize"]:
             mods.append(Normalize())
         st = SentenceTransformer(modules=mods, prompts=spec.get("prompts"),
@@ -638,7 +656,7 @@ def reference(dir_, spec, name, check_onnx=None):
             if not spec.get("include_prompt", True):
                 assert tok.padding_side == "right"
                 pmask[:, :f["prompt_length"]] = 0
-            pp = pool(hp, pmask, spec["pooling"])
+            pp = dense_by_hand(st, pool(hp, pmask, spec["pooling"]))
             if spec["normalize"]:
                 pp = pp / pp.norm(dim=-1, keepdim=True).clamp_min(1e-12)
             checks[f"pooled_prompt_{pname}_vs_st_max_abs"] = float((pp - torch.from_numpy(emb).double()).abs().max())
@@ -647,7 +665,7 @@ def reference(dir_, spec, name, check_onnx=None):
     default = st.encode(TEXTS, batch_size=len(TEXTS), convert_to_numpy=True)
     default_name = st.default_prompt_name
     # pooling the AutoModel hidden states by hand must give sentence-transformers' embeddings (no prompt)
-    pooled = pool(hidden.double(), mask, spec["pooling"])
+    pooled = dense_by_hand(st, pool(hidden.double(), mask, spec["pooling"]))
     if spec["normalize"]:
         pooled = pooled / pooled.norm(dim=-1, keepdim=True).clamp_min(1e-12)
     checks["pooled_hidden_vs_st_max_abs"] = float((pooled - torch.tensor(encodings[0]["embeddings"]).double())
@@ -663,6 +681,7 @@ def reference(dir_, spec, name, check_onnx=None):
             "pooling_mode": spec["pooling"], "normalize": spec["normalize"], "max_seq_length": msl,
             "hidden_size": int(hidden.shape[-1]), "vocab_size": len(tok),
             "padding_side": tok.padding_side, "include_prompt": spec.get("include_prompt", True),
+            "dense": spec.get("dense", []), "dimension": len(encodings[0]["embeddings"][0]),
             "prompts": st.prompts, "default_prompt_name": default_name,
         },
         "texts": TEXTS,
@@ -677,6 +696,22 @@ def reference(dir_, spec, name, check_onnx=None):
     same = [e for e in encodings if e["prompt_name"] == default_name]
     assert len(same) == 1 and np.array_equal(default, np.array(same[0]["embeddings"], dtype=np.float32))
     return out, hidden_np, model, batch, hidden
+
+
+def dense_by_hand(st, v):
+    """The model's Dense modules (after the pooling) applied in float64 from their own weights: act(W v + b), plus v
+    or R v with use_residual."""
+    from sentence_transformers.base.modules import Dense
+    for m in st:
+        if isinstance(m, Dense):
+            y = v @ m.linear.weight.double().T
+            if m.linear.bias is not None:
+                y = y + m.linear.bias.double()
+            y = m.activation_function(y)
+            if m.use_residual:
+                y = y + (v if m.in_features == m.out_features else v @ m.residual.weight.double().T)
+            v = y
+    return v
 
 
 def pool(h, mask, mode):

@@ -9,6 +9,7 @@ import io.attn.io.SafeTensors;
 import io.attn.io.WordVectors;
 import io.attn.tensor.Shape;
 import io.attn.tensor.Tensor;
+import io.attn.text.Dense;
 import io.attn.text.TextModel;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -158,6 +159,19 @@ final class InspectCommand implements Callable<Integer> {
         d.put("config", ModelConfigs.withDefaults(m.config(), m.source()));
         Map<String, Object> st = new LinkedHashMap<>();
         st.put("pooling", m.pooling().label());
+        List<Object> dense = new java.util.ArrayList<>();
+        for (Dense x : m.dense()) {
+            Map<String, Object> one = new LinkedHashMap<>();
+            one.put("path", x.path());
+            one.put("in_features", (long) x.in());
+            one.put("out_features", (long) x.out());
+            one.put("bias", x.bias());
+            one.put("activation", x.activation().className());
+            one.put("use_residual", x.useResidual());
+            dense.add(one);
+        }
+        st.put("dense", dense);
+        st.put("dimension", (long) m.dimension());
         st.put("normalize", m.normalize());
         st.put("max_length", (long) m.maxLength());
         st.put("prompts", new LinkedHashMap<String, Object>(m.prompts().byName()));

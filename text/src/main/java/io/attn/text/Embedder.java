@@ -14,7 +14,7 @@ import java.util.List;
 /**
  * A sentence-embedding model on an {@link Engine}: text in, one vector per text out, as sentence-transformers computes
  * it (put the prompt before the text, tokenize, run the encoder, pool over the non-padding tokens (without the prompt's
- * when the model says so), L2-normalize when the model says so).
+ * when the model says so), apply the model's {@link Dense} modules, L2-normalize when the model says so).
  *
  * <pre>{@code
  * try (Engine engine = Engine.open(EngineOptions.defaults());
@@ -40,8 +40,9 @@ public final class Embedder implements AutoCloseable {
     private final String name;
     private final AttnModel model;
     private final TextTokenizer tokenizer;
-    private final int dimension;
+    private final int width, dimension; // the encoder's hidden size; the sentence vectors' (after the Dense modules)
     private final Pooling pooling;
+    private final List<Dense> dense;
     private final boolean normalize;
     private final int maxBatchSize, maxBatchTokens, maxPositions;
     private final boolean ragged;
@@ -58,6 +59,7 @@ public final class Embedder implements AutoCloseable {
             AttnModel model,
             TextTokenizer tokenizer,
             Pooling pooling,
+            List<Dense> dense,
             boolean normalize,
             EmbedderOptions o,
             int maxPositions,
@@ -68,7 +70,9 @@ public final class Embedder implements AutoCloseable {
         this.name = name;
         this.model = model;
         this.tokenizer = tokenizer;
-        this.dimension = model.width();
+        this.width = model.width();
+        this.dense = List.copyOf(dense);
+        this.dimension = dense.isEmpty() ? width : dense.get(dense.size() - 1).out();
         this.pooling = pooling;
         this.normalize = normalize;
         this.maxBatchSize = o.maxBatchSize();
@@ -119,6 +123,7 @@ public final class Embedder implements AutoCloseable {
                     am,
                     t,
                     o.pooling() != null ? o.pooling() : m.pooling(),
+                    m.dense(),
                     o.normalize() != null ? o.normalize() : m.normalize(),
                     o,
                     m.maxPositions(),
@@ -134,7 +139,7 @@ public final class Embedder implements AutoCloseable {
         return name;
     }
 
-    /** The length of the vectors. */
+    /** The length of the sentence vectors: the model's hidden size, or its last Dense module's out_features. */
     public int dimension() {
         return dimension;
     }
@@ -275,7 +280,7 @@ public final class Embedder implements AutoCloseable {
                     toks,
                     (index, hidden, len, offset) -> out[index] = new TokenEmbeddings(
                             toks[index].ids(),
-                            Tensor.of(Arrays.copyOfRange(hidden, offset, offset + len * dimension), len, dimension)));
+                            Tensor.of(Arrays.copyOfRange(hidden, offset, offset + len * width), len, width)));
             return Arrays.asList(out);
         } finally {
             gate.exit();
@@ -297,7 +302,9 @@ public final class Embedder implements AutoCloseable {
 
     /** One line: the model, its width, pooling, normalization, maximum length and device. */
     public String description() {
-        return name + ": " + dimension + " dimensions, " + pooling.label() + " pooling"
+        StringBuilder dn = new StringBuilder();
+        for (Dense d : dense) dn.append(", dense ").append(d.describe());
+        return name + ": " + dimension + " dimensions, " + pooling.label() + " pooling" + dn
                 + (normalize ? ", normalized" : "") + ", max " + maxLength() + " tokens"
                 + (defaultPrompt.text().isEmpty()
                         ? ""
@@ -470,7 +477,7 @@ public final class Embedder implements AutoCloseable {
                 .output()
                 .data();
         for (int i = start, at = 0; i < end; i++) {
-            sink.accept(i, hidden, toks[i].ids().length, at * dimension);
+            sink.accept(i, hidden, toks[i].ids().length, at * width);
             at += toks[i].ids().length;
         }
     }
@@ -499,7 +506,7 @@ public final class Embedder implements AutoCloseable {
         float[] hidden = model.run(req).output().data();
         for (int r = 0; r < b; r++) {
             int index = order[start + r];
-            sink.accept(index, hidden, toks[index].ids().length, r * len * dimension);
+            sink.accept(index, hidden, toks[index].ids().length, r * len * width);
         }
     }
 
@@ -508,7 +515,7 @@ public final class Embedder implements AutoCloseable {
      * prompt's) left out, as sentence-transformers' Pooling computes it over the tokens its mask keeps.
      */
     private float[] pool(float[] hidden, int offset, int len, int skip) {
-        int e = dimension, from = Math.min(skip, len), n = len - from;
+        int e = width, from = Math.min(skip, len), n = len - from;
         float[] v = new float[e];
         switch (pooling) {
             case CLS -> System.arraycopy(hidden, offset + (n > 0 ? from : 0) * e, v, 0, e);
@@ -537,6 +544,7 @@ public final class Embedder implements AutoCloseable {
                     for (int k = 0; k < e; k++) v[k] = Math.max(v[k], hidden[offset + t * e + k]);
             }
         }
+        for (Dense d : dense) v = d.apply(v);
         if (normalize) normalize(v);
         return v;
     }

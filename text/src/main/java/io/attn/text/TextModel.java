@@ -34,7 +34,8 @@ import java.util.Set;
  * model.safetensors} (or shards named by {@code model.safetensors.index.json}; F32, F16 or BF16; names with or without
  * the task model's prefix such as {@code bert.}), {@code tokenizer.json}, and optionally the sentence-transformers
  * files: {@code modules.json} with a {@code Pooling} module ({@code 1_Pooling/config.json}, classic or
- * sentence-transformers 6's {@code pooling_mode} / {@code include_prompt}) and a {@code Normalize} module, {@code
+ * sentence-transformers 6's {@code pooling_mode} / {@code include_prompt}), {@link Dense} modules and a {@code
+ * Normalize} module, {@code
  * sentence_bert_config.json} ({@code max_seq_length}) and {@code config_sentence_transformers.json} ({@code prompts},
  * {@code default_prompt_name}). Without the sentence-transformers files the pooling is mean, not normalized, with no
  * prompt.
@@ -54,6 +55,7 @@ public final class TextModel {
     private final Path tokenizer;
     private final Pooling pooling;
     private final boolean normalize;
+    private final List<Dense> dense; // sentence-transformers Dense modules after the pooling, in order
     private final int maxLength;
     private final Prompts prompts;
     private final List<String> labels; // empty for an encoder without a classification head
@@ -96,6 +98,7 @@ public final class TextModel {
             Map<String, Tensor> weights,
             Path tokenizer,
             Pooling pooling,
+            List<Dense> dense,
             boolean normalize,
             int maxSeqLength,
             Prompts prompts,
@@ -111,6 +114,15 @@ public final class TextModel {
         this.weights = weights;
         this.tokenizer = tokenizer;
         this.pooling = pooling;
+        this.dense = List.copyOf(dense);
+        int width = hiddenSize;
+        for (Dense d : this.dense) {
+            if (d.in() != width)
+                throw AttnException.badInput(d.path() + "/config.json: in_features " + d.in() + " does not match the "
+                        + (width == hiddenSize ? "model's hidden_size " : "previous Dense module's out_features ")
+                        + width);
+            width = d.out();
+        }
         this.normalize = normalize;
         this.maxLength = maxLength(tokenizer, maxSeqLength, maxPositions);
         this.prompts = prompts;
@@ -204,6 +216,19 @@ public final class TextModel {
         return pooling;
     }
 
+    /**
+     * The model's Dense modules after the pooling, in order (sentence-transformers' {@code Dense}: LaBSE's tanh
+     * projection, stella's projection to fewer dimensions); empty for most models.
+     */
+    public List<Dense> dense() {
+        return dense;
+    }
+
+    /** The width of the model's sentence vectors: the last Dense module's out_features, else the hidden size. */
+    public int dimension() {
+        return dense.isEmpty() ? hiddenSize : dense.get(dense.size() - 1).out();
+    }
+
     /** Whether the model lists a Normalize module. */
     public boolean normalize() {
         return normalize;
@@ -286,7 +311,17 @@ public final class TextModel {
         String folder = (Files.isDirectory(src) || src.getParent() == null ? src : src.getParent()).toString();
         Quantization.Quantized q = Quantization.dynamicInt8(config, weights, options, folder);
         return new TextModel(
-                name, source, q.config(), q.weights(), tokenizer, pooling, normalize, maxLength, prompts, activation);
+                name,
+                source,
+                q.config(),
+                q.weights(),
+                tokenizer,
+                pooling,
+                dense,
+                normalize,
+                maxLength,
+                prompts,
+                activation);
     }
 
     /** What {@link #quantized} quantized: the names of the int8 weights and tables (not their zero points). */
@@ -326,7 +361,7 @@ public final class TextModel {
             try (var files = Files.walk(root, java.nio.file.FileVisitOption.FOLLOW_LINKS)) {
                 for (Path f : files.toList()) {
                     Path r = root.relativize(f);
-                    if (f.equals(root) || isWeightFile(r)) continue;
+                    if (f.equals(root) || isWeightFile(r, rel)) continue;
                     Path to = tmp.resolve(r.toString());
                     if (Files.isDirectory(f)) Files.createDirectories(to);
                     else {
@@ -350,12 +385,17 @@ public final class TextModel {
         }
     }
 
-    /** Weights that {@link #writeFolderFrom} replaces or leaves out (other formats of the same weights). */
-    private static boolean isWeightFile(Path rel) {
+    /**
+     * Weights that {@link #writeFolderFrom} replaces or leaves out (other formats of the same weights): the
+     * transformer's, in its folder {@code transformer} (relative; empty for the root), and the {@code onnx/} and {@code
+     * openvino/} exports. Other modules' weights (a Dense module's {@code 2_Dense/model.safetensors}) are copied as is.
+     */
+    private static boolean isWeightFile(Path rel, Path transformer) {
         String top = rel.getName(0).toString();
-        if (rel.getNameCount() > 1 && (top.equals("onnx") || top.equals("openvino"))) return true;
-        if (rel.getNameCount() == 1 && (top.equals("onnx") || top.equals("openvino"))) return true;
         String n = rel.getFileName().toString().toLowerCase(java.util.Locale.ROOT);
+        if (top.equals("onnx") || top.equals("openvino") || n.startsWith(".")) return true;
+        String parent = rel.getParent() == null ? "" : rel.getParent().toString();
+        if (!parent.equals(transformer.toString())) return false;
         return n.endsWith(".safetensors")
                 || n.endsWith(".safetensors.index.json")
                 || n.endsWith(".bin")
@@ -367,8 +407,7 @@ public final class TextModel {
                 || n.endsWith(".ot")
                 || n.endsWith(".pt")
                 || n.endsWith(".pth")
-                || n.endsWith(".ckpt")
-                || n.startsWith(".");
+                || n.endsWith(".ckpt");
     }
 
     /** A fresh temporary folder beside {@code abs}, after checking that {@code dir} is absent or an empty folder. */
@@ -407,7 +446,8 @@ public final class TextModel {
     private static TextModel readFolder(Path dir, Path tokenizerOverride) {
         Path transformer = dir;
         PoolingConfig pooling = new PoolingConfig(Pooling.MEAN, true);
-        boolean normalize = false;
+        boolean normalize = false, pooled = false;
+        List<Dense> dense = new java.util.ArrayList<>();
         Path modulesFile = dir.resolve("modules.json");
         if (Files.exists(modulesFile)) {
             for (Object m : Json.array(Json.read(modulesFile), modulesFile.toString())) {
@@ -419,11 +459,22 @@ public final class TextModel {
                 Path at = inside(dir, path, modulesFile);
                 switch (moduleClass(type)) {
                     case "Transformer" -> transformer = at;
-                    case "Pooling" -> pooling = poolingOf(at.resolve("config.json"));
+                    case "Pooling" -> {
+                        pooling = poolingOf(at.resolve("config.json"));
+                        pooled = true;
+                    }
+                    case "Dense" -> {
+                        // sentence-transformers runs the modules in order; attn runs Pooling, Dense..., Normalize
+                        if (!pooled || normalize)
+                            throw AttnException.badInput(modulesFile + ": Dense module \"" + path + "\" comes "
+                                    + (normalize ? "after Normalize" : "before Pooling")
+                                    + " (attn runs Dense modules between Pooling and Normalize)");
+                        dense.add(Dense.read(at));
+                    }
                     case "Normalize" -> normalize = true;
                     default ->
                         throw AttnException.badInput(modulesFile + ": module \"" + type
-                                + "\" is not supported (attn runs Transformer, Pooling and Normalize)");
+                                + "\" is not supported (attn runs Transformer, Pooling, Dense and Normalize)");
                 }
             }
         }
@@ -447,6 +498,7 @@ public final class TextModel {
                         m.weights,
                         m.tokenizer,
                         pooling.pooling(),
+                        dense,
                         normalize,
                         m.maxLength,
                         prompts,
@@ -477,6 +529,7 @@ public final class TextModel {
                 weights,
                 tokenizer,
                 pooling.pooling(),
+                dense,
                 normalize,
                 seq,
                 prompts,
@@ -598,6 +651,7 @@ public final class TextModel {
                 imp.weights(),
                 tokenizer,
                 Pooling.MEAN,
+                List.of(),
                 false,
                 0,
                 Prompts.NONE,

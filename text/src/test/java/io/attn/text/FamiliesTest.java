@@ -52,7 +52,8 @@ class FamiliesTest {
             "mistral",
             "llama",
             "llama3",
-            "qwen3-window");
+            "qwen3-window",
+            "bert-dense");
 
     /** Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says. */
     static final Map<String, String> REFUSED = Map.of();
@@ -225,6 +226,7 @@ class FamiliesTest {
         assertEquals(want.size(), got.length, what);
         double lowest = 1, worstRel = 0;
         for (int i = 0; i < got.length; i++) {
+            assertEquals(want.get(i).size(), got[i].length, what + " text " + i + ": dimension");
             double dot = 0, nw = 0, ng = 0, worst = 0;
             for (int k = 0; k < got[i].length; k++) {
                 double w = want.get(i).get(k).doubleValue(), g = got[i][k];

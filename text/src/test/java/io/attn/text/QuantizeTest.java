@@ -92,7 +92,7 @@ class QuantizeTest {
 
     @Test
     void quantizedFoldersLoadInt8AndEmbedCloseToTheFloatModel(@TempDir Path tmp) throws Exception {
-        for (String f : List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert"))
+        for (String f : List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert", "bert-dense"))
             for (boolean perChannel : new boolean[] {false, true}) {
                 Path out = tmp.resolve(f + (perChannel ? "-channel" : "-tensor"));
                 TextModel.read(FAMILIES.resolve(f))
@@ -102,6 +102,11 @@ class QuantizeTest {
                 assertFalse(q.int8Tensors().isEmpty(), f + ": no int8 tensor read back");
                 assertTrue(Files.exists(out.resolve("tokenizer.json")), f + ": tokenizer.json copied");
                 assertTrue(Files.exists(out.resolve("modules.json")), f + ": modules.json copied");
+                // a Dense module's weights are the module's, copied as they are (float32), not the transformer's
+                assertEquals(
+                        TextModel.read(FAMILIES.resolve(f)).dense().size(),
+                        q.dense().size(),
+                        f + ": Dense");
                 double worst = worstCosine(FAMILIES.resolve(f), out);
                 System.out.printf(
                         "%s %s: int8 vs float32 worst cosine %.5f%n",

@@ -297,14 +297,14 @@ class TextModelTest {
 
     @Test
     void unsupportedSentenceTransformersModulesAreNamed() throws IOException {
-        Path d = copyOfBase("dense");
+        Path d = copyOfBase("word-weights");
         TinyBert.sentenceTransformers(d, "mean", false, 0);
         Files.writeString(
                 d.resolve("modules.json"),
                 "[{\"idx\":0,\"name\":\"0\",\"path\":\"\","
-                        + "\"type\":\"sentence_transformers.models.Transformer\"},{\"idx\":1,\"name\":\"1\",\"path\":\"2_Dense\","
-                        + "\"type\":\"sentence_transformers.models.Dense\"}]");
-        bad(d, "modules.json", "sentence_transformers.models.Dense", "not supported");
+                        + "\"type\":\"sentence_transformers.models.Transformer\"},{\"idx\":1,\"name\":\"1\",\"path\":\"1_WordWeights\","
+                        + "\"type\":\"sentence_transformers.models.WordWeights\"}]");
+        bad(d, "modules.json", "sentence_transformers.models.WordWeights", "not supported", "Dense");
 
         d = copyOfBase("two-modes");
         TinyBert.sentenceTransformers(d, "mean", false, 0);
@@ -330,6 +330,128 @@ class TextModelTest {
                 "[{\"idx\":1,\"name\":\"1\",\"path\":\"../../etc\","
                         + "\"type\":\"sentence_transformers.models.Pooling\"}]");
         bad(d, "modules.json", "leaves the model folder");
+    }
+
+    /** A copy of {@code tests/families/bert-dense} (Pooling, two Dense modules, Normalize) with {@code edit} applied. */
+    static Path denseCopy(String name, Consumer<Path> edit) throws IOException {
+        Path from = Path.of("../tests/families/bert-dense"), to = dir.resolve(name);
+        try (var files = Files.walk(from)) {
+            for (Path f : files.toList()) {
+                Path t = to.resolve(from.relativize(f).toString());
+                if (Files.isDirectory(f)) Files.createDirectories(t);
+                else Files.copy(f, t);
+            }
+        }
+        edit.accept(to);
+        return to;
+    }
+
+    /** Writes {@code modules.json} with the modules {@code "Type:path"} in order (sentence-transformers 6's names). */
+    static void modules(Path d, String... modules) {
+        StringBuilder b = new StringBuilder("[");
+        for (int i = 0; i < modules.length; i++) {
+            String[] tp = modules[i].split(":", -1);
+            b.append(i == 0 ? "" : ",")
+                    .append("{\"idx\":")
+                    .append(i)
+                    .append(",\"name\":\"")
+                    .append(i)
+                    .append("\",\"path\":\"")
+                    .append(tp[1])
+                    .append("\",\"type\":\"sentence_transformers.base.modules.")
+                    .append(tp[0].toLowerCase(java.util.Locale.ROOT))
+                    .append('.')
+                    .append(tp[0])
+                    .append("\"}");
+        }
+        try {
+            Files.writeString(d.resolve("modules.json"), b.append(']').toString());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static void replaceIn(Path file, String from, String to) {
+        try {
+            String s = Files.readString(file);
+            assertTrue(s.contains(from), file + " lacks " + from);
+            Files.writeString(file, s.replace(from, to));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void denseModulesAttnCannotRunAreNamed() throws IOException {
+        // the fixture as written loads (FamiliesTest compares its vectors with sentence-transformers')
+        try (Embedder m = Embedder.load(engine, denseCopy("dense-good", d -> {}))) {
+            assertEquals(16, m.dimension());
+            assertTrue(
+                    m.description().contains("dense 32 -> 24, bias, tanh, dense 24 -> 16, identity, residual"),
+                    m.description());
+        }
+        // module order: Dense between Pooling and Normalize
+        bad(
+                denseCopy("dense-first", d -> modules(d, "Transformer:", "Dense:2_Dense", "Pooling:1_Pooling")),
+                "modules.json",
+                "Dense module \"2_Dense\" comes before Pooling");
+        bad(
+                denseCopy(
+                        "dense-after-normalize",
+                        d -> modules(d, "Transformer:", "Pooling:1_Pooling", "Normalize:4_Normalize", "Dense:2_Dense")),
+                "modules.json",
+                "Dense module \"2_Dense\" comes after Normalize");
+        // widths: the second Dense alone after the pooling takes 24 values, the model gives 32
+        bad(
+                denseCopy("dense-width", d -> modules(d, "Transformer:", "Pooling:1_Pooling", "Dense:3_Dense")),
+                "3_Dense/config.json",
+                "in_features 24 does not match the model's hidden_size 32");
+        bad(
+                denseCopy(
+                        "dense-twice",
+                        d -> modules(d, "Transformer:", "Pooling:1_Pooling", "Dense:2_Dense", "Dense:2_Dense")),
+                "2_Dense/config.json",
+                "in_features 32 does not match the previous Dense module's out_features 24");
+        bad(
+                denseCopy(
+                        "dense-act",
+                        d -> replaceIn(d.resolve("2_Dense/config.json"), "activation.Tanh", "activation.GELU")),
+                "2_Dense/config.json",
+                "activation_function \"torch.nn.modules.activation.GELU\" is not one attn applies",
+                "torch.nn.modules.activation.Tanh");
+        bad(
+                denseCopy(
+                        "dense-tokens",
+                        d -> replaceIn(
+                                d.resolve("2_Dense/config.json"),
+                                "\"module_input_name\": \"sentence_embedding\"",
+                                "\"module_input_name\": \"token_embeddings\"")),
+                "2_Dense/config.json",
+                "module_input_name \"token_embeddings\"",
+                "sentence embedding only");
+        bad(
+                denseCopy(
+                        "dense-shape",
+                        d -> replaceIn(
+                                d.resolve("2_Dense/config.json"), "\"out_features\": 24", "\"out_features\": 25")),
+                "2_Dense/model.safetensors",
+                "tensor \"linear.weight\" is (24, 32) F32, expected (25, 32)");
+        bad(
+                denseCopy(
+                        "dense-bias",
+                        d -> replaceIn(d.resolve("2_Dense/config.json"), "\"bias\": true", "\"bias\": false")),
+                "2_Dense/model.safetensors",
+                "holds linear.bias but config.json says \"bias\": false");
+        bad(
+                denseCopy("dense-pickle", d -> {
+                    try {
+                        Files.move(d.resolve("2_Dense/model.safetensors"), d.resolve("2_Dense/pytorch_model.bin"));
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }),
+                "2_Dense",
+                "holds only pytorch_model.bin");
     }
 
     private static Tensor positionIds() {
