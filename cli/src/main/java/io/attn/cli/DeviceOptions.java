@@ -33,7 +33,7 @@ final class DeviceOptions {
         device = checkedDevice(command, d, "auto");
     }
 
-    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
+    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: one per physical core).")
     void setThreads(int t) {
         threads = checkedThreads(command, t);
     }
@@ -94,7 +94,8 @@ final class DeviceOptions {
     /** {@code --threads t}, 0 or more; else a usage error. */
     static int checkedThreads(CommandSpec command, int t) {
         if (t < 0)
-            throw new ParameterException(command.commandLine(), "--threads must be >= 0 (0 = all cores), got " + t);
+            throw new ParameterException(
+                    command.commandLine(), "--threads must be >= 0 (0 = one per physical core), got " + t);
         return t;
     }
 

@@ -30,7 +30,7 @@ final class SuiteOptions {
         device = DeviceOptions.checkedDevice(command, d, "all");
     }
 
-    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: all cores).")
+    @Option(names = "--threads", paramLabel = "N", description = "CPU threads (default: one per physical core).")
     void setThreads(int t) {
         threads = DeviceOptions.checkedThreads(command, t);
     }

@@ -65,7 +65,7 @@ class ExitCodesTest {
         oneLine(
                 RunCommandTest.cli("run", "--model", m, "--input", x, "--threads", "-3"),
                 2,
-                "--threads must be >= 0 (0 = all cores), got -3 " + help);
+                "--threads must be >= 0 (0 = one per physical core), got -3 " + help);
         oneLine(
                 RunCommandTest.cli("run", "--model", m, "--input", x, "--precision", "int8"),
                 2,
@@ -76,7 +76,10 @@ class ExitCodesTest {
                 RunCommandTest.cli("bench", "gemm", "--m", "4", "--n", "4", "--k", "4", "--threads", "-1"),
                 2,
                 "--threads");
-        oneLine(RunCommandTest.cli("parity", "--threads", "-2"), 2, "--threads must be >= 0 (0 = all cores), got -2");
+        oneLine(
+                RunCommandTest.cli("parity", "--threads", "-2"),
+                2,
+                "--threads must be >= 0 (0 = one per physical core), got -2");
         oneLine(
                 RunCommandTest.cli("parity", "--precision", "int8"),
                 2,

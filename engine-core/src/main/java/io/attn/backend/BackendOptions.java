@@ -4,7 +4,8 @@ import io.attn.engine.Precision;
 import java.util.Map;
 
 /**
- * Options a backend is created with. {@code threads <= 0} means "all available processors"; {@code extra} carries
+ * Options a backend is created with. {@code threads <= 0} means "one per physical core" ({@link CpuCores}); {@code
+ * extra} carries
  * backend-specific settings (e.g. {@code cublas.path}).
  */
 public record BackendOptions(int threads, Precision precision, Map<String, String> extra) {
@@ -21,8 +22,8 @@ public record BackendOptions(int threads, Precision precision, Map<String, Strin
         return new BackendOptions(t, precision, extra);
     }
 
-    /** Threads to use: {@code threads}, or every available processor when not set. */
+    /** Threads to use: {@code threads}, or one per physical core when not set ({@link CpuCores#defaultThreads}). */
     public int effectiveThreads() {
-        return threads > 0 ? threads : Runtime.getRuntime().availableProcessors();
+        return threads > 0 ? threads : CpuCores.defaultThreads();
     }
 }

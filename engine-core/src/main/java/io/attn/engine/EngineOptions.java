@@ -6,7 +6,7 @@ import java.util.Map;
 /**
  * How an {@link Engine} is opened: the device ({@code auto}, {@code cpu}, {@code cuda}; null means the system property
  * {@code attn.device}, else the environment variable {@code ATTN_DEVICE}, else {@code auto}), the number of CPU
- * threads ({@code 0} = every available processor), the arithmetic precision (FP32 unless asked; the reduced precisions
+ * threads ({@code 0} = one per physical core, {@link io.attn.backend.CpuCores}), the arithmetic precision (FP32 unless asked; the reduced precisions
  * apply to CUDA GEMMs only) and backend-specific settings ({@code extra}, e.g. {@code cublas.path}).
  *
  * <p>An invalid argument is an {@link AttnException} BAD_INPUT, as everywhere in the library: a negative thread count
@@ -16,12 +16,13 @@ import java.util.Map;
  */
 public record EngineOptions(String device, int threads, Precision precision, Map<String, String> extra) {
     public EngineOptions {
-        if (threads < 0) throw AttnException.badInput("threads must be >= 0 (0 = all processors), got " + threads);
+        if (threads < 0)
+            throw AttnException.badInput("threads must be >= 0 (0 = one per physical core), got " + threads);
         if (precision == null) precision = Precision.FP32;
         extra = extra == null ? Map.of() : Map.copyOf(extra);
     }
 
-    /** Default device (see above), all processors, FP32. */
+    /** Default device (see above), one thread per physical core, FP32. */
     public static EngineOptions defaults() {
         return new EngineOptions(null, 0, Precision.FP32, Map.of());
     }

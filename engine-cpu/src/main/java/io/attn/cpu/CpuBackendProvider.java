@@ -40,6 +40,7 @@ public final class CpuBackendProvider implements BackendProvider {
         try {
             return java.util.List.of(
                     "host: " + CpuInfo.host().describe(),
+                    "threads: " + io.attn.backend.CpuCores.host().describe(),
                     "kernels: " + CpuInfo.kernels(),
                     "host json: " + CpuInfo.host().json());
         } catch (LinkageError e) { // jdk.incubator.vector missing: probe() already says so

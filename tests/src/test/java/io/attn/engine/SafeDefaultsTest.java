@@ -121,7 +121,7 @@ class SafeDefaultsTest {
         AttnException t =
                 assertThrows(AttnException.class, () -> EngineOptions.defaults().withThreads(-1));
         assertEquals(AttnException.Code.BAD_INPUT, t.code());
-        assertEquals("threads must be >= 0 (0 = all processors), got -1", t.getMessage());
+        assertEquals("threads must be >= 0 (0 = one per physical core), got -1", t.getMessage());
         assertEquals(
                 AttnException.Code.BAD_INPUT,
                 code(() -> Engine.open(EngineOptions.defaults().withDevice("gpu"))));
