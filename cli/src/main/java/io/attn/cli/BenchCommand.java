@@ -141,7 +141,7 @@ final class BenchCommand {
     }
 
     static int threadsOf(DeviceOptions d) {
-        return d.threads > 0 ? d.threads : io.attn.backend.CpuCores.defaultThreads();
+        return d.threads > 0 ? d.threads : io.attn.engine.EngineOptions.defaultThreads();
     }
 
     /** Opens the engine, builds the kernel with {@code make}, times it. */

@@ -22,6 +22,14 @@ public record EngineOptions(String device, int threads, Precision precision, Map
         extra = extra == null ? Map.of() : Map.copyOf(extra);
     }
 
+    /**
+     * The CPU threads {@code threads = 0} gives here: one per physical core among the processors this process may use
+     * ({@link io.attn.backend.CpuCores}).
+     */
+    public static int defaultThreads() {
+        return io.attn.backend.CpuCores.defaultThreads();
+    }
+
     /** Default device (see above), one thread per physical core, FP32. */
     public static EngineOptions defaults() {
         return new EngineOptions(null, 0, Precision.FP32, Map.of());
