@@ -179,6 +179,12 @@ final class InspectCommand implements Callable<Integer> {
         st.put("include_prompt", m.prompts().includePrompt());
         st.put("tokenizer", m.tokenizer().toString());
         d.put("sentence_transformers", st);
+        if (m.config().get(io.attn.engine.Quantization.CONFIG_KEY) instanceof Map<?, ?> block) {
+            Map<String, Object> q = new LinkedHashMap<>();
+            for (var e : block.entrySet()) q.put(String.valueOf(e.getKey()), e.getValue());
+            q.put("int8_tensors", (long) m.int8Tensors().size());
+            d.put("quantization", q);
+        }
         long params = 0;
         for (Tensor t : m.weights().values()) params += t.size();
         d.put("tensors", (long) m.weights().size());
@@ -308,6 +314,10 @@ final class InspectCommand implements Callable<Integer> {
                 fields(b, (Map<String, Object>) d.get("config"));
                 b.append(String.format("sentence embedding:%n"));
                 fields(b, (Map<String, Object>) d.get("sentence_transformers"));
+                if (d.get("quantization") instanceof Map<?, ?> q) {
+                    b.append(String.format("quantization:%n"));
+                    fields(b, (Map<String, Object>) q);
+                }
             }
             default ->
                 b.append(String.format(

@@ -40,6 +40,11 @@ class QuantizeCommandTest {
             assertEquals(args.length != 2, config.contains("\"quant_method\": \"attn_dynamic_int8\""), config);
             var e = RunCommandTest.cli("embed", "--model", out.toString(), "--device", "cpu", "--text", "the sky");
             assertEquals(0, e.code(), e.err());
+            // attn inspect says how the weights were quantized (nothing for a half-precision copy)
+            var i = RunCommandTest.cli("inspect", out.toString());
+            assertEquals(0, i.code(), i.err());
+            assertEquals(args.length != 2, i.out().contains("quantization:"), i.out());
+            if (args.length == 1) assertTrue(i.out().matches("(?s).*per_channel +true.*int8_tensors +15.*"), i.out());
         }
         assertTrue(leftovers().isEmpty(), leftovers().toString());
     }

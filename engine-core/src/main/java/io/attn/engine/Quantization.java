@@ -77,24 +77,16 @@ public final class Quantization {
             Map<String, Object> config, Map<String, Tensor> weights, Options options, String source) {
         if (config.containsKey(CONFIG_KEY))
             throw AttnException.badInput(source + ": config.json already has a " + CONFIG_KEY + " (quantized)");
-        EncoderConfig c = EncoderFamily.fromHuggingFace(JsonFields.of(config, source + "/config.json"));
-        EncoderFamily family = EncoderFamily.of(c.modelType(), source);
-        EncoderFamily.Names n = c.names();
-        Set<String> linears = new LinkedHashSet<>(), tables = new LinkedHashSet<>();
-        for (String t : new String[] {n.word(), n.position(), n.tokenType()}) if (t != null) tables.add(t);
-        for (int i = 0; i < c.numHiddenLayers(); i++) {
-            String p = n.layer().formatted(i);
-            for (String l :
-                    new String[] {n.query(), n.key(), n.value(), n.attentionOutput(), n.ffnIn(), n.ffnGate(), n.ffnOut()
-                    }) if (l != null) linears.add(p + l + "weight");
-        }
-        String prefix = family.checkpointPrefix();
-        boolean prefixed = weights.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
+        Layout layout = Layout.of(config, weights, source);
+        EncoderConfig c = layout.config;
+        Set<String> linears = new LinkedHashSet<>(layout.linears), tables = new LinkedHashSet<>(layout.tables);
+        String prefix = layout.prefix;
+        boolean prefixed = layout.prefixed;
         Map<String, Tensor> out = new LinkedHashMap<>();
         List<String> done = new ArrayList<>();
         for (var e : weights.entrySet()) {
             String key = e.getKey();
-            String name = prefixed && key.startsWith(prefix) ? key.substring(prefix.length()) : key;
+            String name = layout.name(key);
             Tensor t = e.getValue();
             boolean linear = linears.contains(name), table = tables.contains(name);
             if (!linear && !table) {
@@ -131,6 +123,74 @@ public final class Quantization {
         Map<String, Object> cfg = new LinkedHashMap<>(config);
         cfg.put(CONFIG_KEY, configBlock(options));
         return new Quantized(out, cfg, List.copyOf(done));
+    }
+
+    /**
+     * Which tensors of a model dynamic quantization turns into int8 (HF names without the task model's prefix): the
+     * projections ({@code linears}) and the embedding tables ({@code tables}); {@code prefixed} when the weights carry
+     * the prefix.
+     */
+    private record Layout(
+            EncoderConfig config, Set<String> linears, Set<String> tables, String prefix, boolean prefixed) {
+        static Layout of(Map<String, Object> config, Map<String, Tensor> weights, String source) {
+            EncoderConfig c = EncoderFamily.fromHuggingFace(JsonFields.of(config, source + "/config.json"));
+            EncoderFamily family = EncoderFamily.of(c.modelType(), source);
+            EncoderFamily.Names n = c.names();
+            Set<String> linears = new LinkedHashSet<>(), tables = new LinkedHashSet<>();
+            for (String t : new String[] {n.word(), n.position(), n.tokenType()}) if (t != null) tables.add(t);
+            for (int i = 0; i < c.numHiddenLayers(); i++) {
+                String p = n.layer().formatted(i);
+                for (String l : new String[] {
+                    n.query(), n.key(), n.value(), n.attentionOutput(), n.ffnIn(), n.ffnGate(), n.ffnOut()
+                }) if (l != null) linears.add(p + l + "weight");
+            }
+            String prefix = family.checkpointPrefix();
+            boolean prefixed = weights.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
+            return new Layout(c, Set.copyOf(linears), Set.copyOf(tables), prefix, prefixed);
+        }
+
+        /** {@code key} without the task model's prefix. */
+        String name(String key) {
+            return prefixed && key.startsWith(prefix) ? key.substring(prefix.length()) : key;
+        }
+    }
+
+    /**
+     * The {@value #CONFIG_KEY} block that describes weights already quantized in this format by another tool (an ONNX
+     * Runtime {@code -q} export read by the importer, {@code attn convert}): {@code per_channel} when a projection has
+     * one scale per output, {@code reduce_range} when every projection's values lie in [-64, 64], {@code symmetric}
+     * when every projection's zero point is 0 (else the zero points are stored and used, {@code "symmetric": false}),
+     * and {@code converted_from} naming the file.
+     *
+     * @param config the model's {@code config.json}
+     * @param weights its tensors, the quantized ones int8 with {@code T_scale} and {@code T_zero_point}
+     * @param from names the source file in the block and in messages
+     * @throws AttnException BAD_INPUT when an int8 tensor is neither a projection nor an embedding table of the
+     *     model's layout, or lacks its scale or zero point
+     */
+    public static Map<String, Object> describe(Map<String, Object> config, Map<String, Tensor> weights, String from) {
+        Layout layout = Layout.of(config, weights, from);
+        boolean perChannel = false, reduced = true, symmetric = true;
+        for (var e : weights.entrySet()) {
+            Tensor t = e.getValue();
+            if (t.dtype() != DType.I8 || e.getKey().endsWith("_zero_point")) continue;
+            Tensor scale = weights.get(e.getKey() + "_scale"), zero = weights.get(e.getKey() + "_zero_point");
+            if (scale == null || zero == null)
+                throw AttnException.badInput(
+                        from + ": int8 tensor '" + e.getKey() + "' has no _scale or _zero_point beside it");
+            String name = layout.name(e.getKey());
+            if (layout.tables.contains(name)) continue;
+            if (!layout.linears.contains(name))
+                throw AttnException.badInput(from + ": int8 tensor '" + e.getKey() + "' is neither a projection nor an"
+                        + " embedding table of the " + layout.config.modelType() + " layout");
+            perChannel |= scale.size() > 1;
+            for (byte q : t.int8()) reduced &= q >= -64 && q <= 64;
+            for (byte z : zero.int8()) symmetric &= z == 0;
+        }
+        Map<String, Object> q = configBlock(new Options(perChannel, reduced));
+        q.put("symmetric", symmetric);
+        q.put("converted_from", from);
+        return q;
     }
 
     /** The {@value #CONFIG_KEY} block for {@code options}. */
@@ -189,10 +249,15 @@ public final class Quantization {
             throw AttnException.badInput(
                     where + ".format_version is " + version + ": attn reads version " + FORMAT_VERSION);
         Map<String, Object> want = configBlock(Options.DEFAULTS);
-        for (String k : List.of("weights", "weight_layout", "symmetric", "embeddings", "activations"))
+        for (String k : List.of("weights", "weight_layout", "embeddings", "activations"))
             if (!want.get(k).equals(q.get(k)))
                 throw AttnException.badInput(
                         where + "." + k + " is " + q.get(k) + ": attn reads " + want.get(k) + " (format version 1)");
+        // symmetric (attn quantize: every weight zero point 0) or not (an ONNX Runtime export converted by attn
+        // convert may hold uint8 weights: their zero points, stored beside them, are used as they are)
+        if (!(q.get("symmetric") instanceof Boolean))
+            throw AttnException.badInput(
+                    where + ".symmetric is " + q.get("symmetric") + ": attn reads true or false (format version 1)");
         for (var e : weights.entrySet()) {
             if (e.getValue().dtype() != DType.I8 || e.getKey().endsWith("_zero_point")) continue;
             for (String part : List.of("_scale", "_zero_point"))

@@ -253,13 +253,22 @@ public final class TextModel {
      * config.json}, {@code model.safetensors}, {@code tokenizer.json}, and the sentence-transformers files for the given
      * pooling and normalization ({@code modules.json}, {@code 1_Pooling/config.json}, {@code 2_Normalize/} when
      * normalized, {@code sentence_bert_config.json}). The folder is written beside its final place and renamed into it,
-     * so a failure leaves nothing; an existing non-empty folder is refused.
+     * so a failure leaves nothing; an existing non-empty folder is refused. An int8 model (an ONNX Runtime {@code -q}
+     * export) keeps its int8 weights, scales and zero points, and its {@code config.json} gets the {@value
+     * Quantization#CONFIG_KEY} block of {@code attn quantize}'s format ({@link Quantization#describe}): attn loads
+     * that folder with the file's arithmetic; the Hugging Face libraries do not read int8 weights.
      */
     public void writeFolder(Path dir, Pooling pooling, boolean normalize) {
-        for (var w : weights.entrySet())
-            if (w.getValue().dtype() == io.attn.tensor.DType.I8)
-                throw AttnException.badInput(source + ": " + w.getKey() + " is int8 (a quantized model): writing int8"
-                        + " weights as a folder is not supported yet; load the .onnx file directly (nothing written)");
+        // an int8 model (an ONNX Runtime -q export): its int8 weights as they are, with the config block that says
+        // how they were quantized (attn quantize's format), so the folder runs the same arithmetic as the file
+        Map<String, Object> cfg = config;
+        if (!int8Tensors().isEmpty() && !config.containsKey(Quantization.CONFIG_KEY)) {
+            cfg = new LinkedHashMap<>(config);
+            cfg.put(
+                    Quantization.CONFIG_KEY,
+                    Quantization.describe(
+                            config, weights, Path.of(source).getFileName().toString()));
+        }
         Path abs = dir.toAbsolutePath();
         if (Files.exists(abs)) {
             try (var s = Files.list(abs)) {
@@ -275,7 +284,7 @@ public final class TextModel {
         try {
             Files.createDirectories(tmp.resolve("1_Pooling"));
             Gson gson = new GsonBuilder().setPrettyPrinting().create();
-            write(tmp.resolve("config.json"), gson.toJson(config));
+            write(tmp.resolve("config.json"), gson.toJson(cfg));
             Tensors.writeSafetensors(tmp.resolve("model.safetensors"), weights, Map.of("format", "pt"));
             Files.copy(tokenizer, tmp.resolve("tokenizer.json"));
             JsonArray modules = new JsonArray();

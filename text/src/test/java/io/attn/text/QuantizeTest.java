@@ -92,7 +92,19 @@ class QuantizeTest {
 
     @Test
     void quantizedFoldersLoadInt8AndEmbedCloseToTheFloatModel(@TempDir Path tmp) throws Exception {
-        for (String f : List.of("bert", "xlm-roberta", "distilbert", "mpnet", "gte", "nomic_bert", "bert-dense"))
+        for (String f : List.of(
+                "bert",
+                "xlm-roberta",
+                "distilbert",
+                "mpnet",
+                "gte",
+                "nomic_bert",
+                "bert-dense",
+                "modernbert",
+                "qwen3",
+                "qwen2",
+                "mistral",
+                "llama"))
             for (boolean perChannel : new boolean[] {false, true}) {
                 Path out = tmp.resolve(f + (perChannel ? "-channel" : "-tensor"));
                 TextModel.read(FAMILIES.resolve(f))
@@ -199,6 +211,10 @@ class QuantizeTest {
         SafeTensors.write(noScale.resolve("model.safetensors"), w, Map.of(), DType.F32);
         assertBadInput(
                 noScale, "'encoder.layer.1.output.dense.weight' has no 'encoder.layer.1.output.dense.weight_scale'");
+        // symmetric neither true nor false
+        Path sym = copy(good, tmp.resolve("sym"));
+        editConfig(sym, c -> ((Map<String, Object>) c.get(Quantization.CONFIG_KEY)).put("symmetric", "yes"));
+        assertBadInput(sym, "quantization_config.symmetric is yes: attn reads true or false");
         // quantizing twice, and writing over a folder
         AttnException twice =
                 assertThrows(AttnException.class, () -> TextModel.read(good).quantized(Quantization.Options.DEFAULTS));
@@ -206,6 +222,51 @@ class QuantizeTest {
         AttnException exists = assertThrows(AttnException.class, () -> TextModel.read(FAMILIES.resolve("bert"))
                 .writeFolderFrom(FAMILIES.resolve("bert"), good, DType.F32));
         assertTrue(exists.getMessage().contains("not an empty folder"), exists.getMessage());
+    }
+
+    /**
+     * Weights that are not symmetric ({@code "symmetric": false}, as an ONNX Runtime export with uint8 weights converts
+     * to): the zero points stored beside them are used. The judge: every weight of the symmetric folder shifted by one
+     * with its zero point shifted alike leaves each {@code q - zero} unchanged, so the vectors must be bitwise the
+     * symmetric folder's; a product that ignored the zero points would be off by one unit per weight.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void weightsWithNonZeroZeroPointsUseThem(@TempDir Path tmp) throws Exception {
+        for (boolean perChannel : new boolean[] {false, true}) {
+            Path a = tmp.resolve("sym-" + perChannel), b = tmp.resolve("shifted-" + perChannel);
+            TextModel.read(FAMILIES.resolve("bert"))
+                    .quantized(new Quantization.Options(perChannel, false))
+                    .writeFolderFrom(FAMILIES.resolve("bert"), a, DType.F32);
+            copy(a, b);
+            Map<String, Tensor> w = new LinkedHashMap<>(
+                    SafeTensors.read(a.resolve("model.safetensors"), true).tensors());
+            int shifted = 0;
+            for (var e : List.copyOf(w.entrySet())) {
+                Tensor zero = w.get(e.getKey() + "_zero_point");
+                if (e.getValue().dtype() != DType.I8
+                        || zero == null
+                        || e.getKey().contains("embeddings")) continue;
+                byte[] q = e.getValue().int8().clone(), z = zero.int8().clone();
+                for (int i = 0; i < q.length; i++) q[i] = (byte) (q[i] - 1); // symmetric: [-127, 127], room below
+                for (int i = 0; i < z.length; i++) z[i] = (byte) (z[i] - 1);
+                w.put(e.getKey(), Tensor.ofInt8(q, e.getValue().shape().dims()));
+                w.put(e.getKey() + "_zero_point", Tensor.ofInt8(z, zero.shape().dims()));
+                shifted++;
+            }
+            assertEquals(12, shifted, "the bert fixture's projections (2 layers x 6)");
+            Files.delete(b.resolve("model.safetensors"));
+            SafeTensors.write(b.resolve("model.safetensors"), w, Map.of("format", "pt"), DType.F32);
+            editConfig(b, c -> ((Map<String, Object>) c.get(Quantization.CONFIG_KEY)).put("symmetric", false));
+            try (Embedder x =
+                            Embedder.load(engine, a, EmbedderOptions.defaults().withPrompt(""));
+                    Embedder y =
+                            Embedder.load(engine, b, EmbedderOptions.defaults().withPrompt(""))) {
+                float[][] u = x.embed(TEXTS), v = y.embed(TEXTS);
+                for (int i = 0; i < TEXTS.size(); i++)
+                    org.junit.jupiter.api.Assertions.assertArrayEquals(u[i], v[i], "text " + i);
+            }
+        }
     }
 
     static void assertBadInput(Path dir, String words) {

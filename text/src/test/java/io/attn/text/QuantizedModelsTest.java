@@ -157,6 +157,48 @@ class QuantizedModelsTest {
             assertArrayEquals(embedder.embed(List.of(texts.get(i)))[0], batch[i], "text " + i);
     }
 
+    /**
+     * {@code attn convert} of the {@code -q} file: a folder with the file's int8 weights and the quantization_config
+     * that describes them (per channel, 7-bit range, symmetric), which runs the file's arithmetic: its vectors bitwise
+     * the file's on every text, and so (judged here too) at median cosine >= 0.9999 from langchain4j's {@code -q}.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aConvertedFolderKeepsTheInt8WeightsAndTheirArithmetic() throws IOException {
+        Path out = dir.resolve("converted");
+        TextModel.read(dir.resolve("all-minilm-l6-v2-q.onnx"), dir.resolve("all-minilm-l6-v2-q-tokenizer.json"))
+                .writeFolder(out, Pooling.MEAN, true);
+        Map<String, Object> q =
+                (Map<String, Object>) ((Map<String, Object>) io.attn.io.Json.read(out.resolve("config.json")))
+                        .get(io.attn.engine.Quantization.CONFIG_KEY);
+        assertEquals(Boolean.TRUE, q.get("per_channel"), q.toString());
+        assertEquals(Boolean.TRUE, q.get("reduce_range"), q.toString()); // the file's weights lie in [-64, 64]
+        assertEquals(Boolean.TRUE, q.get("symmetric"), q.toString());
+        assertEquals("all-minilm-l6-v2-q.onnx", q.get("converted_from"));
+        long bytes = Files.size(out.resolve("model.safetensors"));
+        assertTrue(bytes <= 0.3 * 90.9e6, "model.safetensors " + bytes + " bytes");
+        TextModel folder = TextModel.read(out);
+        assertEquals(39, folder.int8Tensors().size(), "int8 tensors: 36 projections and 3 tables");
+        var l4j = new AllMiniLmL6V2QuantizedEmbeddingModel();
+        try (Embedder e = Embedder.load(ENGINE, out)) {
+            float[][] file = embedder.embed(texts), ours = e.embed(texts);
+            List<Double> cos = new ArrayList<>();
+            for (int i = 0; i < texts.size(); i++) {
+                assertArrayEquals(file[i], ours[i], "text " + i + ": the folder's vector is not the file's");
+                if (!texts.get(i).isBlank())
+                    cos.add(RealModelsTest.cosine(
+                            l4j.embed(texts.get(i)).content().vector(), ours[i]));
+            }
+            double[] c = cos.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            System.out.printf(
+                    "all-MiniLM-L6-v2-q converted to a folder (%.1f MB): bitwise the file's vectors; vs langchain4j"
+                            + " -q cosine median %.7f, worst %.7f%n",
+                    bytes / 1e6, c[c.length / 2], c[0]);
+            assertTrue(c[c.length / 2] >= 0.9999, "median cosine " + c[c.length / 2]);
+            assertTrue(c[0] >= 0.985, "worst cosine " + c[0]);
+        }
+    }
+
     @Test
     void weightsStayInt8() {
         TextModel m = TextModel.read(
