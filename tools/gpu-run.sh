@@ -17,7 +17,8 @@
 # every configuration, --variants: flash, fused and unfused attention, cuBLAS, our GEMM kernel and JCublas;
 # then tf32 / bf16 / fp16 when `attn parity` takes --precision), junit (the CUDA JUnit suite from the test bundle), golden
 # (tests/golden, then fresh cases from this host's PyTorch), bench (tools/bench_gpu_torch.py), embed (a model folder
-# under models/, against sentence-transformers), serve (that model behind attn serve on the GPU, 64 clients, dynamic
+# under models/, against sentence-transformers), families (tools/gpu_families.py: every tests/families model on the
+# GPU within the CPU suite's bounds of sentence-transformers'), serve (that model behind attn serve on the GPU, 64 clients, dynamic
 # batching against batching off), cpu (the host CPU's GEMM blocking against NumPy, for engine-cpu's per-CPU table),
 # sweep (tools/gpu_sweep.py: every attention_variants.json variant's correctness and time, PyTorch's SDPA backends
 # beside them), winners (the sweep's fastest variants through `attn bench attention --resident --backend-opt ...`),
@@ -228,7 +229,7 @@ fi
 GOLDEN="$HERE/golden"; [ -d "$GOLDEN" ] || GOLDEN="$HERE/tests/golden"
 if ! sel golden; then skip golden "not in --steps"
 elif $DRY; then
-  if [ -n "$PY" ]; then run_step golden 60 "$PY" -m py_compile "$HERE/tools/golden_torch.py" "$HERE/tools/bench_gpu_torch.py" "$HERE/tools/embed_vs_st.py" "$HERE/tools/gpu_sweep.py" "$HERE/tools/gpu_cases.py"
+  if [ -n "$PY" ]; then run_step golden 60 "$PY" -m py_compile "$HERE/tools/golden_torch.py" "$HERE/tools/bench_gpu_torch.py" "$HERE/tools/embed_vs_st.py" "$HERE/tools/gpu_sweep.py" "$HERE/tools/gpu_cases.py" "$HERE/tools/gpu_families.py"
     record golden "skipped (dry run)" "$SECS" "the Python tools compile: $( [ "$RC" = 0 ] && echo yes || echo "NO (exit $RC)")"
     [ "$RC" = 0 ] || record python-tools "failed (py_compile)" "$SECS" "see logs/golden.log"
   else skip golden "dry run"; fi
@@ -366,6 +367,23 @@ else
   RC=$erc; record embed "$(status_of)" "$es" "$(basename "$MODEL"): $efig"
 fi
 
+# ---- families: every model family of tests/families on the GPU against sentence-transformers (issue 35) ---------------
+# tools/gpu_families.py: each family's vectors from `attn embed --device cuda` within the CPU suite's bounds of
+# expected.json's (cosine 0.99999, 1e-4 x norm); the dry run checks the same pipeline on the CPU with two families
+FAM="${GPU_RUN_FAMILIES:-}"
+for d in "$HERE/tests/families" "$HERE/families" "$HERE/../../tests/families"; do [ -z "$FAM" ] && [ -d "$d" ] && FAM="$d"; done
+if ! sel families; then skip families "not in --steps"
+elif [ -z "$PY" ]; then record families "failed (no python3)" 0 ""
+elif [ -z "$FAM" ]; then skip families "no tests/families folder (run from the repository, or set GPU_RUN_FAMILIES)"
+elif $DRY; then
+  run_step families 60 "$PY" "$HERE/tools/gpu_families.py" --attn "$A" --device cpu --families "$FAM" --only bert,qwen3 --budget-s 50
+  record families "$(status_of)" "$SECS" "dry run on the cpu: $(tail -n1 "$LOGS/families.log")"
+else
+  t=$(left); t=$(( t > 180 ? 180 : t ))
+  run_step families 180 "$PY" "$HERE/tools/gpu_families.py" --attn "$A" --device cuda --families "$FAM" --out "$WORK/families.json" --budget-s $(( t > 20 ? t - 10 : 5 ))
+  record families "$(status_of)" "$SECS" "$(tail -n1 "$LOGS/families.log"); $(grep -c FAILED "$LOGS/families.log") failed"
+fi
+
 # ---- serve: the embedding server on the GPU, dynamic batching against batching off (issue 20's goal: >= 2.5x) ----------
 if ! sel serve; then skip serve "not in --steps"
 elif $DRY; then skip serve "dry run"
@@ -420,7 +438,7 @@ fi
 TOTAL=$(( $(date +%s) - T0 ))
 json_str() { printf '"%s"' "$(printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g' | tr -d '\000-\037')"; }
 failed=$(awk -F'\t' '$2 ~ /^failed/' "$STEPS" | wc -l)
-EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden sweep winners parity-cudnn cudnn bench embed serve cpu"
+EXPECTED="env probe gemm-path locator parity parity-tf32 parity-bf16 parity-fp16 junit golden sweep winners parity-cudnn cudnn bench embed families serve cpu"
 missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit !f}' "$STEPS" || missing="$missing $s"; done
 {
   echo "# attn GPU run$($DRY && echo ' (dry run)')"
@@ -441,14 +459,14 @@ missing=""; for s in $EXPECTED; do awk -F'\t' -v s="$s" '$1 == s {f=1} END {exit
   echo " \"steps\": ["
   while IFS=$'\t' read -r n s t f; do echo "  {\"name\": $(json_str "$n"), \"status\": $(json_str "$s"), \"seconds\": $t, \"figure\": $(json_str "$f")},"; done <"$STEPS"
   echo "  null],"
-  for k in bench-gpu sweep winners cudnn embed; do
+  for k in bench-gpu sweep winners cudnn embed families; do
     if [ -f "$WORK/$k.json" ] && { [ -z "$PY" ] || "$PY" -m json.tool "$WORK/$k.json" >/dev/null 2>&1; }; then echo " \"${k%-gpu}\": $(cat "$WORK/$k.json"),"
     else echo " \"${k%-gpu}\": null,"; fi
   done
   echo " \"version\": 1"
   echo "}"
 } >"$DEST/results.json"
-cp "$STEPS" "$LOGS/steps.tsv"; for k in bench-gpu sweep winners cudnn embed; do [ -f "$WORK/$k.json" ] && cp "$WORK/$k.json" "$LOGS/"; done
+cp "$STEPS" "$LOGS/steps.tsv"; for k in bench-gpu sweep winners cudnn embed families; do [ -f "$WORK/$k.json" ] && cp "$WORK/$k.json" "$LOGS/"; done
 # the run's cases in one file (issue 38): benchmarks/gpu/<date>-<gpu-slug>.json
 if ! $DRY && [ -n "$PY" ]; then
   BJ="$DEST/benchmarks/gpu/$(date -u +%F)-$("$PY" "$HERE/tools/gpu_cases.py" slug --gpu "$GPU").json"

@@ -103,6 +103,11 @@ final class BertMatcher {
         return new Plan(config, pieces);
     }
 
+    /** What to do with an ONNX file of another family: its Hugging Face folder is what attn reads for those. */
+    static final String NOT_BERT =
+            " (attn imports BERT-family ONNX exports; XLM-RoBERTa, MPNet, ModernBERT and the other"
+                    + " families load from their Hugging Face folder: config.json, model.safetensors, tokenizer.json)";
+
     /** An embedding table: a (rows, E) constant read by a Gather; the word table's indices must be a graph input. */
     private int[] table(String name, String from, String form) {
         boolean quantized =
@@ -115,7 +120,8 @@ final class BertMatcher {
                 .filter(n -> from.isEmpty() || g.isInput(throughCast(Graph.input(n, 1))))
                 .findFirst();
         if (gather.isEmpty() || g.constant(stored).isEmpty())
-            throw g.bad("not a BERT-family encoder: no Gather " + from + "into a " + form + " table named " + name);
+            throw g.bad("not a BERT-family encoder: no Gather " + from + "into a " + form + " table named " + name
+                    + NOT_BERT);
         int[] d = quantized ? g.anyDims(stored) : g.weightDims(name);
         if (quantized) quantizedTable(name, gather.get(), d);
         if (d.length != 2 || d[0] == 0 || d[1] == 0)
@@ -230,7 +236,8 @@ final class BertMatcher {
                 throw g.bad(name + " is not a BertModel weight");
             }
         }
-        if (found.isEmpty()) throw g.bad("not a BERT-family encoder: no initializers named encoder.layer.N.*");
+        if (found.isEmpty())
+            throw g.bad("not a BERT-family encoder: no initializers named encoder.layer.N.*" + NOT_BERT);
         for (int i = 0; i <= found.last(); i++)
             if (!found.contains(i))
                 throw g.bad("encoder.layer." + i + " is missing (the file has layers up to " + found.last() + ")");
