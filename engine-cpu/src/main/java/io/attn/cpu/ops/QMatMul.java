@@ -18,7 +18,8 @@ import jdk.incubator.vector.VectorSpecies;
  * every partial sum of up to {@link #KC} = 256 products is an integer of magnitude at most 255 * 255 * 256 =
  * 16,646,400 < 2^24 and every float addition along the way is exact; each 256-deep chunk is then converted to int32
  * and added as an integer. The weight stays int8 in memory ({@code (K, N)}, MatMulInteger's layout): each task widens
- * the 256 x {@link #NB} block of it that it multiplies into a float scratch, once for all the rows of its block.
+ * the 256 x {@link #NR} panels of its 256 x {@link #NB} block, one at a time, into a float scratch that stays in L1,
+ * once for all the rows of its block.
  * docs/performance.md ("int8 GEMM") has the measurement against the alternatives.
  */
 public final class QMatMul {
@@ -30,8 +31,8 @@ public final class QMatMul {
     /** Register tile: MR rows by NR = 2 vectors of columns (12 accumulators: 15 of AVX2's 16 registers). */
     static final int MR = 6, NR = 2 * VL;
     /**
-     * Rows and columns of one task's block: the int8 block is widened once per 256-deep chunk for all MB rows (so the
-     * widening is ~1% of the block's FMAs).
+     * Rows and columns of one task's block: the int8 block is widened once per 256-deep chunk for all MB rows (~1% of
+     * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs).
      */
     static final int MB = 240, NB = Math.max(64, NR);
     /** float 1.5 * 2^23: adding then subtracting it rounds a float of magnitude < 2^22 half to even. */
@@ -41,7 +42,7 @@ public final class QMatMul {
 
     private static final class Scratch {
         float[] a = new float[0];
-        float[] b = new float[KC * NB];
+        float[] b = new float[KC * NR];
         int[] acc = new int[MB * NB];
         float[] sums = new float[MB * NB];
     }
@@ -70,8 +71,11 @@ public final class QMatMul {
     static void run(Parallel par, OpParams.QMatMul p, float[] x, float[] out, int rows, int[] accOut, Gemm.Epilogue e) {
         int k = p.k();
         Scratch s = SCRATCH.get();
-        if (s.a.length < rows * k) s.a = new float[rows * k];
+        int padded = (rows + MR - 1) / MR * MR;
+        if (s.a.length < padded * k) s.a = new float[padded * k];
         float[] a = s.a;
+        // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
+        // end read whatever is there and fill only sums rows that are never read)
         float[] rowScale = new float[rows];
         quantize(par, p.groupsOf(rows), x, k, a, rowScale);
         gemm(par, p, a, rowScale, rows, out, accOut, e);
@@ -166,16 +170,20 @@ public final class QMatMul {
         java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
         byte[] w = p.weight().int8();
         float[] zero = new float[NB];
-        for (int j = 0; j < cols; j++) zero[j] = p.zeroPoint(j0 + j);
+        boolean zeros = true;
+        for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
         for (int k0 = 0; k0 < k; k0 += KC) {
             int kc = Math.min(KC, k - k0);
-            widen(w, n, k0, kc, j0, cols, zero, b);
-            // panel by panel (kc x NR, 8 or 16 KB: stays in L1) over every row strip of the block
-            for (int jp = 0; jp < NB; jp += NR) {
-                int pb = jp * kc; // panel jp / NR starts at (jp / NR) * kc * NR
+            // panel by panel: each widened (kc x NR, 16 or 32 KB: stays in L1) just before every row strip of the
+            // block runs on it
+            for (int jp = 0; jp < NB && jp < cols; jp += NR) {
+                widen(w, n, k0, kc, j0 + jp, Math.min(NR, cols - jp), zeros ? null : zero, jp, b);
                 int r = r0;
-                for (; r + MR <= r1; r += MR) kernel6(a, r * k + k0, k, b, pb, kc, sums, (r - r0) * NB + jp);
-                for (; r < r1; r++) kernel1(a, r * k + k0, b, pb, kc, sums, (r - r0) * NB + jp);
+                for (; r + MR <= r1; r += MR) kernel6(a, r * k + k0, k, b, 0, kc, sums, (r - r0) * NB + jp);
+                // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
+                // row leave the FMA latency exposed); a single row by itself
+                if (r1 - r >= 2) kernel6(a, r * k + k0, k, b, 0, kc, sums, (r - r0) * NB + jp);
+                else for (; r < r1; r++) kernel1(a, r * k + k0, b, 0, kc, sums, (r - r0) * NB + jp);
             }
             // the chunk's sums are exact integers (< 2^24): added to the int32 accumulators as such
             for (int i = 0, n8 = (r1 - r0) * NB; i < n8; i += VL)
@@ -183,10 +191,22 @@ public final class QMatMul {
                         .add(IntVector.fromArray(IS, acc, i))
                         .intoArray(acc, i);
         }
+        float[] scale = p.scale();
         for (int r = r0; r < r1; r++) {
             int ai = (r - r0) * NB, oi = r * n + j0;
             float rs = rowScale[r];
-            for (int j = 0; j < cols; j++) {
+            int j = 0;
+            if (accOut == null) { // the same (float) acc * (rs * wScale) per element, VL at a time
+                for (; j + VL <= cols; j += VL) {
+                    FloatVector sc = scale.length == 1
+                            ? FloatVector.broadcast(SP, rs * scale[0])
+                            : FloatVector.broadcast(SP, rs).mul(FloatVector.fromArray(SP, scale, j0 + j));
+                    ((FloatVector) IntVector.fromArray(IS, acc, ai + j).convertShape(VectorOperators.I2F, SP, 0))
+                            .mul(sc)
+                            .intoArray(out, oi + j);
+                }
+            }
+            for (; j < cols; j++) {
                 out[oi + j] = (float) acc[ai + j] * (rs * p.scale(j0 + j));
                 if (accOut != null) accOut[oi + j] = acc[ai + j];
             }
@@ -195,23 +215,30 @@ public final class QMatMul {
     }
 
     /**
-     * Widens weight rows {@code k0 .. k0+kc}, columns {@code j0 .. j0+cols}, less their zero points, into b as NB / NR
-     * panels of (kc, NR), each contiguous: column j of row kk at {@code (j / NR) * kc * NR + kk * NR + j % NR}.
+     * Widens the weight's rows {@code k0 .. k0+kc}, columns {@code j .. j+pc} (pc <= NR), less their zero points
+     * ({@code zero} from {@code zj}; null: all 0, nothing subtracted), into b's first kc x NR floats as the kernels'
+     * panel: column c of row kk at {@code kk * NR + c}, zero past pc. VL bytes at a time (a 128-bit byte load widened
+     * to a whole float vector on AVX-512, 64-bit to 256 on AVX2). Measured on products of 8-60 rows (one text's),
+     * where widening is as much work as the FMAs: the 64-column block widened at once, 8 bytes at a time with the
+     * zero points always subtracted, into a scratch larger than L1 was 1.2-1.7x slower (docs/performance.md).
      */
-    private static void widen(byte[] w, int n, int k0, int kc, int j0, int cols, float[] zero, float[] b) {
+    private static void widen(byte[] w, int n, int k0, int kc, int j, int pc, float[] zero, int zj, float[] b) {
         for (int kk = 0; kk < kc; kk++) {
-            int wi = (k0 + kk) * n + j0, j = 0;
-            for (; j + 8 <= cols; j += 8)
-                ((FloatVector) ByteVector.fromArray(BS, w, wi + j).convertShape(VectorOperators.B2F, FS8, 0))
-                        .sub(FloatVector.fromArray(FS8, zero, j))
-                        .intoArray(b, (j / NR) * kc * NR + kk * NR + j % NR);
-            for (; j < cols; j++) b[(j / NR) * kc * NR + kk * NR + j % NR] = w[wi + j] - zero[j];
-            for (; j < NB; j++) b[(j / NR) * kc * NR + kk * NR + j % NR] = 0f;
+            int wi = (k0 + kk) * n + j, bi = kk * NR, c = 0;
+            for (; c + VL <= pc; c += VL) {
+                FloatVector v =
+                        (FloatVector) ByteVector.fromArray(BV, w, wi + c).convertShape(VectorOperators.B2F, SP, 0);
+                if (zero != null) v = v.sub(FloatVector.fromArray(SP, zero, zj + c));
+                v.intoArray(b, bi + c);
+            }
+            for (; c < pc; c++) b[bi + c] = w[wi + c] - (zero == null ? 0f : zero[zj + c]);
+            for (; c < NR; c++) b[bi + c] = 0f;
         }
     }
 
-    private static final VectorSpecies<Byte> BS = ByteVector.SPECIES_64;
-    private static final VectorSpecies<Float> FS8 = FloatVector.SPECIES_256;
+    /** Bytes of one float vector's lane count (SP's VL lanes of 8 bits). */
+    private static final VectorSpecies<Byte> BV =
+            VectorSpecies.of(byte.class, jdk.incubator.vector.VectorShape.forBitSize(8 * VL));
 
     /**
      * Rows {@code a[ai + r*lda ..]} (6 of them) times b's columns {@code jp .. jp+NR} over kc, added to acc (width NB)

@@ -12,13 +12,24 @@ import org.junit.jupiter.api.Test;
 
 /**
  * QMATMUL's int32 accumulators against the integer reference, exactly, at embedding shapes (K 384 and 1536, past the
- * kernel's 256-deep chunks), with the full int8 range, zero points and row groups; the float results bit for bit.
+ * kernel's 256-deep chunks), with the full int8 range, zero points and row groups; the float results bit for bit, with
+ * and without the accumulators returned (the two ways of scaling them).
  */
 class QMatMulTest {
     @Test
     void accumulatorsAreExactAtEmbeddingShapes() {
         Random rnd = new Random(37);
-        int[][] shapes = {{101, 384, 384}, {37, 1536, 384}, {9, 384, 1536}, {3, 257, 70}, {487, 384, 130}};
+        // 104 and 85 columns: a block of 40 / 21, whose last panel (of 32 / 16 at 512 / 256 bits) ends in a scalar
+        // tail reading the zero points from the panel's offset; 25 and 8 rows: a last row tile of 1 or 2-5 rows
+        int[][] shapes = {
+            {101, 384, 384},
+            {37, 1536, 384},
+            {9, 384, 1536},
+            {3, 257, 70},
+            {487, 384, 130},
+            {25, 384, 104},
+            {8, 300, 85}
+        };
         try (Parallel par = new Parallel(2)) {
             for (int[] s : shapes) {
                 int m = s[0], k = s[1], n = s[2];
@@ -46,6 +57,10 @@ class QMatMulTest {
                 for (int i = 0; i < expect.length; i++)
                     expect[i] = (float) want[i] * (rowScale[i / n] * p.scale(i % n));
                 assertArrayEquals(expect, out, 0f);
+                // without the accumulators asked for: the vectorized scaling, the same floats
+                float[] out2 = new float[m * n];
+                QMatMul.run(par, p, x, out2, m, null);
+                assertArrayEquals(expect, out2, 0f, m + "x" + k + "x" + n + " without accumulators");
             }
         }
     }
