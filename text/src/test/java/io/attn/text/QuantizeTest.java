@@ -92,20 +92,8 @@ class QuantizeTest {
 
     @Test
     void quantizedFoldersLoadInt8AndEmbedCloseToTheFloatModel(@TempDir Path tmp) throws Exception {
-        for (String f : List.of(
-                "bert",
-                "xlm-roberta",
-                "distilbert",
-                "mpnet",
-                "gte",
-                "nomic_bert",
-                "bert-dense",
-                "modernbert",
-                "qwen3",
-                "qwen2",
-                "mistral",
-                "llama"))
-            for (boolean perChannel : new boolean[] {false, true}) {
+        for (String f : FamiliesTest.RUN) // every family the engine runs
+        for (boolean perChannel : new boolean[] {false, true}) {
                 Path out = tmp.resolve(f + (perChannel ? "-channel" : "-tensor"));
                 TextModel.read(FAMILIES.resolve(f))
                         .quantized(new Quantization.Options(perChannel, false))
