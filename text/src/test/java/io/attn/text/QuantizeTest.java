@@ -257,6 +257,40 @@ class QuantizeTest {
         }
     }
 
+    /**
+     * {@link Quantization#describe} (what {@code attn convert} writes for an int8 export) reads back how {@code attn
+     * quantize} quantized: per channel or not, reduced range or not, symmetric; an int8 tensor outside the model's
+     * layout is named.
+     */
+    @Test
+    void describeReadsHowWeightsWereQuantized() {
+        TextModel m = TextModel.read(FAMILIES.resolve("bert"));
+        for (boolean perChannel : new boolean[] {false, true})
+            for (boolean reduce : new boolean[] {false, true}) {
+                TextModel q = m.quantized(new Quantization.Options(perChannel, reduce));
+                Map<String, Object> cfg = new LinkedHashMap<>(q.config());
+                cfg.remove(Quantization.CONFIG_KEY);
+                Map<String, Object> d = Quantization.describe(cfg, q.weights(), "bert.onnx");
+                String what = "per channel " + perChannel + ", reduce range " + reduce;
+                assertEquals(perChannel, d.get("per_channel"), what);
+                // a per-tensor scale of 2 absmax / 254 can still leave every value in [-64, 64] only by chance
+                if (reduce) assertEquals(true, d.get("reduce_range"), what);
+                assertEquals(true, d.get("symmetric"), what);
+                assertEquals("bert.onnx", d.get("converted_from"), what);
+            }
+        TextModel q = m.quantized(Quantization.Options.DEFAULTS);
+        Map<String, Tensor> w = new LinkedHashMap<>(q.weights());
+        w.put("pooler.extra.weight", Tensor.ofInt8(new byte[] {1, 2}, 1, 2));
+        w.put("pooler.extra.weight_scale", Tensor.of(new float[] {1f}, 1));
+        w.put("pooler.extra.weight_zero_point", Tensor.ofInt8(new byte[] {0}, 1));
+        Map<String, Object> cfg = new LinkedHashMap<>(q.config());
+        cfg.remove(Quantization.CONFIG_KEY);
+        AttnException e = assertThrows(AttnException.class, () -> Quantization.describe(cfg, w, "bert.onnx"));
+        assertTrue(
+                e.getMessage().contains("'pooler.extra.weight' is neither a projection nor an embedding table"),
+                e.getMessage());
+    }
+
     static void assertBadInput(Path dir, String words) {
         AttnException e = assertThrows(AttnException.class, () -> TextModel.read(dir));
         assertEquals(AttnException.Code.BAD_INPUT, e.code(), e.getMessage());
