@@ -146,7 +146,13 @@ public final class Quantization {
             }
             String prefix = family.checkpointPrefix();
             boolean prefixed = weights.keySet().stream().anyMatch(k -> k.startsWith(prefix + "embeddings."));
-            return new Layout(c, Set.copyOf(linears), Set.copyOf(tables), prefix, prefixed);
+            // in layer order (Set.copyOf's order is unspecified: a "missing tensor" error names the first)
+            return new Layout(
+                    c,
+                    java.util.Collections.unmodifiableSet(linears),
+                    java.util.Collections.unmodifiableSet(tables),
+                    prefix,
+                    prefixed);
         }
 
         /** {@code key} without the task model's prefix. */

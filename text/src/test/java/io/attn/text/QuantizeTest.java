@@ -92,8 +92,8 @@ class QuantizeTest {
 
     @Test
     void quantizedFoldersLoadInt8AndEmbedCloseToTheFloatModel(@TempDir Path tmp) throws Exception {
-        for (String f : FamiliesTest.RUN) // every family the engine runs
-        for (boolean perChannel : new boolean[] {false, true}) {
+        for (String f : FamiliesTest.RUN) { // every family the engine runs
+            for (boolean perChannel : new boolean[] {false, true}) {
                 Path out = tmp.resolve(f + (perChannel ? "-channel" : "-tensor"));
                 TextModel.read(FAMILIES.resolve(f))
                         .quantized(new Quantization.Options(perChannel, false))
@@ -113,6 +113,7 @@ class QuantizeTest {
                         f, perChannel ? "per channel" : "per tensor", worst);
                 assertTrue(worst >= 0.99, f + ": int8 vs float32 worst cosine " + worst);
             }
+        }
     }
 
     @Test
@@ -289,6 +290,22 @@ class QuantizeTest {
         assertTrue(
                 e.getMessage().contains("'pooler.extra.weight' is neither a projection nor an embedding table"),
                 e.getMessage());
+    }
+
+    /** With several projections missing, the error names the first in layer order, the same on every run. */
+    @Test
+    void aMissingProjectionIsNamedInLayerOrder() {
+        TextModel m = TextModel.read(FAMILIES.resolve("bert"));
+        Map<String, Tensor> w = new LinkedHashMap<>(m.weights());
+        for (String gone : List.of(
+                "encoder.layer.1.output.dense.weight",
+                "encoder.layer.0.intermediate.dense.weight",
+                "encoder.layer.1.attention.self.key.weight")) assertTrue(w.remove(gone) != null, gone);
+        AttnException e = assertThrows(
+                AttnException.class,
+                () -> Quantization.dynamicInt8(m.config(), w, Quantization.Options.DEFAULTS, "bert"));
+        assertTrue(
+                e.getMessage().contains("missing tensor 'encoder.layer.0.intermediate.dense.weight'"), e.getMessage());
     }
 
     static void assertBadInput(Path dir, String words) {
