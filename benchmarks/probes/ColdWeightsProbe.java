@@ -13,9 +13,10 @@ import java.util.Random;
  *   java --add-modules jdk.incubator.vector -cp 'cli/target/lib/*' benchmarks/probes/ColdWeightsProbe.java
  * </pre>
  *
- * Measured 2026-12-05 on AMD EPYC family 26 model 2 (Zen 5, 512-bit vectors), us per call hot / cold: 1 thread, 1 row
- * 166 / 345 (B streamed at 20.5 GB/s), 8 rows 235 / 645, 25 rows 643 / 872, 64 rows 1481 / 1729, 128 rows 2985 /
- * 3181; 2 threads 82 / 186 (38 GB/s), 126 / 345, 337 / 503, 717 / 885, 1310 / 1507. So a cold product of 8-25 rows
+ * Measured 2026-12-05 on AMD EPYC family 26 model 2 (Zen 5, 512-bit vectors; benchmarks/RESULTS.md), us per call
+ * hot / cold: 1 thread, 1 row 148.7 / 311.9 (B streamed at 22.7 GB/s), 8 rows 243.7 / 593.4, 25 rows 644.4 / 974.4,
+ * 64 rows 1448.3 / 1760.6, 128 rows 2805.2 / 3023.2; 2 threads 70.9 / 189.9 (37 GB/s), 103.9 / 295.3, 256.7 /
+ * 376.9, 588.0 / 754.0, 1268.0 / 1475.4. So a cold product of 8-25 rows
  * takes about its hot time plus the time to stream B (7 MB at the one-row rate): the fetch of the next panel's
  * weights does not overlap the FMAs on the current one (docs/performance.md, "Products of few rows").
  */
