@@ -34,6 +34,14 @@ int atomicCAS(int *address, int compare, int val);
 using std::max;
 using std::min;
 
+// IEEE single-precision arithmetic rounded to nearest, never contracted (quantized.cu): on the host with SSE and ISO
+// C++ (-std=c++20: no FP contraction) the plain operators are exactly that
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __int2float_rn(int v) { return (float)v; }
+
 // runs body once per thread of every block of the grid (1-D blocks of bx threads)
 void emu_run(int gx, int gy, int gz, int bx, const std::function<void()> &body);
 // the same with smem bytes of dynamic shared memory per block (emu_dynamic_smem), filled with garbage (0xff) per block

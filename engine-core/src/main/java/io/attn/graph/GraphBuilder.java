@@ -197,6 +197,16 @@ public final class GraphBuilder {
      * (null: the whole of x at once).
      */
     public Node qmatmul(Node x, Tensor weight, float[] scale, byte[] zeroPoint, int[] groups) {
+        return qmatmul(x, weight, scale, zeroPoint, groups, null);
+    }
+
+    /**
+     * {@link #qmatmul(Node, Tensor, float[], byte[], int[])} of a padded batch: x {@code (B, L, K)}, each of its B
+     * sequences a row group, and {@code padding} {@code (B, L)} its key-padding mask (non-zero: a padding row). A
+     * padding row is quantized with its group's scale but does not widen the group's range, so that each sequence gets
+     * the scale it gets alone or in a ragged batch ({@code padding} null: every row counts).
+     */
+    public Node qmatmul(Node x, Tensor weight, float[] scale, byte[] zeroPoint, int[] groups, Node padding) {
         Shape sx = x.shape();
         if (weight.dtype() != DType.I8 || weight.rank() != 2)
             throw shape("qmatmul needs an int8 (K, N) weight, got " + weight.dtype() + weight.shape());
@@ -220,11 +230,19 @@ public final class GraphBuilder {
             if (sum != rows)
                 throw shape("qmatmul: row groups of " + sum + " rows for x " + sx + " (" + rows + " rows)");
         }
-        return add(
-                Op.QMATMUL,
-                new OpParams.QMatMul(weight, scale.clone(), zeroPoint.clone(), groups == null ? null : groups.clone()),
-                sx.with(sx.rank() - 1, n),
-                x);
+        OpParams.QMatMul p =
+                new OpParams.QMatMul(weight, scale.clone(), zeroPoint.clone(), groups == null ? null : groups.clone());
+        if (padding == null) return add(Op.QMATMUL, p, sx.with(sx.rank() - 1, n), x);
+        Shape sp = padding.shape();
+        if (sx.rank() != 3 || sp.rank() != 2 || sp.dim(0) != sx.dim(0) || sp.dim(1) != sx.dim(1))
+            throw shape("qmatmul: a padding mask " + sp + " needs x (B, L, K) of the same B and L, got " + sx);
+        int b = sx.dim(0), len = sx.dim(1);
+        if (groups == null
+                || groups.length != b
+                || java.util.Arrays.stream(groups).anyMatch(r -> r != len))
+            throw shape("qmatmul: a padding mask needs one row group of " + len + " rows per sequence, got "
+                    + (groups == null ? "none" : java.util.Arrays.toString(groups)));
+        return add(Op.QMATMUL, p, sx.with(sx.rank() - 1, n), x, padding);
     }
 
     public Node silu(Node x) {

@@ -213,11 +213,13 @@ public sealed interface OpParams {
     record QEmbedding(io.attn.tensor.Tensor table, float scale, int zeroPoint) implements OpParams {}
 
     /**
-     * {@link Op#QMATMUL}'s weight and quantization. Input: x {@code (..., K)}, float, seen as R rows of K.
+     * {@link Op#QMATMUL}'s weight and quantization. Inputs: x {@code (..., K)}, float, seen as R rows of K; and
+     * optionally a padded batch's key-padding mask {@code (B, L)} (x {@code (B, L, K)}, one group per sequence;
+     * non-zero: a padding row, left out of its group's range, quantized like the others).
      *
      * <p>Per row group {@code G} (consecutive rows; {@code groups} holds their row counts, summing to R, or is null for
      * one group of all R rows), as ONNX Runtime's DynamicQuantizeLinear (float32 arithmetic throughout): {@code lo =
-     * min(0, min G)}, {@code hi = max(0, max G)}, {@code s = hi == lo ? 1 : (hi - lo) / 255}, {@code z =
+     * min(0, min G)}, {@code hi = max(0, max G)} (over G's rows that are not padding), {@code s = hi == lo ? 1 : (hi - lo) / 255}, {@code z =
      * rint(clamp(0 - lo / s, 0, 255))}, {@code q = clamp(rint(x / s) + z, 0, 255)} (rint: round half to even). Then
      * {@code acc[r][n] = sum_k (q[r][k] - z) * (w[k][n] - wZero[n])} exactly (int32, as MatMulInteger) and {@code
      * out[r][n] = (float) acc * (float) (s * wScale[n])}.

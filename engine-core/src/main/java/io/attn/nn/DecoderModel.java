@@ -84,6 +84,7 @@ public final class DecoderModel {
             throw AttnException.shape("a sequence of " + len + " tokens is longer than the model's "
                     + config.maxTokens() + " positions (max_position_embeddings)");
         f.segments(masks.segments());
+        f.padding(masks.keyPaddingKind() == io.attn.graph.MaskKind.BOOL ? masks.keyPadding() : null);
         Node x = word.lookup(g, ids);
         EncoderConfig.Rotary rotary = config.variant().rotary();
         // the sliding window (Mistral's in every layer, Qwen's in some): keys i - w < j <= i, a rule in the op (never

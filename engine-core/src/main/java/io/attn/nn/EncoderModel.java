@@ -195,6 +195,7 @@ public final class EncoderModel {
                     + ")");
         EncoderFamily.Names n = config.names();
         f.segments(masks.segments());
+        f.padding(masks.keyPaddingKind() == io.attn.graph.MaskKind.BOOL ? masks.keyPadding() : null);
         Node x = word.lookup(g, ids);
         if (tokenType != null) x = g.add(x, tokenType.lookup(g, tokenTypes));
         if (position != null) x = g.add(x, position.lookup(g, positions));

@@ -17,6 +17,8 @@ public final class Forward {
     final Map<String, Node> weightNodes = new LinkedHashMap<>();
     /** The lengths of a ragged batch's sequences (rows of its (1, T, E) activations), or null. */
     int[] segments;
+    /** A padded batch's boolean key-padding mask (B, L) (non-zero: padding), or null. */
+    Node padding;
 
     public Forward(GraphBuilder g, AttentionWeights weights) {
         this.g = g;
@@ -30,6 +32,26 @@ public final class Forward {
     /** Marks the graph as a ragged batch of sequences of these lengths (quantized layers quantize each alone). */
     public void segments(int[] lengths) {
         this.segments = lengths == null ? null : lengths.clone();
+    }
+
+    /**
+     * Marks the graph as a padded batch with this boolean key-padding mask {@code (B, L)} (non-zero: padding; null:
+     * none): quantized layers leave the padding rows out of each sequence's range.
+     */
+    public void padding(Node keyPadding) {
+        this.padding = keyPadding;
+    }
+
+    /**
+     * The padding mask for x's rows when x is the padded batch's {@code (B, L, K)} activations and there is one
+     * ({@link #padding}), else null.
+     */
+    Node paddingOf(Node x) {
+        if (padding == null || segments != null || x.shape().rank() != 3) return null;
+        return x.shape().dim(0) == padding.shape().dim(0)
+                        && x.shape().dim(1) == padding.shape().dim(1)
+                ? padding
+                : null;
     }
 
     /**

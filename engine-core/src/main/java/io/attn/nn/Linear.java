@@ -142,7 +142,7 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
     public Node forward(Forward f, Node x, boolean relu) {
         Node b = bias == null ? null : f.g.constant(name + ".bias", bias);
         if (quant != null) {
-            Node y = f.g.qmatmul(x, weight, quant.scale(), quant.zeroPoint(), f.rowGroups(x));
+            Node y = f.g.qmatmul(x, weight, quant.scale(), quant.zeroPoint(), f.rowGroups(x), f.paddingOf(x));
             if (b != null) y = f.g.addBias(y, b);
             return relu ? f.g.relu(y) : y;
         }

@@ -187,7 +187,7 @@ public final class CpuBackend implements Backend {
             case RMS_NORM -> RmsNorm.run(par, node, o, in);
             case ROPE -> Rope.run(par, node, o, in);
             case GLU -> Glu.run(par, node, o, in[0]);
-            case QMATMUL -> QMatMul.run(par, node, o, in[0]);
+            case QMATMUL -> QMatMul.run(par, node, o, in[0], in.length > 1 ? in[1] : null);
             case QEMBEDDING -> Embedding.runInt8(node, o, in[0]);
         }
     }

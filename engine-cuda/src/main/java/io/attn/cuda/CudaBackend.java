@@ -18,6 +18,7 @@ import io.attn.cuda.ops.LayerNorm;
 import io.attn.cuda.ops.MatMul;
 import io.attn.cuda.ops.Mean;
 import io.attn.cuda.ops.PositionalEncoding;
+import io.attn.cuda.ops.Quantized;
 import io.attn.cuda.ops.RmsNorm;
 import io.attn.cuda.ops.Rope;
 import io.attn.cuda.ops.Softmax;
@@ -281,10 +282,10 @@ public final class CudaBackend implements Backend {
      */
     static String unsupported(Node node) {
         if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
-        if (node.op() == io.attn.graph.Op.QMATMUL)
-            return "int8 quantized products (QMATMUL): no kernel yet, the CPU backend runs them";
-        if (node.op() == io.attn.graph.Op.QEMBEDDING)
-            return "int8 embedding tables (QEMBEDDING): no kernel yet, the CPU backend runs them";
+        if (node.op() == io.attn.graph.Op.QMATMUL) {
+            String why = Quantized.unsupported(node);
+            if (why != null) return why;
+        }
         // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
         if (node.op() == io.attn.graph.Op.ATTENTION
                 && node.params(OpParams.Attention.class).mask().segmented())
@@ -340,11 +341,15 @@ public final class CudaBackend implements Backend {
         return b;
     }
 
-    /** Bytes of the weights on the device: 4 per fp32 value, 2 per value held in 16 bits. */
+    /**
+     * Bytes of the weights on the device: 4 per fp32 value, 2 per value held in 16 bits, 1 per int8 value (with the
+     * int8 ops' scales and zero points).
+     */
     @Override
     public long constantBytes() {
+        long q = stream.arrays.bytes();
         synchronized (constants) {
-            long n = 0;
+            long n = q;
             for (long v : constants.values()) n += v;
             return n;
         }
@@ -542,7 +547,8 @@ public final class CudaBackend implements Backend {
             case RMS_NORM -> RmsNorm.run(st, node, y, x);
             case ROPE -> Rope.run(st, node, y, x);
             case GLU -> Glu.run(st, node, y, x[0]);
-            case QMATMUL, QEMBEDDING -> throw new UnsupportedOperationException(unsupported(node));
+            case QMATMUL -> Quantized.matmul(st, node, y, x);
+            case QEMBEDDING -> Quantized.embedding(st, node, y, x[0]);
         }
     }
 
@@ -581,7 +587,8 @@ public final class CudaBackend implements Backend {
                         sink.sync(lastOp);
                     };
             AutoCloseable staging = sink instanceof DriverSink d ? d : null; // its page-locked buffer
-            for (AutoCloseable c : new AutoCloseable[] {drain, staging, cudnn, blas, kernels, pool, ctx}) {
+            for (AutoCloseable c :
+                    new AutoCloseable[] {drain, staging, stream.arrays, cudnn, blas, kernels, pool, ctx}) {
                 if (c == null) continue; // a backend made for tests has no device parts
                 try {
                     c.close();

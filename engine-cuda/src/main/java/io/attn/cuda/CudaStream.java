@@ -16,6 +16,7 @@ public final class CudaStream {
     private final OpSink sink;
     private final Blas blas;
     private final CudnnAttention cudnn;
+    final DeviceArrays arrays; // the int8 ops' weights, uploaded on first use
 
     CudaStream(OpSink sink, Blas blas) {
         this(sink, blas, null);
@@ -25,6 +26,20 @@ public final class CudaStream {
         this.sink = sink;
         this.blas = blas;
         this.cudnn = cudnn;
+        this.arrays = new DeviceArrays(sink);
+    }
+
+    /**
+     * The device copy of an op's int8 parameter array (a {@code QMATMUL} weight or zero points, a {@code QEMBEDDING}
+     * table), uploaded once and kept while the array is reachable ({@link DeviceArrays}).
+     */
+    public CudaBuffer deviceInt8(byte[] data) {
+        return arrays.int8(data);
+    }
+
+    /** The device copy of an op's float parameter array (a {@code QMATMUL}'s weight scales), as {@link #deviceInt8}. */
+    public CudaBuffer deviceF32(float[] data) {
+        return arrays.f32(data);
     }
 
     /** cuDNN's fused attention ({@code attention=cudnn}), or null when that path is not open on this backend. */

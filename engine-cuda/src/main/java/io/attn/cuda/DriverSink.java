@@ -127,6 +127,15 @@ final class DriverSink implements OpSink, AutoCloseable {
     }
 
     @Override
+    public void upload8(byte[] src, CudaBuffer dst) {
+        if (src.length == 0) return;
+        check(
+                JCudaDriver.cuMemcpyHtoDAsync(dst.ptr(), Pointer.to(src), src.length, ctx.stream()),
+                "cuMemcpyHtoDAsync(" + src.length + " bytes, int8)");
+        ctx.sync("upload of " + src.length + " int8 values");
+    }
+
+    @Override
     public void download(CudaBuffer src, float[] dst, int count, String after) {
         Pointer st = stage(4L * count);
         if (st != null) {

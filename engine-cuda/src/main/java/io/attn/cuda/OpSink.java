@@ -18,6 +18,9 @@ interface OpSink extends Launcher {
     /** Copies the 16-bit values {@code src} into {@code dst} (a BF16 or F16 buffer of at least that many) and waits. */
     void upload16(short[] src, CudaBuffer dst);
 
+    /** Copies the int8 values {@code src} into {@code dst} (an I8 buffer of at least that many) and waits. */
+    void upload8(byte[] src, CudaBuffer dst);
+
     /** Waits for queued work, then copies {@code count} floats of {@code src} into {@code dst}. */
     void download(CudaBuffer src, float[] dst, int count, String after);
 

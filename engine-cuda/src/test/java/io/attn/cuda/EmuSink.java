@@ -55,6 +55,11 @@ final class EmuSink implements OpSink {
     }
 
     @Override
+    public void upload8(byte[] src, CudaBuffer dst) {
+        MemorySegment.copy(src, 0, at(dst.ptr(), src.length), java.lang.foreign.ValueLayout.JAVA_BYTE, 0, src.length);
+    }
+
+    @Override
     public void upload16(short[] src, CudaBuffer dst) {
         MemorySegment.copy(
                 src, 0, at(dst.ptr(), 2L * src.length), java.lang.foreign.ValueLayout.JAVA_SHORT, 0, src.length);

@@ -85,6 +85,9 @@ class LaunchArgumentsTest {
         public void upload16(short[] src, CudaBuffer dst) {}
 
         @Override
+        public void upload8(byte[] src, CudaBuffer dst) {}
+
+        @Override
         public void download(CudaBuffer src, float[] dst, int count, String after) {}
 
         @Override
@@ -212,21 +215,18 @@ class LaunchArgumentsTest {
         g.rope(q, g.input("rope_start", 1), 1e6f, 4, 0);
         g.rope(q, g.input("rope_ids", 2, 3), 1e6f, 4, 0);
         g.glu(r, io.attn.graph.OpParams.Glu.Activation.SILU, true);
+        // the int8 ops (issue 37): a padded batch's product with its mask, and a table lookup (not read either)
+        g.qmatmul(
+                r,
+                Tensor.ofInt8(new byte[64], 8, 8),
+                new float[] {1f},
+                new byte[1],
+                new int[] {3, 3},
+                g.input("padding", 2, 3));
+        g.qembedding(ids, Tensor.ofInt8(new byte[80], 10, 8), 1f, 0);
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
-        // the int8 ops (issue 37) have no kernel yet: the backend declares them unsupported (docs/ops.md)
-        Set<Op> launched = EnumSet.allOf(Op.class);
-        launched.removeAll(EnumSet.of(Op.QMATMUL, Op.QEMBEDDING));
-        for (Op op : EnumSet.complementOf(EnumSet.copyOf(launched)))
-            assertTrue(
-                    op == Op.QMATMUL
-                            ? CudaBackend.unsupported(g.qmatmul(
-                                            r, Tensor.ofInt8(new byte[64], 8, 8), new float[] {1f}, new byte[1], null))
-                                    != null
-                            : CudaBackend.unsupported(g.qembedding(ids, Tensor.ofInt8(new byte[80], 10, 8), 1f, 0))
-                                    != null,
-                    op + " is declared unsupported");
-        assertEquals(launched, seen, "the graph covers every op");
+        assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");
         Set<Kernel> entries = EnumSet.noneOf(Kernel.class);
         for (Launch l : rec.launches) entries.add(l.entry());
         // every kernel but the fused / flash attention and the GEMM fallback (Blas is recorded separately here)
@@ -238,6 +238,16 @@ class LaunchArgumentsTest {
         all.removeAll(Kernel.in("flash_attention_tf32"));
         all.removeAll(Kernel.in("convert")); // cuDNN's attention only (attention=cudnn, on a device)
         assertEquals(all, entries);
+    }
+
+    @Test
+    void int8ProductsOfRaggedGroupsAreLeftToTheCpu() {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 1, 7, 8);
+        Tensor w = Tensor.ofInt8(new byte[64], 8, 8);
+        assertEquals(null, CudaBackend.unsupported(g.qmatmul(x, w, new float[] {1f}, new byte[1], new int[] {7})));
+        String why = CudaBackend.unsupported(g.qmatmul(x, w, new float[] {1f}, new byte[1], new int[] {3, 4}));
+        assertTrue(why != null && why.contains("ragged"), why);
     }
 
     @Test

@@ -383,6 +383,43 @@ public final class ParityCases {
                 for (int i = 0; i < w.size(); i++) w.int8()[i] = (byte) (i % 3 == 0 ? -128 : 127);
             all.add(c.done(c.g.qmatmul(c.in("x", x), w, scales(c, 33), new byte[] {0}, null), EXACT, QMATMUL_WHY));
         }
+        for (boolean epilogue : new boolean[] {false, true}) {
+            CaseBuilder c = new CaseBuilder("qmatmul padded batch (3,20,96) n 40" + (epilogue ? " +bias+gelu" : ""));
+            Node y = c.g.qmatmul(
+                    c.in("x", paddedRows(c, 3, 20, 96)),
+                    int8(c, 96, 40),
+                    scales(c, 40),
+                    new byte[] {0},
+                    new int[] {20, 20, 20},
+                    c.in("padding", paddingMask(3, 20)));
+            if (epilogue) y = c.g.gelu(c.g.addBias(y, c.constNormal("bias", 40)), false);
+            all.add(c.done(y, epilogue ? FP32 : EXACT, epilogue ? FP32_WHY : QMATMUL_WHY));
+        }
+    }
+
+    /**
+     * A padded batch's key-padding mask {@code (b, len)} (1: padding): sequence 0 whole, 1 right-padded after 12 rows,
+     * 2 left-padded over its first 5 (as decoders pad), 3 and on with their last row padding.
+     */
+    static Tensor paddingMask(int b, int len) {
+        float[] m = new float[b * len];
+        for (int i = 0; i < b; i++)
+            for (int l = 0; l < len; l++)
+                m[i * len + l] = switch (i) {
+                    case 0 -> 0f;
+                    case 1 -> l >= 12 ? 1f : 0f;
+                    case 2 -> l < 5 ? 1f : 0f;
+                    default -> l == len - 1 ? 1f : 0f;
+                };
+        return Tensor.of(m, b, len);
+    }
+
+    /** Normal rows whose padding rows ({@link #paddingMask}) are 40 times larger: a range that took them in would show. */
+    private static Tensor paddedRows(CaseBuilder c, int b, int len, int k) {
+        Tensor x = c.normalT(1.0, b, len, k);
+        float[] m = paddingMask(b, len).data(), d = x.data();
+        for (int r = 0; r < b * len; r++) if (m[r] != 0f) for (int i = 0; i < k; i++) d[r * k + i] *= 40f;
+        return x;
     }
 
     /** QMATMUL with its epilogue (the CPU fuses it): bias, GELU, residual; fp32 arithmetic after the exact product. */

@@ -169,7 +169,10 @@ public final class PlantedBugBackend implements Backend {
                 OpParams.QMatMul p = n.params(OpParams.QMatMul.class);
                 float[] x = java.util.Arrays.copyOf(in[0], n.input(0).shape().size());
                 float[] rowScale = new float[x.length / p.k()];
-                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, x, rowScale);
+                float[] pad = in.length > 1
+                        ? java.util.Arrays.copyOf(in[1], n.input(1).shape().size())
+                        : null;
+                long[] acc = io.attn.reference.Reference.qmatmulAccumulators(p, x, pad, rowScale);
                 for (int i = 0; i < size; i++) o[i] = (float) acc[i] * (rowScale[i / p.n()] * p.scale(i % p.n()));
             }
         }

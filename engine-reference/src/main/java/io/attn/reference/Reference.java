@@ -67,7 +67,7 @@ public final class Reference {
             case RMS_NORM -> rmsNorm(n, in);
             case ROPE -> rope(n, in);
             case GLU -> glu(n, in[0]);
-            case QMATMUL -> qmatmul(n, in[0]);
+            case QMATMUL -> qmatmul(n, in[0], in.length > 1 ? in[1] : null);
             case QEMBEDDING -> qembedding(n, in[0]);
         };
     }
@@ -267,15 +267,24 @@ public final class Reference {
         return out;
     }
 
-    /** F.silu: {@code x sigmoid(x) = x / (1 + e^-x)} (x = -inf gives -0, as the limit). */
     /**
      * DynamicQuantizeLinear of one row group, as ONNX Runtime computes it (float32 arithmetic; the op's definition):
      * returns {@code {scale, zeroPoint}} and writes {@code q - zeroPoint} (in [-255, 255]) for each of the {@code len}
      * values from {@code off}.
      */
     public static float[] quantize(float[] x, int off, int len, int[] qMinusZero) {
+        return quantize(x, off, len, 0, null, 0, qMinusZero);
+    }
+
+    /**
+     * {@link #quantize(float[], int, int, int[])} of a group of rows of {@code k} values whose range leaves out the
+     * rows {@code padding} marks (non-zero at {@code padding[padOff + row of the group]}; null: none): they are
+     * quantized with the group's scale and zero point all the same.
+     */
+    public static float[] quantize(float[] x, int off, int len, int k, float[] padding, int padOff, int[] qMinusZero) {
         float lo = 0f, hi = 0f;
         for (int i = off; i < off + len; i++) {
+            if (padding != null && padding[padOff + (i - off) / k] != 0f) continue;
             lo = Math.min(lo, x[i]);
             hi = Math.max(hi, x[i]);
         }
@@ -295,11 +304,19 @@ public final class Reference {
      * of which must fit int32), and each row's activation scale in {@code rowScale}.
      */
     public static long[] qmatmulAccumulators(OpParams.QMatMul p, float[] x, float[] rowScale) {
+        return qmatmulAccumulators(p, x, null, rowScale);
+    }
+
+    /**
+     * {@link #qmatmulAccumulators(OpParams.QMatMul, float[], float[])} with a padded batch's key-padding mask (one
+     * value per row of x, non-zero: left out of its group's range; null: every row counts).
+     */
+    public static long[] qmatmulAccumulators(OpParams.QMatMul p, float[] x, float[] padding, float[] rowScale) {
         int n = p.n(), k = p.k(), rows = x.length / k;
         int[] q = new int[x.length];
         int r0 = 0;
         for (int g : p.groupsOf(rows)) {
-            float s = quantize(x, r0 * k, g * k, q)[0];
+            float s = quantize(x, r0 * k, g * k, k, padding, r0, q)[0];
             for (int r = r0; r < r0 + g; r++) rowScale[r] = s;
             r0 += g;
         }
@@ -317,19 +334,25 @@ public final class Reference {
     }
 
     /** QMATMUL: the exact integer accumulation, then the one float product of the definition. */
-    private static double[] qmatmul(Node node, double[] xd) {
+    private static double[] qmatmul(Node node, double[] xd, double[] paddingD) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
         float[] x = new float[xd.length];
         for (int i = 0; i < x.length; i++) x[i] = (float) xd[i]; // the input is float32 data
+        float[] padding = null;
+        if (paddingD != null) {
+            padding = new float[paddingD.length];
+            for (int i = 0; i < padding.length; i++) padding[i] = (float) paddingD[i];
+        }
         int n = p.n(), rows = x.length / p.k();
         float[] rowScale = new float[rows];
-        long[] acc = qmatmulAccumulators(p, x, rowScale);
+        long[] acc = qmatmulAccumulators(p, x, padding, rowScale);
         double[] out = new double[acc.length];
         for (int r = 0; r < rows; r++)
             for (int j = 0; j < n; j++) out[r * n + j] = (float) acc[r * n + j] * (rowScale[r] * p.scale(j));
         return out;
     }
 
+    /** F.silu: {@code x sigmoid(x) = x / (1 + e^-x)} (x = -inf gives -0, as the limit). */
     private static double[] silu(double[] x) {
         double[] out = new double[x.length];
         for (int i = 0; i < x.length; i++) out[i] = x[i] / (1 + Math.exp(-x[i]));

@@ -60,7 +60,12 @@ public enum Kernel {
     SOFTMAX_F32("softmax", "softmax_f32"),
     RMS_NORM_F32("rms_norm", "rms_norm_f32"),
     ROPE_F32("rope", "rope_f32"),
-    GLU_F32("glu", "glu_f32");
+    GLU_F32("glu", "glu_f32"),
+    QEMBEDDING_I8("quantized", "qembedding_i8"),
+    QRANGE_F32("quantized", "qrange_f32"),
+    QPARAMS_F32("quantized", "qparams_f32"),
+    QQUANTIZE_F32("quantized", "qquantize_f32"),
+    QGEMM_I8("quantized", "qgemm_i8");
     private final String file, entry;
 
     Kernel(String file, String entry) {

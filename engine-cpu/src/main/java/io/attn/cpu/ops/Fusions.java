@@ -111,7 +111,7 @@ public final class Fusions {
      */
     private static boolean qmatmulEpilogue(Program.Builder b, Node qm, Parallel par) {
         List<Node> covers = new ArrayList<>(List.of(qm));
-        List<Node> inputs = new ArrayList<>(List.of(qm.input(0)));
+        List<Node> inputs = new ArrayList<>(qm.inputs()); // x, and a padded batch's key-padding mask
         Node cur = qm, next = b.soleReader(qm);
         int bias = -1, residual = -1;
         Gemm.Epilogue.Act act = Gemm.Epilogue.Act.NONE;
@@ -151,6 +151,7 @@ public final class Fusions {
                         qm,
                         CpuBuffer.of(out),
                         CpuBuffer.of(in[0]),
+                        qm.inputs().size() > 1 ? CpuBuffer.of(in[1]) : null,
                         new Gemm.Epilogue(
                                 bi < 0 ? null : CpuBuffer.of(in[bi]),
                                 r,

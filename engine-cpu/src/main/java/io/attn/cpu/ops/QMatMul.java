@@ -49,15 +49,18 @@ public final class QMatMul {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
-    public static void run(Parallel par, Node node, float[] out, float[] x) {
-        run(par, node, out, x, null);
+    public static void run(Parallel par, Node node, float[] out, float[] x, float[] padding) {
+        run(par, node, out, x, padding, null);
     }
 
-    /** The op, then (e non-null) the GEMM epilogue {@link Fusions} matched after it, applied block by block. */
-    public static void run(Parallel par, Node node, float[] out, float[] x, Gemm.Epilogue e) {
+    /**
+     * The op ({@code padding}: the padded batch's key-padding mask, its second input, or null), then (e non-null) the
+     * GEMM epilogue {@link Fusions} matched after it, applied block by block.
+     */
+    public static void run(Parallel par, Node node, float[] out, float[] x, float[] padding, Gemm.Epilogue e) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
         // buffers may be larger than the value (slots are reused): the row count comes from the shape
-        run(par, p, x, out, node.input(0).shape().size() / p.k(), null, e);
+        run(par, p, x, padding, out, node.input(0).shape().size() / p.k(), null, e);
     }
 
     /**
@@ -65,10 +68,18 @@ public final class QMatMul {
      * tests).
      */
     public static void run(Parallel par, OpParams.QMatMul p, float[] x, float[] out, int rows, int[] accOut) {
-        run(par, p, x, out, rows, accOut, null);
+        run(par, p, x, null, out, rows, accOut, null);
     }
 
-    static void run(Parallel par, OpParams.QMatMul p, float[] x, float[] out, int rows, int[] accOut, Gemm.Epilogue e) {
+    static void run(
+            Parallel par,
+            OpParams.QMatMul p,
+            float[] x,
+            float[] padding,
+            float[] out,
+            int rows,
+            int[] accOut,
+            Gemm.Epilogue e) {
         int k = p.k();
         Scratch s = SCRATCH.get();
         int padded = (rows + MR - 1) / MR * MR;
@@ -77,12 +88,15 @@ public final class QMatMul {
         // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
         // end read whatever is there and fill only sums rows that are never read)
         float[] rowScale = new float[rows];
-        quantize(par, p.groupsOf(rows), x, k, a, rowScale);
+        quantize(par, p.groupsOf(rows), x, padding, k, a, rowScale);
         gemm(par, p, a, rowScale, rows, out, accOut, e);
     }
 
-    /** DynamicQuantizeLinear per group; writes {@code q - z} as floats into {@code a} and each row's scale. */
-    static void quantize(Parallel par, int[] groups, float[] x, int k, float[] a, float[] rowScale) {
+    /**
+     * DynamicQuantizeLinear per group; writes {@code q - z} as floats into {@code a} and each row's scale. Rows that
+     * {@code padding} marks (non-zero; null: none) do not enter their group's range.
+     */
+    static void quantize(Parallel par, int[] groups, float[] x, float[] padding, int k, float[] a, float[] rowScale) {
         int rows = rowScale.length; // x may be longer than rows * k
         float[] lo = new float[rows], hi = new float[rows];
         par.forRange(rows, Math.max(1, 8192 / Math.max(1, k)), (from, to) -> {
@@ -108,6 +122,7 @@ public final class QMatMul {
         for (int g : groups) {
             float l = 0f, h = 0f; // the range always holds 0
             for (int r = r0; r < r0 + g; r++) {
+                if (padding != null && padding[r] != 0f) continue;
                 l = Math.min(l, lo[r]);
                 h = Math.max(h, hi[r]);
             }

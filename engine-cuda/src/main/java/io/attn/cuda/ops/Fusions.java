@@ -19,6 +19,7 @@ import java.util.List;
  *   <li><b>GEMM epilogue</b> ({@link MatMul}): {@code MATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]} as the GEMM and
  *       one {@code bias_act_f32} in place on its product (a {@code Linear} and its activation: two launches and no
  *       intermediate buffer instead of three launches and two buffers);
+ *   <li><b>int8 epilogue</b> ({@link Quantized}): {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]} the same way;
  *   <li><b>attention weights</b> ({@link Softmax#runProduct}): {@code MATMUL q k^T -> SOFTMAX}, the softmax in place
  *       on the scores the GEMM wrote into the output;
  *   <li><b>ATTENTION</b> alone, with its scratch memory (the scores of the unfused path) planned by the executor.
@@ -53,6 +54,7 @@ public final class Fusions {
         for (Node n : graph.nodes()) {
             if (n.isLeaf() || b.covered(n)) continue;
             if (n.op() == Op.MATMUL && (attentionWeights(b, n, kernels) || gemmEpilogue(b, n, kernels))) continue;
+            if (n.op() == Op.QMATMUL && qmatmulEpilogue(b, n, kernels)) continue;
             if (n.op() == Op.ATTENTION) {
                 long scratch = Attention.scratch(path, precision, capability, variant, n);
                 b.add(Program.Step.of(
@@ -86,12 +88,7 @@ public final class Fusions {
             next = b.soleReader(cur);
         }
         if (next != null) {
-            act = switch (next.op()) {
-                case RELU -> Elementwise.RELU;
-                case SILU -> Elementwise.SILU;
-                case GELU -> next.params(OpParams.Gelu.class).tanh() ? Elementwise.GELU_TANH : Elementwise.GELU;
-                default -> Elementwise.NONE;
-            };
+            act = activation(next);
             if (act != Elementwise.NONE) covers.add(cur = next);
         }
         if (covers.size() == 1) return false;
@@ -105,6 +102,47 @@ public final class Fusions {
                 kernels.kernel(
                         cur, inputs, (st, y, x, sc) -> MatMul.run(st, mm, y, x[0], x[1], hasBias ? x[2] : null, a)));
         return true;
+    }
+
+    /** {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]}: the int8 product, then one bias_act_f32 in place. */
+    private static boolean qmatmulEpilogue(Program.Builder b, Node qm, Kernels kernels) {
+        List<Node> covers = new ArrayList<>(List.of(qm));
+        List<Node> inputs = new ArrayList<>(qm.inputs()); // x, and a padded batch's key-padding mask
+        Node cur = qm, next = b.soleReader(qm);
+        int bias = -1;
+        if (next != null
+                && next.op() == Op.ADD_BIAS
+                && next.input(0) == cur
+                && next.input(1).id() < qm.id()) {
+            bias = inputs.size();
+            inputs.add(next.input(1));
+            covers.add(cur = next);
+            next = b.soleReader(cur);
+        }
+        int act = next == null ? Elementwise.NONE : activation(next);
+        if (act != Elementwise.NONE) covers.add(cur = next);
+        if (covers.size() == 1) return false;
+        final int bi = bias, a = act;
+        StringBuilder name = new StringBuilder("QMATMUL");
+        for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
+        b.fused(
+                name.toString(),
+                covers,
+                inputs,
+                0,
+                kernels.kernel(
+                        cur, inputs, (st, y, x, sc) -> Quantized.matmul(st, qm, y, x, bi < 0 ? null : x[bi], a)));
+        return true;
+    }
+
+    /** The epilogue's activation code of {@code n}, or NONE when n is not an activation. */
+    private static int activation(Node n) {
+        return switch (n.op()) {
+            case RELU -> Elementwise.RELU;
+            case SILU -> Elementwise.SILU;
+            case GELU -> n.params(OpParams.Gelu.class).tanh() ? Elementwise.GELU_TANH : Elementwise.GELU;
+            default -> Elementwise.NONE;
+        };
     }
 
     private static boolean attentionWeights(Program.Builder b, Node mm, Kernels kernels) {
