@@ -60,21 +60,11 @@ class QuantizedEmulatedCudaTest {
         }
         double worst = 1;
         for (int i = 0; i < texts.size(); i++) {
-            double c = cosine(cpu[i], cuda[i]);
+            double c = QuantizeTest.cosine(cpu[i], cuda[i]);
             worst = Math.min(worst, c);
             assertTrue(c >= COSINE, family + " text " + i + ": cuda (padded batch) vs cpu cosine " + c);
         }
         System.out.printf(
                 "%s int8: emulated cuda, one padded batch, vs cpu: worst cosine 1 - %.2e%n", family, 1 - worst);
-    }
-
-    static double cosine(float[] a, float[] b) {
-        double ab = 0, aa = 0, bb = 0;
-        for (int i = 0; i < a.length; i++) {
-            ab += (double) a[i] * b[i];
-            aa += (double) a[i] * a[i];
-            bb += (double) b[i] * b[i];
-        }
-        return ab / Math.sqrt(aa * bb);
     }
 }
