@@ -270,7 +270,8 @@ public final class Engine implements AutoCloseable {
         Map<String, Object> json = configObject(configJson);
         if (stateDict == null) throw AttnException.badInput("state dict is null");
         io.attn.nn.DecoderOnlyConfig c = io.attn.nn.DecoderOnlyConfig.parse(json, "config");
-        return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(c, new StateDict(copied(stateDict))));
+        return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(
+                c, new StateDict(Quantization.check(json, copied(stateDict), "state dict", Quantization.PER_TOKEN))));
     }
 
     /** The language models loaded and not yet closed. */

@@ -1,11 +1,17 @@
 package io.attn.engine;
 
 import io.attn.AttnException;
+import io.attn.io.Json;
 import io.attn.io.JsonFields;
+import io.attn.io.SafeTensors;
+import io.attn.nn.ConfigFiles;
+import io.attn.nn.DecoderOnlyConfig;
 import io.attn.nn.EncoderConfig;
 import io.attn.nn.EncoderFamily;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -78,15 +84,133 @@ public final class Quantization {
         if (config.containsKey(CONFIG_KEY))
             throw AttnException.badInput(source + ": config.json already has a " + CONFIG_KEY + " (quantized)");
         Layout layout = Layout.of(config, weights, source);
-        EncoderConfig c = layout.config;
-        Set<String> linears = new LinkedHashSet<>(layout.linears), tables = new LinkedHashSet<>(layout.tables);
-        String prefix = layout.prefix;
-        boolean prefixed = layout.prefixed;
         Map<String, Tensor> out = new LinkedHashMap<>();
         List<String> done = new ArrayList<>();
+        quantize(
+                weights,
+                layout.linears,
+                layout.tables,
+                layout::name,
+                options,
+                source,
+                "the model's " + layout.config.modelType() + " layout",
+                layout.prefixed ? layout.prefix : "",
+                out,
+                done);
+        Map<String, Object> cfg = new LinkedHashMap<>(config);
+        cfg.put(CONFIG_KEY, configBlock(options));
+        return new Quantized(out, cfg, List.copyOf(done));
+    }
+
+    /** {@value #CONFIG_KEY}'s {@code activations} for text encoders: one uint8 scale per sequence. */
+    public static final String PER_SEQUENCE = "uint8_dynamic_per_sequence";
+
+    /** {@value #CONFIG_KEY}'s {@code activations} for decoder-only language models: one uint8 scale per token. */
+    public static final String PER_TOKEN = "uint8_dynamic_per_token";
+
+    /**
+     * {@code attn quantize} on {@code attn generate}'s language model file: reads {@code model} (its config from
+     * {@code config} when not null, else from the safetensors metadata), quantizes it by {@link #decoderOnlyLM} when
+     * {@code floats} is {@link DType#F32}, else keeps it float and stores its float tensors as {@code floats}, and
+     * writes one new safetensors file {@code out} (atomically) whose metadata {@code "config"} holds the config, the
+     * quantization block included.
+     *
+     * @return what was written, one line (how many int8 tensors, or the float type)
+     * @throws AttnException BAD_INPUT naming the file and the problem when {@code out} exists or is not a .safetensors
+     *     name, the model is not a decoder-only language model or is already quantized; nothing is written then
+     */
+    public static String writeLanguageModel(Path model, Path config, Path out, Options options, DType floats) {
+        if (Files.exists(out))
+            throw AttnException.badInput(
+                    out + ": already exists (attn quantize writes a new file for a language model)");
+        if (!out.getFileName().toString().endsWith(".safetensors"))
+            throw AttnException.badInput(out + ": a language model is written as one .safetensors file");
+        SafeTensors.File f = SafeTensors.read(model);
+        ConfigFiles.Read c = ConfigFiles.read(f, model, config);
+        DecoderOnlyConfig.parse(c.json(), c.source()); // a DecoderOnlyLM, its errors named
+        Map<String, Object> cfg = c.json();
+        Map<String, Tensor> tensors = f.tensors();
+        String what = "float tensors as " + (floats == DType.F16 ? "float16" : "bfloat16");
+        if (floats == DType.F32) {
+            Quantized q = decoderOnlyLM(c.json(), f.tensors(), options, model.toString());
+            cfg = q.config();
+            tensors = q.weights();
+            what = q.quantized().size() + " int8 tensors (" + (options.perChannel() ? "per channel" : "per tensor")
+                    + (options.reduceRange() ? ", reduced range" : "") + "; activations per token), the rest float32";
+        } else if (cfg.containsKey(CONFIG_KEY)) {
+            throw AttnException.badInput(c.source() + ": already quantized (" + CONFIG_KEY + "); its int8 tensors"
+                    + " stay int8, quantize the float model instead");
+        }
+        Map<String, String> metadata = new LinkedHashMap<>(f.metadata());
+        metadata.put("config", Json.write(cfg));
+        SafeTensors.write(out, tensors, metadata, floats);
+        return what;
+    }
+
+    /**
+     * Quantizes a decoder-only language model ({@code "module":"DecoderOnlyLM"}, {@code attn generate}'s format) as
+     * {@link #dynamicInt8} quantizes an encoder: each layer's {@code self_attn.in_proj_weight} (one tensor, as ONNX
+     * exports it), {@code self_attn.out_proj.weight}, {@code linear1.weight}, {@code linear2.weight} and {@code
+     * lm_head.weight} become int8 projections, {@code embed.weight} and a learned {@code pos.weight} uint8 tables;
+     * norms and biases stay float. A tied head is untied ({@code tied_embeddings} false): the table is quantized as a
+     * table and the head as a projection, as ONNX Runtime quantizes a Gather and a MatMul that share one initializer.
+     * Activations are quantized per token ({@value #PER_TOKEN}), so that the cached step, its recomputation and any
+     * batch quantize each token alike.
+     *
+     * @param config the model's config (parsed and checked here)
+     * @param weights its {@code state_dict}, float
+     * @throws AttnException BAD_INPUT when already quantized, a tensor is missing or not a finite float matrix
+     */
+    public static Quantized decoderOnlyLM(
+            Map<String, Object> config, Map<String, Tensor> weights, Options options, String source) {
+        if (config.containsKey(CONFIG_KEY))
+            throw AttnException.badInput(source + ": the config already has a " + CONFIG_KEY + " (quantized)");
+        DecoderOnlyConfig c = DecoderOnlyConfig.parse(config, source);
+        Set<String> linears = new LinkedHashSet<>(), tables = new LinkedHashSet<>();
+        tables.add("embed.weight");
+        if (c.learnedPositions()) tables.add("pos.weight");
+        for (int i = 0; i < c.numLayers(); i++)
+            for (String l : List.of(
+                    "self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight", "linear2.weight"))
+                linears.add("layers." + i + "." + l);
+        linears.add("lm_head.weight");
+        Map<String, Tensor> in = new LinkedHashMap<>(weights);
+        if (c.tiedEmbeddings()) {
+            Tensor embed = weights.get("embed.weight");
+            if (embed == null) throw AttnException.badInput(source + ": missing tensor 'embed.weight'");
+            in.putIfAbsent("lm_head.weight", embed);
+        }
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        List<String> done = new ArrayList<>();
+        quantize(in, linears, tables, k -> k, options, source, "a DecoderOnlyLM", "", out, done);
+        Map<String, Object> cfg = new LinkedHashMap<>(config);
+        cfg.put("tied_embeddings", false);
+        Map<String, Object> block = configBlock(options);
+        block.put("activations", PER_TOKEN);
+        cfg.put(CONFIG_KEY, block);
+        return new Quantized(out, cfg, List.copyOf(done));
+    }
+
+    /**
+     * Quantizes {@code linearNames} (projections, HF {@code (out, in)} float weights) and {@code tableNames} (embedding
+     * tables) of {@code weights} into {@code out} (the other tensors as they are, in the input's order), naming each
+     * quantized tensor in {@code done}; {@code names} maps a key to its layout name.
+     */
+    private static void quantize(
+            Map<String, Tensor> weights,
+            Set<String> linearNames,
+            Set<String> tableNames,
+            java.util.function.UnaryOperator<String> names,
+            Options options,
+            String source,
+            String layoutName,
+            String prefix,
+            Map<String, Tensor> out,
+            List<String> done) {
+        Set<String> linears = new LinkedHashSet<>(linearNames), tables = new LinkedHashSet<>(tableNames);
         for (var e : weights.entrySet()) {
             String key = e.getKey();
-            String name = layout.name(key);
+            String name = names.apply(key);
             Tensor t = e.getValue();
             boolean linear = linears.contains(name), table = tables.contains(name);
             if (!linear && !table) {
@@ -116,13 +240,8 @@ public final class Quantization {
             tables.remove(name);
         }
         if (!linears.isEmpty() || !tables.isEmpty())
-            throw AttnException.badInput(source + ": missing tensor '"
-                    + (prefixed ? prefix : "")
-                    + (linears.isEmpty() ? tables : linears).iterator().next() + "' (the model's "
-                    + c.modelType() + " layout)");
-        Map<String, Object> cfg = new LinkedHashMap<>(config);
-        cfg.put(CONFIG_KEY, configBlock(options));
-        return new Quantized(out, cfg, List.copyOf(done));
+            throw AttnException.badInput(source + ": missing tensor '" + prefix
+                    + (linears.isEmpty() ? tables : linears).iterator().next() + "' (" + layoutName + ")");
     }
 
     /**
@@ -210,7 +329,7 @@ public final class Quantization {
         q.put("per_channel", options.perChannel());
         q.put("reduce_range", options.reduceRange());
         q.put("embeddings", "uint8_asymmetric_stored_minus_128");
-        q.put("activations", "uint8_dynamic_per_sequence");
+        q.put("activations", PER_SEQUENCE);
         q.put("reference", "onnxruntime.quantization.quantize_dynamic");
         return q;
     }
@@ -228,6 +347,15 @@ public final class Quantization {
      * @throws AttnException BAD_INPUT naming the field or the tensor
      */
     public static Map<String, Tensor> check(Map<String, Object> config, Map<String, Tensor> weights, String source) {
+        return check(config, weights, source, PER_SEQUENCE);
+    }
+
+    /**
+     * {@link #check(Map, Map, String)} for a model whose activations are quantized as {@code activations} says
+     * ({@link #PER_SEQUENCE}: text encoders; {@link #PER_TOKEN}: decoder-only language models).
+     */
+    public static Map<String, Tensor> check(
+            Map<String, Object> config, Map<String, Tensor> weights, String source, String activations) {
         Object block = config.get(CONFIG_KEY);
         if (block == null) {
             Map<String, Tensor> out = new LinkedHashMap<>(weights);
@@ -255,6 +383,7 @@ public final class Quantization {
             throw AttnException.badInput(
                     where + ".format_version is " + version + ": attn reads version " + FORMAT_VERSION);
         Map<String, Object> want = configBlock(Options.DEFAULTS);
+        want.put("activations", activations);
         for (String k : List.of("weights", "weight_layout", "embeddings", "activations"))
             if (!want.get(k).equals(q.get(k)))
                 throw AttnException.badInput(

@@ -45,7 +45,8 @@ public record DecoderOnlyConfig(
             "final_norm",
             "layer_norm_eps",
             "bias",
-            "dropout");
+            "dropout",
+            "quantization_config"); // attn quantize's block, checked by io.attn.engine.Quantization.check
 
     public DecoderOnlyConfig {
         if (vocabSize <= 0) throw AttnException.badInput("vocab_size must be positive, got " + vocabSize);

@@ -6,6 +6,7 @@ import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
 import io.attn.io.SafeTensors;
+import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,29 +33,39 @@ import java.util.List;
  */
 public final class DecoderOnlyLM {
     private final DecoderOnlyConfig config;
-    private final Tensor embed, posTable, lmHeadWeight, lmHeadBias;
+    private final EncoderModel.Table embed, posWeights;
+    private final Tensor posTable;
+    private final Linear lmHead;
+    private final boolean quantized;
     private final List<TransformerEncoderLayer> layers = new ArrayList<>();
     private final LayerNorm norm;
 
     private DecoderOnlyLM(DecoderOnlyConfig c, StateDict sd) {
         this.config = c;
         int e = c.layer().dModel(), v = c.vocabSize();
-        embed = sd.take("embed.weight", v, e);
-        posTable = c.learnedPositions() ? sd.take("pos.weight", c.maxLen(), e) : sinusoidalTable(c.maxLen(), e);
+        embed = EncoderModel.Table.load(sd, "embed.weight", v, e);
+        quantized = embed.table().dtype() == DType.I8 || sd.has("lm_head.weight_scale");
+        posWeights = c.learnedPositions() ? EncoderModel.Table.load(sd, "pos.weight", c.maxLen(), e) : null;
+        posTable = c.learnedPositions() ? null : sinusoidalTable(c.maxLen(), e);
         for (int i = 0; i < c.numLayers(); i++)
             layers.add(new TransformerEncoderLayer(sd, "layers." + i + ".", c.layer()));
         norm = c.finalNorm()
                 ? LayerNorm.load(
                         sd, "norm.", e, c.layer().layerNormEps(), c.layer().bias())
                 : null;
+        boolean headBias = sd.has("lm_head.bias"); // optional, whatever the layers' bias
         if (c.tiedEmbeddings()) {
+            if (embed.table().dtype() == DType.I8)
+                throw AttnException.badInput(sd.source() + ": tied_embeddings is set but embed.weight is int8"
+                        + " (attn quantize unties them: lm_head.weight is quantized as a projection)");
             if (sd.has("lm_head.weight")
-                    && !java.util.Arrays.equals(sd.take("lm_head.weight", v, e).data(), embed.data()))
+                    && !java.util.Arrays.equals(
+                            sd.take("lm_head.weight", v, e).data(),
+                            embed.table().data()))
                 throw AttnException.shape(
                         sd.source() + ": tied_embeddings is set but lm_head.weight differs from" + " embed.weight");
-            lmHeadWeight = embed;
-        } else lmHeadWeight = sd.take("lm_head.weight", v, e);
-        lmHeadBias = sd.has("lm_head.bias") ? sd.take("lm_head.bias", v) : null;
+            lmHead = new Linear("lm_head", embed.table(), headBias ? sd.take("lm_head.bias", v) : null);
+        } else lmHead = Linear.load(sd, "lm_head", "lm_head.weight", "lm_head.bias", e, v, headBias);
         sd.checkAllUsed();
     }
 
@@ -68,9 +79,17 @@ public final class DecoderOnlyLM {
      * config} (JSON) or, when that is null, from the {@code "config"} entry of the file's metadata.
      */
     public static DecoderOnlyLM load(Path weights, Path config) {
-        SafeTensors.File f = SafeTensors.read(weights);
+        SafeTensors.File f = SafeTensors.read(weights, true);
         ConfigFiles.Read c = ConfigFiles.read(f, weights, config);
-        return load(DecoderOnlyConfig.parse(c.json(), c.source()), new StateDict(f.tensors(), weights.toString()));
+        DecoderOnlyConfig parsed = DecoderOnlyConfig.parse(c.json(), c.source());
+        var tensors = io.attn.engine.Quantization.check(
+                c.json(), f.tensors(), weights.toString(), io.attn.engine.Quantization.PER_TOKEN);
+        return load(parsed, new StateDict(tensors, weights.toString()));
+    }
+
+    /** Whether the weights are int8 ({@code attn quantize}): the projections run as int8 products. */
+    public boolean quantized() {
+        return quantized;
     }
 
     public DecoderOnlyConfig config() {
@@ -112,6 +131,7 @@ public final class DecoderOnlyLM {
         if (len > capacity) throw AttnException.shape(len + " tokens do not fit a cache of " + capacity + " rows");
         GraphBuilder g = new GraphBuilder();
         Forward f = new Forward(g, AttentionWeights.NONE);
+        f.perToken(); // int8 layers: one activation scale per token, so cached and recomputed steps agree
         int h = numHeads(), d = headDim();
         Node ids = g.input("ids", batch, len);
         Node positions = g.input("positions", batch, len);
@@ -119,8 +139,10 @@ public final class DecoderOnlyLM {
         Node keyPadding = g.input("key_padding", batch, capacity);
         Masks masks = Masks.keyPadding(keyPadding, len > 1);
         Node x = g.add(
-                g.embedding(ids, g.constant("embed.weight", embed)),
-                g.embedding(positions, g.constant("pos.weight", posTable)));
+                embed.lookup(g, ids),
+                posWeights != null
+                        ? posWeights.lookup(g, positions)
+                        : g.embedding(positions, g.constant("pos.weight", posTable)));
         for (int i = 0; i < layers.size(); i++) {
             TransformerEncoderLayer layer = layers.get(i);
             Node kc = g.input(kCacheName(i), batch, h, capacity, d);
@@ -133,11 +155,7 @@ public final class DecoderOnlyLM {
             x = g.matmul(g.constant("select_last", Tensor.of(sel, batch, 1, len)), x);
         }
         if (norm != null) x = norm.forward(f, x);
-        Node logits = g.linear(
-                x,
-                g.constant("lm_head.weight", lmHeadWeight),
-                lmHeadBias == null ? null : g.constant("lm_head.bias", lmHeadBias));
-        return g.build(logits);
+        return g.build(lmHead.forward(f, x));
     }
 
     /** The sinusoidal table {@code (n, E)}: {@code PE[p, 2i] = sin(p w_i)}, {@code PE[p, 2i+1] = cos(p w_i)}. */

@@ -19,6 +19,8 @@ public final class Forward {
     int[] segments;
     /** A padded batch's boolean key-padding mask (B, L) (non-zero: padding), or null. */
     Node padding;
+    /** Quantized layers quantize each row (token) on its own ({@link #perToken}). */
+    boolean perToken;
 
     public Forward(GraphBuilder g, AttentionWeights weights) {
         this.g = g;
@@ -43,11 +45,20 @@ public final class Forward {
     }
 
     /**
+     * Quantized layers quantize each row of their input on its own (one activation scale per token), so that a row's
+     * result depends on that row only: a language model's cached step, its recomputation and any batch give each
+     * token the same quantized product.
+     */
+    public void perToken() {
+        this.perToken = true;
+    }
+
+    /**
      * The padding mask for x's rows when x is the padded batch's {@code (B, L, K)} activations and there is one
      * ({@link #padding}), else null.
      */
     Node paddingOf(Node x) {
-        if (padding == null || segments != null || x.shape().rank() != 3) return null;
+        if (perToken || padding == null || segments != null || x.shape().rank() != 3) return null;
         return x.shape().dim(0) == padding.shape().dim(0)
                         && x.shape().dim(1) == padding.shape().dim(1)
                 ? padding
@@ -59,6 +70,12 @@ public final class Forward {
      * x's first dimension (each sequence of a padded batch, its padding rows included); null for a 2-D x.
      */
     int[] rowGroups(Node x) {
+        if (perToken) {
+            int rows = x.shape().size() / x.shape().dim(-1);
+            int[] g = new int[rows];
+            java.util.Arrays.fill(g, 1);
+            return rows == 0 ? null : g;
+        }
         if (segments != null) return segments;
         if (x.shape().rank() < 3) return null;
         int b = x.shape().dim(0), rows = x.shape().size() / x.shape().dim(-1) / Math.max(1, b);

@@ -23,25 +23,34 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
 
     public static Linear load(StateDict sd, String prefix, int in, int out, boolean bias) {
         String name = prefix.endsWith(".") ? prefix.substring(0, prefix.length() - 1) : prefix;
-        if (sd.has(prefix + "weight_scale")) return loadQuantized(sd, prefix, name, in, out, bias);
-        return new Linear(name, sd.take(prefix + "weight", out, in), sd.takeIf(bias, prefix + "bias", out));
+        return load(sd, name, prefix + "weight", prefix + "bias", in, out, bias);
     }
 
-    private static Linear loadQuantized(StateDict sd, String prefix, String name, int in, int out, boolean bias) {
-        Tensor w = sd.takeInt8(prefix + "weight", in, out);
-        Tensor scale = sd.takeAny(prefix + "weight_scale");
-        Tensor zero = sd.takeAny(prefix + "weight_zero_point");
+    /**
+     * A layer whose weight and bias have names of their own ({@code nn.MultiheadAttention}'s {@code in_proj_weight}
+     * and {@code in_proj_bias}): float {@code (out, in)}, or int8 {@code (in, out)} with {@code <weight>_scale} and
+     * {@code <weight>_zero_point} beside it.
+     */
+    static Linear load(StateDict sd, String name, String weight, String biasName, int in, int out, boolean bias) {
+        if (sd.has(weight + "_scale")) return loadQuantized(sd, weight, biasName, name, in, out, bias);
+        return new Linear(name, sd.take(weight, out, in), sd.takeIf(bias, biasName, out));
+    }
+
+    private static Linear loadQuantized(
+            StateDict sd, String weight, String biasName, String name, int in, int out, boolean bias) {
+        Tensor w = sd.takeInt8(weight, in, out);
+        Tensor scale = sd.takeAny(weight + "_scale");
+        Tensor zero = sd.takeAny(weight + "_zero_point");
         if (scale.dtype() != DType.F32 || (scale.size() != 1 && scale.size() != out))
-            throw AttnException.shape(sd.source() + ": " + prefix + "weight_scale is " + scale.dtype() + scale.shape()
+            throw AttnException.shape(sd.source() + ": " + weight + "_scale is " + scale.dtype() + scale.shape()
                     + ", expected float (1) or (" + out + ")");
         for (float v : scale.data())
             if (!(v > 0) || !Float.isFinite(v))
-                throw AttnException.shape(
-                        sd.source() + ": " + prefix + "weight_scale holds " + v + ", not a positive float");
+                throw AttnException.shape(sd.source() + ": " + weight + "_scale holds " + v + ", not a positive float");
         if (zero.dtype() != DType.I8 || (zero.size() != 1 && zero.size() != out))
-            throw AttnException.shape(sd.source() + ": " + prefix + "weight_zero_point is " + zero.dtype()
-                    + zero.shape() + ", expected int8 (1) or (" + out + ")");
-        return new Linear(name, w, sd.takeIf(bias, prefix + "bias", out), new Quant(scale.data(), zero.int8()));
+            throw AttnException.shape(sd.source() + ": " + weight + "_zero_point is " + zero.dtype() + zero.shape()
+                    + ", expected int8 (1) or (" + out + ")");
+        return new Linear(name, w, sd.takeIf(bias, biasName, out), new Quant(scale.data(), zero.int8()));
     }
 
     /**

@@ -3,7 +3,6 @@ package io.attn.nn;
 import io.attn.AttnException;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
-import io.attn.tensor.Tensor;
 
 /**
  * {@code torch.nn.MultiheadAttention(embed_dim, num_heads, bias=True, batch_first=True)} with {@code kdim = vdim =
@@ -36,11 +35,12 @@ public final class MultiheadAttention {
         this.qNorm = null;
         this.kNorm = null;
         int e = embedDim;
-        Tensor w = sd.take(prefix + "in_proj_weight", 3 * e, e);
-        Tensor b = sd.takeIf(bias, prefix + "in_proj_bias", 3 * e);
-        q = new Linear(name + ".q_proj", w.slice0(0, e), b == null ? null : b.slice0(0, e));
-        k = new Linear(name + ".k_proj", w.slice0(e, 2 * e), b == null ? null : b.slice0(e, 2 * e));
-        v = new Linear(name + ".v_proj", w.slice0(2 * e, 3 * e), b == null ? null : b.slice0(2 * e, 3 * e));
+        // float (3E, E), or int8 (E, 3E) with its scales and zero points (attn quantize of a DecoderOnlyLM)
+        Linear in =
+                Linear.load(sd, name + ".in_proj", prefix + "in_proj_weight", prefix + "in_proj_bias", e, 3 * e, bias);
+        q = in.outputs(name + ".q_proj", 0, e);
+        k = in.outputs(name + ".k_proj", e, 2 * e);
+        v = in.outputs(name + ".v_proj", 2 * e, 3 * e);
         out = Linear.load(sd, prefix + "out_proj.", e, e, bias);
     }
 
