@@ -24,10 +24,17 @@ import picocli.CommandLine.Parameters;
                     + " run) or half-precision ones (--dtype)."
         })
 final class QuantizeCommand implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "DIR", description = "The model folder (config.json, model.safetensors).")
+    @Parameters(
+            index = "0",
+            paramLabel = "DIR",
+            description = "The model folder (config.json, model.safetensors), or attn generate's M.safetensors.")
     Path dir;
 
-    @Option(names = "--out", required = true, paramLabel = "DIR", description = "The folder to write (new or empty).")
+    @Option(
+            names = "--out",
+            required = true,
+            paramLabel = "DIR",
+            description = "The folder to write (new or empty); for a language model, the new .safetensors file.")
     Path out;
 
     @Option(
@@ -47,6 +54,12 @@ final class QuantizeCommand implements Callable<Integer> {
                     + " tensor in half precision, which attn widens to float32 once when it loads them.")
     String dtype = "int8";
 
+    @Option(
+            names = "--config",
+            paramLabel = "C.json",
+            description = "A language model's config (default: the safetensors metadata's \"config\").")
+    Path config;
+
     @Option(names = "--verbose", description = "Stack traces for errors.")
     boolean verbose;
 
@@ -62,9 +75,14 @@ final class QuantizeCommand implements Callable<Integer> {
                 };
         if (floats != DType.F32 && (perChannel || reduceRange))
             throw AttnException.badInput("--per-channel and --reduce-range apply to --dtype int8 only");
+        if (Files.isRegularFile(dir) && dir.getFileName().toString().endsWith(".safetensors"))
+            return languageModel(floats);
+        if (config != null)
+            throw AttnException.badInput("--config applies to a language model's .safetensors file; a model folder"
+                    + " has its config.json");
         if (!Files.isDirectory(dir))
-            throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder;"
-                    + " an .onnx export is made one by attn convert)");
+            throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder or"
+                    + " attn generate's M.safetensors; an .onnx export is made a folder by attn convert)");
         TextModel m = TextModel.read(dir);
         if (floats == DType.F32) m = m.quantized(new Quantization.Options(perChannel, reduceRange));
         m.writeFolderFrom(dir, out, floats);
@@ -73,6 +91,14 @@ final class QuantizeCommand implements Callable<Integer> {
                         ? m.int8Tensors().size() + " int8 tensors (" + (perChannel ? "per channel" : "per tensor")
                                 + (reduceRange ? ", reduced range" : "") + "), the rest float32"
                         : "float tensors as " + dtype));
+        return 0;
+    }
+
+    /** {@code attn generate}'s language model file to one new safetensors file. */
+    private Integer languageModel(DType floats) {
+        String what = Quantization.writeLanguageModel(
+                dir, config, out, new Quantization.Options(perChannel, reduceRange), floats);
+        System.out.println("attn: wrote " + out + ": " + what);
         return 0;
     }
 }

@@ -83,6 +83,56 @@ class QuantizeCommandTest {
         assertTrue(leftovers().isEmpty(), leftovers().toString());
     }
 
+    /**
+     * attn generate's tiny language model quantized to one new .safetensors file: a third of the size, and its greedy
+     * continuation the float model's (the logits against PyTorch are judged in QuantizedLanguageModelTest); an
+     * existing output, a folder as output and --config with a folder are refused in one line.
+     */
+    @Test
+    void languageModelQuantizesToOneFileThatGenerates() throws IOException {
+        Path lm = ShippedModelsTest.MODELS.resolve("tiny-lm.safetensors");
+        Path q = dir.resolve("lm-q.safetensors");
+        var r = RunCommandTest.cli("quantize", lm.toString(), "--out", q.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(r.out().contains("int8 tensors (per tensor; activations per token)"), r.out());
+        assertTrue(Files.size(q) < Files.size(lm) / 2, Files.size(q) + " bytes");
+        var g = RunCommandTest.ok(
+                "generate",
+                "--model",
+                q.toString(),
+                "--vocab",
+                ShippedModelsTest.MODELS.resolve("tiny-lm.vocab.txt").toString(),
+                "--prompt",
+                "Twinkle, twinkle",
+                "--temperature",
+                "0");
+        assertEquals("little star , how i wonder what you are .", g.out().strip());
+
+        long size = Files.size(q);
+        r = RunCommandTest.cli("quantize", lm.toString(), "--out", q.toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("already exists"), r.err());
+        assertEquals(size, Files.size(q));
+        r = RunCommandTest.cli(
+                "quantize",
+                q.toString(),
+                "--out",
+                dir.resolve("twice.safetensors").toString());
+        assertEquals(3, r.code(), r.err());
+        assertFalse(r.err().contains("\tat "), r.err());
+        r = RunCommandTest.cli(
+                "quantize", lm.toString(), "--out", dir.resolve("folder").toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("one .safetensors file"), r.err());
+        r = RunCommandTest.cli(
+                "quantize", BERT.toString(), "--out", dir.resolve("o").toString(), "--config", lm.toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("--config applies to a language model"), r.err());
+        assertFalse(Files.exists(dir.resolve("twice.safetensors")));
+        assertFalse(Files.exists(dir.resolve("folder")));
+        assertTrue(leftovers().isEmpty(), leftovers().toString());
+    }
+
     List<String> leftovers() throws IOException {
         try (Stream<Path> s = Files.list(dir)) {
             return s.map(p -> p.getFileName().toString())
