@@ -99,7 +99,22 @@ final class InspectCommand implements Callable<Integer> {
         d.put("bytes", bytes);
         Map<String, Object> meta = new LinkedHashMap<>(f.metadata());
         String cfgText = (String) meta.remove("config");
-        if (cfgText != null) d.put("config", understand(cfgText, file + " (metadata \"config\")"));
+        if (cfgText != null) {
+            Map<String, Object> raw = Json.parseObject(cfgText, file + " (metadata \"config\")");
+            d.put("config", understand(raw, file + " (metadata \"config\")"));
+            // a quantized language model (attn quantize M.safetensors): the block that says how, as for a folder
+            if (raw.get(io.attn.engine.Quantization.CONFIG_KEY) instanceof Map<?, ?> block) {
+                Map<String, Object> q = new LinkedHashMap<>();
+                for (var e : block.entrySet()) q.put(String.valueOf(e.getKey()), e.getValue());
+                long int8 = header.entrySet().stream()
+                        .filter(e -> e.getValue() instanceof Map<?, ?> info
+                                && "I8".equals(info.get("dtype"))
+                                && !e.getKey().endsWith("_zero_point"))
+                        .count();
+                q.put("int8_tensors", int8);
+                d.put("quantization", q);
+            }
+        }
         d.put("metadata", meta);
         return d;
     }
@@ -270,6 +285,10 @@ final class InspectCommand implements Callable<Integer> {
                 if (d.containsKey("config")) {
                     b.append(String.format("config (from the metadata, as understood):%n"));
                     fields(b, (Map<String, Object>) d.get("config"));
+                }
+                if (d.get("quantization") instanceof Map<?, ?> q) {
+                    b.append(String.format("quantization:%n"));
+                    fields(b, (Map<String, Object>) q);
                 }
                 Map<String, Object> meta = (Map<String, Object>) d.get("metadata");
                 if (!meta.isEmpty()) {

@@ -107,6 +107,11 @@ class QuantizeCommandTest {
                 "--temperature",
                 "0");
         assertEquals("little star , how i wonder what you are .", g.out().strip());
+        var i = RunCommandTest.cli("inspect", q.toString());
+        assertEquals(0, i.code(), i.err());
+        assertTrue(
+                i.out().matches("(?s).*quantization:.*activations +uint8_dynamic_per_token.*int8_tensors +10\\n.*"),
+                i.out());
 
         long size = Files.size(q);
         r = RunCommandTest.cli("quantize", lm.toString(), "--out", q.toString());
