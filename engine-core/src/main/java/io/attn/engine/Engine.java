@@ -257,7 +257,19 @@ public final class Engine implements AutoCloseable {
      */
     public LanguageModel loadLanguageModel(Path weights, Path config) {
         if (weights == null) throw AttnException.badInput("weights path is null");
-        return registerLanguageModel(() -> io.attn.nn.DecoderOnlyLM.load(weights, config));
+        return registerLanguageModel(() -> readLanguageModel(weights, config));
+    }
+
+    /**
+     * The model of a safetensors file (its config from {@code config} or the metadata), its quantization checked:
+     * int8 weights need {@link Quantization#PER_TOKEN} activations.
+     */
+    static io.attn.nn.DecoderOnlyLM readLanguageModel(Path weights, Path config) {
+        io.attn.io.SafeTensors.File f = io.attn.io.SafeTensors.read(weights, true);
+        io.attn.nn.ConfigFiles.Read c = io.attn.nn.ConfigFiles.read(f, weights, config);
+        io.attn.nn.DecoderOnlyConfig parsed = io.attn.nn.DecoderOnlyConfig.parse(c.json(), c.source());
+        var tensors = Quantization.check(c.json(), f.tensors(), weights.toString(), Quantization.PER_TOKEN);
+        return io.attn.nn.DecoderOnlyLM.load(parsed, new StateDict(tensors, weights.toString()));
     }
 
     /**

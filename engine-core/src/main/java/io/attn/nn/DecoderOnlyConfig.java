@@ -46,7 +46,7 @@ public record DecoderOnlyConfig(
             "layer_norm_eps",
             "bias",
             "dropout",
-            "quantization_config"); // attn quantize's block, checked by io.attn.engine.Quantization.check
+            "quantization_config"); // attn quantize's block, checked by the API layer's Quantization.check
 
     public DecoderOnlyConfig {
         if (vocabSize <= 0) throw AttnException.badInput("vocab_size must be positive, got " + vocabSize);

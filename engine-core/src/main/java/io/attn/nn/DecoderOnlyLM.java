@@ -5,10 +5,8 @@ import io.attn.engine.AttentionWeights;
 import io.attn.graph.Graph;
 import io.attn.graph.GraphBuilder;
 import io.attn.graph.Node;
-import io.attn.io.SafeTensors;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -72,19 +70,6 @@ public final class DecoderOnlyLM {
     /** Builds the model from {@code sd}; every tensor must be used, with the right shape. */
     public static DecoderOnlyLM load(DecoderOnlyConfig c, StateDict sd) {
         return new DecoderOnlyLM(c, sd);
-    }
-
-    /**
-     * Loads an exported model: {@code weights} is a safetensors file with the state_dict; the config comes from {@code
-     * config} (JSON) or, when that is null, from the {@code "config"} entry of the file's metadata.
-     */
-    public static DecoderOnlyLM load(Path weights, Path config) {
-        SafeTensors.File f = SafeTensors.read(weights, true);
-        ConfigFiles.Read c = ConfigFiles.read(f, weights, config);
-        DecoderOnlyConfig parsed = DecoderOnlyConfig.parse(c.json(), c.source());
-        var tensors = io.attn.engine.Quantization.check(
-                c.json(), f.tensors(), weights.toString(), io.attn.engine.Quantization.PER_TOKEN);
-        return load(parsed, new StateDict(tensors, weights.toString()));
     }
 
     /** Whether the weights are int8 ({@code attn quantize}): the projections run as int8 products. */

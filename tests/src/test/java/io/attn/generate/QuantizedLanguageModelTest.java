@@ -18,8 +18,11 @@ import io.attn.engine.Quantization;
 import io.attn.engine.WordTokenizer;
 import io.attn.io.Json;
 import io.attn.io.SafeTensors;
+import io.attn.nn.ConfigFiles;
+import io.attn.nn.DecoderOnlyConfig;
 import io.attn.nn.DecoderOnlyLM;
 import io.attn.nn.DecoderSession;
+import io.attn.nn.StateDict;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
 import java.nio.file.Files;
@@ -142,7 +145,7 @@ class QuantizedLanguageModelTest {
 
     static void judge(String model, String backend, java.util.function.Supplier<Backend> open) {
         Golden gold = Golden.read(model);
-        DecoderOnlyLM lm = DecoderOnlyLM.load(DIR.resolve(model + "-q.safetensors"), null);
+        DecoderOnlyLM lm = read(DIR.resolve(model + "-q.safetensors"));
         assertTrue(lm.quantized());
         int n = gold.prompts().length, steps = gold.continuations()[0].length, longest = 0;
         for (int[] p : gold.prompts()) longest = Math.max(longest, p.length);
@@ -259,10 +262,22 @@ class QuantizedLanguageModelTest {
         return p;
     }
 
+    /** The model of a file as Engine.loadLanguageModel reads it, for a bare backend's sessions. */
+    static DecoderOnlyLM read(Path p) {
+        SafeTensors.File f = SafeTensors.read(p, true);
+        ConfigFiles.Read c = ConfigFiles.read(f, p, null);
+        var tensors = Quantization.check(c.json(), f.tensors(), p.toString(), Quantization.PER_TOKEN);
+        return DecoderOnlyLM.load(DecoderOnlyConfig.parse(c.json(), c.source()), new StateDict(tensors, p.toString()));
+    }
+
+    /** Refused by the public API's load, in one line naming the file. */
     static void assertRefused(Path file, String says) throws Exception {
         assertTrue(Files.exists(file));
-        var e = org.junit.jupiter.api.Assertions.assertThrows(
-                AttnException.class, () -> DecoderOnlyLM.load(file, null));
+        var e = org.junit.jupiter.api.Assertions.assertThrows(AttnException.class, () -> {
+            try (Engine engine = Engine.open(EngineOptions.defaults().withDevice("cpu"))) {
+                engine.loadLanguageModel(file, null);
+            }
+        });
         assertTrue(e.getMessage().contains(says), e.getMessage());
         assertTrue(e.getMessage().contains(file.toString()), e.getMessage());
         assertEquals(-1, e.getMessage().indexOf('\n'), e.getMessage());
