@@ -1,9 +1,12 @@
 package io.attn.cli;
 
+import io.attn.AttnException;
 import io.attn.engine.Engine;
 import io.attn.engine.Generation;
 import io.attn.engine.GenerationOptions;
 import io.attn.engine.LanguageModel;
+import io.attn.engine.Quantization;
+import io.attn.io.Json;
 import io.attn.tensor.Tensor;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -48,6 +51,14 @@ final class BenchGenerate implements Callable<Integer> {
     @Option(names = "--mode", description = "both, cache or no-cache (default: ${DEFAULT-VALUE}).")
     String mode = "both";
 
+    @Option(
+            names = "--int8",
+            description = "Quantize the random model as attn quantize does (int8 weights, activations per token).")
+    boolean int8;
+
+    @Option(names = "--per-channel", description = "With --int8: one scale per output.")
+    boolean perChannel;
+
     @Mixin
     DeviceOptions device;
 
@@ -89,9 +100,27 @@ final class BenchGenerate implements Callable<Integer> {
         sd.put("norm.bias", Tensor.zeros(dModel));
         int[][] prompts = new int[batch][promptLen];
         for (int[] p : prompts) for (int i = 0; i < p.length; i++) p[i] = r.nextInt(vocab);
+        if (perChannel && !int8) throw AttnException.badInput("--per-channel applies with --int8 only");
+        if (int8) {
+            var q = Quantization.decoderOnlyLM(
+                    Json.parseObject(config, "bench config"),
+                    sd,
+                    new Quantization.Options(perChannel, false),
+                    "bench model");
+            config = Json.write(q.config());
+            sd = new LinkedHashMap<>(q.weights());
+        }
         String shape = String.format(
-                "B=%d prompt=%d new=%d E=%d H=%d layers=%d F=%d V=%d",
-                batch, promptLen, newTokens, dModel, heads, layers, ffn, vocab);
+                "B=%d prompt=%d new=%d E=%d H=%d layers=%d F=%d V=%d%s",
+                batch,
+                promptLen,
+                newTokens,
+                dModel,
+                heads,
+                layers,
+                ffn,
+                vocab,
+                int8 ? (perChannel ? " int8 per channel" : " int8") : "");
         double cached = Double.NaN, uncached = Double.NaN;
         String deviceName;
         try (Engine engine = device.open();

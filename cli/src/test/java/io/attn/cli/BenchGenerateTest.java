@@ -75,5 +75,33 @@ class BenchGenerateTest {
                 "--mode",
                 "cache");
         assertTrue(cacheOnly.out().contains("\"uncached_tokens_per_s\":null,\"speedup\":null"), cacheOnly.out());
+        // --int8: the same random model quantized as attn quantize does, named in the shape
+        var int8 = RunCommandTest.ok(
+                "bench",
+                "generate",
+                "--prompt-len",
+                "4",
+                "--new-tokens",
+                "3",
+                "--d-model",
+                "16",
+                "--heads",
+                "2",
+                "--layers",
+                "1",
+                "--ffn",
+                "32",
+                "--vocab",
+                "20",
+                "--device",
+                "cpu",
+                "--mode",
+                "cache",
+                "--int8",
+                "--per-channel");
+        assertTrue(int8.out().contains("V=20 int8 per channel on cpu"), int8.out());
+        var bad = RunCommandTest.cli("bench", "generate", "--per-channel", "--device", "cpu");
+        assertEquals(3, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--per-channel applies with --int8 only"), bad.err());
     }
 }
