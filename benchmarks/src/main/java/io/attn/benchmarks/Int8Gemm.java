@@ -25,7 +25,8 @@ import jdk.incubator.vector.VectorSpecies;
  * values (what QMATMUL runs), {@code IntVector} multiply-add on widened int lanes, and {@code ShortVector} multiply-add
  * (16-bit lanes: exact only while two products of 7-bit weights sum, so it widens to int every second step).
  *
- * <p>args: [threads] [reps]. Prints GMAC/s per shape; the CPU and the load average are the caller's to record.
+ * <p>args: [threads] [reps]; {@code -Dint8.shapes=MxKxN,...} replaces the embedding shapes (e.g. a decoding step's
+ * one row). Prints GMAC/s per shape; the CPU and the load average are the caller's to record.
  */
 public final class Int8Gemm {
     private static final VectorSpecies<Float> FS = FloatVector.SPECIES_PREFERRED;
@@ -52,6 +53,11 @@ public final class Int8Gemm {
             {512, 1536, 384},
             {1024, 384, 1536}
         };
+        String only = System.getProperty("int8.shapes"); // e.g. 1x512x1536,4x512x512 (M x K x N): these instead
+        if (only != null)
+            shapes = Arrays.stream(only.split(","))
+                    .map(t -> Arrays.stream(t.split("x")).mapToInt(Integer::parseInt).toArray())
+                    .toArray(int[][]::new);
         CpuBackend cpu = new CpuBackend(BackendOptions.defaults().withThreads(threads));
         for (int[] s : shapes) {
             int m = s[0], k = s[1], n = s[2];

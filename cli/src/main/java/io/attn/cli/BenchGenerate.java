@@ -20,7 +20,8 @@ import picocli.CommandLine.Option;
 /**
  * {@code attn bench generate}: greedy generation with a random decoder-only LM, with the KV cache and without it (every
  * step recomputes the whole sequence), reporting tokens/s of each and their ratio; the last line is JSON. Each mode
- * runs once after a short warm-up generation of the same prompts (a full run takes long enough to average itself).
+ * runs after warm-up generations of the same prompts ({@code --warmup} seconds); the cached mode {@code --rounds}
+ * times, its median reported (the uncached run, long enough to average itself, once).
  */
 @Command(name = "generate", description = "Tokens/s of decoder-only generation with and without the KV cache.")
 final class BenchGenerate implements Callable<Integer> {
@@ -59,11 +60,27 @@ final class BenchGenerate implements Callable<Integer> {
     @Option(names = "--per-channel", description = "With --int8: one scale per output.")
     boolean perChannel;
 
+    @Option(
+            names = "--warmup",
+            paramLabel = "S",
+            description = "Seconds of warm-up generations before measuring (default: ${DEFAULT-VALUE}).")
+    double warmup = 5;
+
+    @Option(
+            names = "--rounds",
+            paramLabel = "N",
+            description = "Measured runs with the cache; the median is reported (default: ${DEFAULT-VALUE}; the"
+                    + " no-cache run, long enough to average itself, runs once).")
+    int rounds = 3;
+
     @Mixin
     DeviceOptions device;
 
     @Override
     public Integer call() {
+        if (perChannel && !int8) throw AttnException.badInput("--per-channel applies with --int8 only");
+        if (!(warmup >= 0 && warmup <= 600)) throw AttnException.badInput("--warmup must be 0 to 600 s, not " + warmup);
+        if (rounds < 1 || rounds > 100) throw AttnException.badInput("--rounds must be 1 to 100, not " + rounds);
         SplittableRandom r = new SplittableRandom(9);
         int maxLen = promptLen + newTokens;
         String config = String.format(
@@ -100,7 +117,6 @@ final class BenchGenerate implements Callable<Integer> {
         sd.put("norm.bias", Tensor.zeros(dModel));
         int[][] prompts = new int[batch][promptLen];
         for (int[] p : prompts) for (int i = 0; i < p.length; i++) p[i] = r.nextInt(vocab);
-        if (perChannel && !int8) throw AttnException.badInput("--per-channel applies with --int8 only");
         if (int8) {
             var q = Quantization.decoderOnlyLM(
                     Json.parseObject(config, "bench config"),
@@ -128,12 +144,24 @@ final class BenchGenerate implements Callable<Integer> {
             sd.clear(); // the engine holds its copy
             deviceName = engine.device();
             System.out.printf(Locale.ROOT, "bench generate %s on %s%n", shape, engine.description());
-            // warm-up: the same prompts, a few tokens, both paths (JIT, thread pool, buffer pools)
+            // warm-up: the same generation (the same prompts, lengths and graphs; both paths: JIT, thread pool,
+            // buffer pools), for --warmup seconds, 3 times at least. On 2 cores the JIT takes seconds to reach the
+            // decoding loop's steady state: after one 4-token generation a 32 + 128-token run measured 165 tokens/s
+            // (and a 101 ms prefill), warm 380 (10 ms); after 5 s of shorter generations the first run at the new
+            // length was still at 161
             GenerationOptions greedy = GenerationOptions.defaults();
-            lm.generate(prompts, greedy.withMaxNewTokens(4), null);
-            if (!mode.equals("cache"))
-                lm.generate(prompts, greedy.withMaxNewTokens(2).withCache(false), null);
-            if (!mode.equals("no-cache")) cached = run(lm, prompts, true);
+            long warmUntil = System.nanoTime() + (long) (warmup * 1e9);
+            for (int i = 0; i < 3 || System.nanoTime() < warmUntil; i++) {
+                lm.generate(prompts, greedy.withMaxNewTokens(newTokens), null);
+                if (!mode.equals("cache"))
+                    lm.generate(prompts, greedy.withMaxNewTokens(2).withCache(false), null);
+            }
+            if (!mode.equals("no-cache")) {
+                double[] rates = new double[rounds];
+                for (int i = 0; i < rounds; i++) rates[i] = run(lm, prompts, true);
+                java.util.Arrays.sort(rates);
+                cached = rates[rounds / 2]; // the median (rounds odd) or the upper middle
+            }
             if (!mode.equals("cache")) uncached = run(lm, prompts, false);
         }
         boolean both = !Double.isNaN(cached) && !Double.isNaN(uncached);

@@ -35,6 +35,10 @@ class BenchGenerateTest {
                 "--device",
                 "cpu",
                 "--threads",
+                "1",
+                "--warmup",
+                "0",
+                "--rounds",
                 "1");
         List<String> lines = r.out().lines().toList();
         assertEquals(5, lines.size(), r.out());
@@ -73,8 +77,23 @@ class BenchGenerateTest {
                 "--device",
                 "cpu",
                 "--mode",
-                "cache");
+                "cache",
+                "--warmup",
+                "0");
         assertTrue(cacheOnly.out().contains("\"uncached_tokens_per_s\":null,\"speedup\":null"), cacheOnly.out());
+        // three rounds by default: three cache lines, the JSON the median
+        List<Double> rates = cacheOnly
+                .out()
+                .lines()
+                .filter(l -> l.startsWith("  cache "))
+                .map(l -> Double.parseDouble(l.replaceAll(".*: ([0-9.]+) tokens/s \\(prefill.*", "$1")))
+                .sorted()
+                .toList();
+        assertEquals(3, rates.size(), cacheOnly.out());
+        double reported =
+                Double.parseDouble(cacheOnly.out().replaceAll("(?s).*\"cached_tokens_per_s\":([0-9.]+),.*", "$1"));
+        assertEquals(rates.get(1), reported, 0.006, cacheOnly.out()); // lines %.2f, JSON %.3f
+        assertTrue(reported >= rates.get(0) - 0.006 && reported <= rates.get(2) + 0.006, cacheOnly.out());
         // --int8: the same random model quantized as attn quantize does, named in the shape
         var int8 = RunCommandTest.ok(
                 "bench",
@@ -103,5 +122,8 @@ class BenchGenerateTest {
         var bad = RunCommandTest.cli("bench", "generate", "--per-channel", "--device", "cpu");
         assertEquals(3, bad.code(), bad.err());
         assertTrue(bad.err().contains("--per-channel applies with --int8 only"), bad.err());
+        bad = RunCommandTest.cli("bench", "generate", "--rounds", "0", "--device", "cpu");
+        assertEquals(3, bad.code(), bad.err());
+        assertTrue(bad.err().contains("--rounds must be 1 to 100"), bad.err());
     }
 }

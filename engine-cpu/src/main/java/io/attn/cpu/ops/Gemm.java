@@ -330,7 +330,7 @@ public final class Gemm {
             }
             return;
         }
-        if (m <= Gemv.MAX_M && !transA && batch == 1) {
+        if (m <= Gemv.MAX_M && !transA && batch == 1 && packed == null) { // a packed B is read packed, even by 1 row
             Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
             if (e.values()) epilogue(c, cOff, n, m, n, 0, e);
             return;

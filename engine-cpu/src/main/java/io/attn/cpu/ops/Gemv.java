@@ -6,8 +6,9 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * Products with very few rows of A ({@code m <= MAX_M}, A not transposed), as in one-token decoding: packing B would
- * cost as much as the product itself, so these read B in place. {@code B^T} (PyTorch Linear weights {@code (N, K)}):
+ * Products with very few rows of A ({@code m <= MAX_M}, A not transposed) whose B is not a packed constant (a
+ * layer's weight is packed once and read packed even by one row, which is faster: {@link MatMul}): packing B for one
+ * call would cost as much as the product itself, so these read B in place. {@code B^T} (PyTorch Linear weights {@code (N, K)}):
  * one vectorised dot product per output; plain B {@code (K, N)}: row-wise {@code c += a[i,k] b[k,:]}. Work is split
  * over column chunks fixed by the problem size, and every output is computed by the same operations in any chunk, so
  * results do not depend on the thread count.

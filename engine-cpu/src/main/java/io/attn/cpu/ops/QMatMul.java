@@ -163,7 +163,250 @@ public final class QMatMul {
             Gemm.Epilogue e) {
         int n = p.n();
         int mBlocks = (rows + MB - 1) / MB, nBlocks = (n + NB - 1) / NB;
-        par.forEach(mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, t / nBlocks, t % nBlocks));
+        if (rows <= FEW) par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, t));
+        else par.forEach(mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, t / nBlocks, t % nBlocks));
+    }
+
+    /**
+     * Rows up to which the product reads the int8 weight directly ({@link #fewRows}), widening each weight vector in
+     * registers as the FMAs take it, instead of widening 256 x NR panels into the scratch and reading them back: a
+     * decoding step's one row per sequence and one text's 8-60 tokens. Measured (Int8Gemm, one thread, Zen 5 family
+     * 26 model 2, GMAC/s direct against panels): 1 x 512 x 2048 17.7 / 4.6, 4 x 512 x 2048 69 / 19, 8 x 384 x 1536
+     * 53 / 36, 25 x 384 x 1536 72 / 63, 60 x 384 x 1536 77 / 73, 64-96 rows equal within the spread, 128-240 rows
+     * 0.93-0.97x (docs/performance.md, "Decoding steps").
+     */
+    static final int FEW = 64;
+
+    /**
+     * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per 256-deep chunk, each pair of weight vectors
+     * loaded as bytes, widened (less the zero points) and multiplied into every row's accumulators; the chunk's exact
+     * float sums added as int32 in registers; then the same scaling (and epilogue) as {@link #task}. Bitwise {@link
+     * #task}'s result: the integer sums are exact in either order.
+     */
+    private static void fewRows(
+            OpParams.QMatMul p,
+            float[] a,
+            float[] rowScale,
+            int rows,
+            float[] out,
+            int[] accOut,
+            Gemm.Epilogue e,
+            int nb) {
+        int k = p.k(), n = p.n(), j0 = nb * NB, cols = Math.min(NB, n - j0);
+        byte[] w = p.weight().int8();
+        float[] zero = new float[NB];
+        boolean zeros = true;
+        for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
+        int[] acc = SCRATCH.get().acc; // FEW x NB int32 (FEW <= MB), row r at r * NB
+        int c = 0;
+        for (; c + NR <= cols; c += NR) {
+            int r = 0;
+            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
+            if (rows - r >= 2) few4(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
+            else if (rows - r == 1) few1(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
+        }
+        for (; c < cols; c++) { // a last partial pair of vectors: column by column
+            for (int r = 0; r < rows; r++) {
+                int sum = 0;
+                for (int kk = 0; kk < k; kk++) sum += (int) a[r * k + kk] * (w[kk * n + j0 + c] - (int) zero[c]);
+                acc[r * NB + c] = sum;
+            }
+        }
+        float[] scale = p.scale();
+        for (int r = 0; r < rows; r++) {
+            int ai = r * NB, oi = r * n + j0;
+            float rs = rowScale[r];
+            int j = 0;
+            if (accOut == null) { // as task: (float) acc * (rs * wScale), VL at a time
+                for (; j + VL <= cols; j += VL) {
+                    FloatVector sc = scale.length == 1
+                            ? FloatVector.broadcast(SP, rs * scale[0])
+                            : FloatVector.broadcast(SP, rs).mul(FloatVector.fromArray(SP, scale, j0 + j));
+                    ((FloatVector) IntVector.fromArray(IS, acc, ai + j).convertShape(VectorOperators.I2F, SP, 0))
+                            .mul(sc)
+                            .intoArray(out, oi + j);
+                }
+            }
+            for (; j < cols; j++) {
+                out[oi + j] = (float) acc[ai + j] * (rs * p.scale(j0 + j));
+                if (accOut != null) accOut[oi + j] = acc[ai + j];
+            }
+        }
+        if (e != null) Gemm.epilogue(out, j0, n, rows, cols, j0, e);
+    }
+
+    /**
+     * One row of a (from {@code ai}) times the weight's columns {@code j .. j + NR} (less their zero points from
+     * {@code zj}; null: all 0): the exact int32 sums into acc at {@code ci}, each 256-deep chunk's exact float sums
+     * converted and added in registers.
+     */
+    private static void few1(
+            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+        IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
+        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        for (int k0 = 0; k0 < k; k0 += KC) {
+            int k1 = Math.min(k, k0 + KC);
+            FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
+            for (int kk = k0; kk < k1; kk++) {
+                int wi = kk * n + j;
+                FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
+                FloatVector b1 =
+                        (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
+                if (z0 != null) {
+                    b0 = b0.sub(z0);
+                    b1 = b1.sub(z1);
+                }
+                FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
+                c00 = x.fma(b0, c00);
+                c01 = x.fma(b1, c01);
+            }
+            i00 = i00.add((IntVector) c00.convertShape(VectorOperators.F2I, IS, 0));
+            i01 = i01.add((IntVector) c01.convertShape(VectorOperators.F2I, IS, 0));
+        }
+        i00.intoArray(acc, ci);
+        i01.intoArray(acc, ci + VL);
+    }
+
+    /**
+     * Four rows of a from {@code ai}, as {@link #few1} (rows past the product's last are the padding of a's scratch:
+     * computed, never stored, as in {@link #kernel6}).
+     */
+    private static void few4(
+            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+        IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
+        IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
+        IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
+        IntVector i30 = IntVector.zero(IS), i31 = IntVector.zero(IS);
+        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        int a1 = ai + 1 * k;
+        int a2 = ai + 2 * k;
+        int a3 = ai + 3 * k;
+        for (int k0 = 0; k0 < k; k0 += KC) {
+            int k1 = Math.min(k, k0 + KC);
+            FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
+            FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
+            FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
+            FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
+            for (int kk = k0; kk < k1; kk++) {
+                int wi = kk * n + j;
+                FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
+                FloatVector b1 =
+                        (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
+                if (z0 != null) {
+                    b0 = b0.sub(z0);
+                    b1 = b1.sub(z1);
+                }
+                FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
+                c00 = x.fma(b0, c00);
+                c01 = x.fma(b1, c01);
+                x = FloatVector.broadcast(SP, a[a1 + kk]);
+                c10 = x.fma(b0, c10);
+                c11 = x.fma(b1, c11);
+                x = FloatVector.broadcast(SP, a[a2 + kk]);
+                c20 = x.fma(b0, c20);
+                c21 = x.fma(b1, c21);
+                x = FloatVector.broadcast(SP, a[a3 + kk]);
+                c30 = x.fma(b0, c30);
+                c31 = x.fma(b1, c31);
+            }
+            i00 = i00.add((IntVector) c00.convertShape(VectorOperators.F2I, IS, 0));
+            i01 = i01.add((IntVector) c01.convertShape(VectorOperators.F2I, IS, 0));
+            i10 = i10.add((IntVector) c10.convertShape(VectorOperators.F2I, IS, 0));
+            i11 = i11.add((IntVector) c11.convertShape(VectorOperators.F2I, IS, 0));
+            i20 = i20.add((IntVector) c20.convertShape(VectorOperators.F2I, IS, 0));
+            i21 = i21.add((IntVector) c21.convertShape(VectorOperators.F2I, IS, 0));
+            i30 = i30.add((IntVector) c30.convertShape(VectorOperators.F2I, IS, 0));
+            i31 = i31.add((IntVector) c31.convertShape(VectorOperators.F2I, IS, 0));
+        }
+        i00.intoArray(acc, ci);
+        i01.intoArray(acc, ci + VL);
+        i10.intoArray(acc, ci + NB);
+        i11.intoArray(acc, ci + NB + VL);
+        i20.intoArray(acc, ci + 2 * NB);
+        i21.intoArray(acc, ci + 2 * NB + VL);
+        i30.intoArray(acc, ci + 3 * NB);
+        i31.intoArray(acc, ci + 3 * NB + VL);
+    }
+
+    /** Six rows of a from {@code ai}, as {@link #few4} (AVX2's 16 registers: 12 accumulators, 2 weights, 1 x). */
+    private static void few6(
+            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+        IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
+        IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
+        IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
+        IntVector i30 = IntVector.zero(IS), i31 = IntVector.zero(IS);
+        IntVector i40 = IntVector.zero(IS), i41 = IntVector.zero(IS);
+        IntVector i50 = IntVector.zero(IS), i51 = IntVector.zero(IS);
+        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        int a1 = ai + 1 * k;
+        int a2 = ai + 2 * k;
+        int a3 = ai + 3 * k;
+        int a4 = ai + 4 * k;
+        int a5 = ai + 5 * k;
+        for (int k0 = 0; k0 < k; k0 += KC) {
+            int k1 = Math.min(k, k0 + KC);
+            FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
+            FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
+            FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
+            FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
+            FloatVector c40 = FloatVector.zero(SP), c41 = FloatVector.zero(SP);
+            FloatVector c50 = FloatVector.zero(SP), c51 = FloatVector.zero(SP);
+            for (int kk = k0; kk < k1; kk++) {
+                int wi = kk * n + j;
+                FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
+                FloatVector b1 =
+                        (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
+                if (z0 != null) {
+                    b0 = b0.sub(z0);
+                    b1 = b1.sub(z1);
+                }
+                FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
+                c00 = x.fma(b0, c00);
+                c01 = x.fma(b1, c01);
+                x = FloatVector.broadcast(SP, a[a1 + kk]);
+                c10 = x.fma(b0, c10);
+                c11 = x.fma(b1, c11);
+                x = FloatVector.broadcast(SP, a[a2 + kk]);
+                c20 = x.fma(b0, c20);
+                c21 = x.fma(b1, c21);
+                x = FloatVector.broadcast(SP, a[a3 + kk]);
+                c30 = x.fma(b0, c30);
+                c31 = x.fma(b1, c31);
+                x = FloatVector.broadcast(SP, a[a4 + kk]);
+                c40 = x.fma(b0, c40);
+                c41 = x.fma(b1, c41);
+                x = FloatVector.broadcast(SP, a[a5 + kk]);
+                c50 = x.fma(b0, c50);
+                c51 = x.fma(b1, c51);
+            }
+            i00 = i00.add((IntVector) c00.convertShape(VectorOperators.F2I, IS, 0));
+            i01 = i01.add((IntVector) c01.convertShape(VectorOperators.F2I, IS, 0));
+            i10 = i10.add((IntVector) c10.convertShape(VectorOperators.F2I, IS, 0));
+            i11 = i11.add((IntVector) c11.convertShape(VectorOperators.F2I, IS, 0));
+            i20 = i20.add((IntVector) c20.convertShape(VectorOperators.F2I, IS, 0));
+            i21 = i21.add((IntVector) c21.convertShape(VectorOperators.F2I, IS, 0));
+            i30 = i30.add((IntVector) c30.convertShape(VectorOperators.F2I, IS, 0));
+            i31 = i31.add((IntVector) c31.convertShape(VectorOperators.F2I, IS, 0));
+            i40 = i40.add((IntVector) c40.convertShape(VectorOperators.F2I, IS, 0));
+            i41 = i41.add((IntVector) c41.convertShape(VectorOperators.F2I, IS, 0));
+            i50 = i50.add((IntVector) c50.convertShape(VectorOperators.F2I, IS, 0));
+            i51 = i51.add((IntVector) c51.convertShape(VectorOperators.F2I, IS, 0));
+        }
+        i00.intoArray(acc, ci);
+        i01.intoArray(acc, ci + VL);
+        i10.intoArray(acc, ci + NB);
+        i11.intoArray(acc, ci + NB + VL);
+        i20.intoArray(acc, ci + 2 * NB);
+        i21.intoArray(acc, ci + 2 * NB + VL);
+        i30.intoArray(acc, ci + 3 * NB);
+        i31.intoArray(acc, ci + 3 * NB + VL);
+        i40.intoArray(acc, ci + 4 * NB);
+        i41.intoArray(acc, ci + 4 * NB + VL);
+        i50.intoArray(acc, ci + 5 * NB);
+        i51.intoArray(acc, ci + 5 * NB + VL);
     }
 
     private static void task(

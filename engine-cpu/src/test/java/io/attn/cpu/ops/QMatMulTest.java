@@ -28,40 +28,57 @@ class QMatMulTest {
             {3, 257, 70},
             {487, 384, 130},
             {25, 384, 104},
-            {8, 300, 85}
+            {8, 300, 85},
+            // 1-4 rows (a decoding step's): the weight read directly (QMatMul.fewRows, up to 64 rows), K past 256 and
+            // not a multiple
+            // of it, column counts with a last pair of vectors, a last single vector and a scalar tail
+            {1, 512, 2048},
+            {1, 1536, 104},
+            {2, 384, 85},
+            {4, 257, 70},
+            {1, 300, 1000},
+            // 5, 6 and 11 rows (the direct path's 6-row tile, a last tile of 5 run as 6, then of 4), its limit of 64
+            // rows and one past it (the panel path)
+            {5, 384, 96},
+            {6, 300, 70},
+            {11, 384, 104},
+            {64, 384, 64},
+            {65, 384, 64}
         };
         try (Parallel par = new Parallel(2)) {
-            for (int[] s : shapes) {
-                int m = s[0], k = s[1], n = s[2];
-                float[] x = new float[m * k];
-                for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (1 + i % 7));
-                x[5] = 40f; // an outlier, as LayerNorm outputs have
-                byte[] w = new byte[k * n];
-                for (int i = 0; i < w.length; i++) w[i] = (byte) (i % 97 == 0 ? -128 : rnd.nextInt(256) - 128);
-                float[] scale = new float[n];
-                byte[] zero = new byte[n];
-                for (int j = 0; j < n; j++) {
-                    scale[j] = 0.001f + 0.01f * rnd.nextFloat();
-                    zero[j] = (byte) (j % 3 == 0 ? 0 : rnd.nextInt(21) - 10);
+            for (int[] s : shapes)
+                for (boolean allZero : new boolean[] {false, true}) {
+                    int m = s[0], k = s[1], n = s[2];
+                    float[] x = new float[m * k];
+                    for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextGaussian() * (1 + i % 7));
+                    x[5] = 40f; // an outlier, as LayerNorm outputs have
+                    byte[] w = new byte[k * n];
+                    for (int i = 0; i < w.length; i++) w[i] = (byte) (i % 97 == 0 ? -128 : rnd.nextInt(256) - 128);
+                    float[] scale = new float[n];
+                    byte[] zero = new byte[n];
+                    for (int j = 0; j < n; j++) {
+                        scale[j] = 0.001f + 0.01f * rnd.nextFloat();
+                        zero[j] =
+                                (byte) (allZero || j % 3 == 0 ? 0 : rnd.nextInt(21) - 10); // all 0: nothing subtracted
+                    }
+                    int[] groups = m > 3 ? new int[] {1, m - 3, 2} : null;
+                    var p = new OpParams.QMatMul(Tensor.ofInt8(w, k, n), scale, zero, groups);
+                    float[] rowScale = new float[m];
+                    long[] want = Reference.qmatmulAccumulators(p, x, rowScale);
+                    float[] out = new float[m * n];
+                    int[] acc = new int[m * n];
+                    QMatMul.run(par, p, x, out, m, acc);
+                    for (int i = 0; i < acc.length; i++)
+                        assertEquals(want[i], acc[i], "acc " + i + " of " + m + "x" + k + "x" + n);
+                    float[] expect = new float[m * n];
+                    for (int i = 0; i < expect.length; i++)
+                        expect[i] = (float) want[i] * (rowScale[i / n] * p.scale(i % n));
+                    assertArrayEquals(expect, out, 0f);
+                    // without the accumulators asked for: the vectorized scaling, the same floats
+                    float[] out2 = new float[m * n];
+                    QMatMul.run(par, p, x, out2, m, null);
+                    assertArrayEquals(expect, out2, 0f, m + "x" + k + "x" + n + " without accumulators");
                 }
-                int[] groups = m > 3 ? new int[] {1, m - 3, 2} : null;
-                var p = new OpParams.QMatMul(Tensor.ofInt8(w, k, n), scale, zero, groups);
-                float[] rowScale = new float[m];
-                long[] want = Reference.qmatmulAccumulators(p, x, rowScale);
-                float[] out = new float[m * n];
-                int[] acc = new int[m * n];
-                QMatMul.run(par, p, x, out, m, acc);
-                for (int i = 0; i < acc.length; i++)
-                    assertEquals(want[i], acc[i], "acc " + i + " of " + m + "x" + k + "x" + n);
-                float[] expect = new float[m * n];
-                for (int i = 0; i < expect.length; i++)
-                    expect[i] = (float) want[i] * (rowScale[i / n] * p.scale(i % n));
-                assertArrayEquals(expect, out, 0f);
-                // without the accumulators asked for: the vectorized scaling, the same floats
-                float[] out2 = new float[m * n];
-                QMatMul.run(par, p, x, out2, m, null);
-                assertArrayEquals(expect, out2, 0f, m + "x" + k + "x" + n + " without accumulators");
-            }
         }
     }
 }
