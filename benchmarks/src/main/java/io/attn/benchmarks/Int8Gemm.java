@@ -56,7 +56,9 @@ public final class Int8Gemm {
         String only = System.getProperty("int8.shapes"); // e.g. 1x512x1536,4x512x512 (M x K x N): these instead
         if (only != null)
             shapes = Arrays.stream(only.split(","))
-                    .map(t -> Arrays.stream(t.split("x")).mapToInt(Integer::parseInt).toArray())
+                    .map(t -> Arrays.stream(t.split("x"))
+                            .mapToInt(Integer::parseInt)
+                            .toArray())
                     .toArray(int[][]::new);
         CpuBackend cpu = new CpuBackend(BackendOptions.defaults().withThreads(threads));
         for (int[] s : shapes) {
