@@ -201,9 +201,9 @@ public final class QMatMul {
         int c = 0;
         for (; c + NR <= cols; c += NR) {
             int r = 0;
-            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
-            if (rows - r >= 2) few4(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
-            else if (rows - r == 1) few1(a, r * k, k, w, n, j0 + c, zeros ? null : zero, c, acc, r * NB + c);
+            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
+            if (rows - r >= 2) few4(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
+            else if (rows - r == 1) few1(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
         }
         for (; c < cols; c++) { // a last partial pair of vectors: column by column
             for (int r = 0; r < rows; r++) {
@@ -212,39 +212,32 @@ public final class QMatMul {
                 acc[r * NB + c] = sum;
             }
         }
-        float[] scale = p.scale();
-        for (int r = 0; r < rows; r++) {
-            int ai = r * NB, oi = r * n + j0;
-            float rs = rowScale[r];
-            int j = 0;
-            if (accOut == null) { // as task: (float) acc * (rs * wScale), VL at a time
-                for (; j + VL <= cols; j += VL) {
-                    FloatVector sc = scale.length == 1
-                            ? FloatVector.broadcast(SP, rs * scale[0])
-                            : FloatVector.broadcast(SP, rs).mul(FloatVector.fromArray(SP, scale, j0 + j));
-                    ((FloatVector) IntVector.fromArray(IS, acc, ai + j).convertShape(VectorOperators.I2F, SP, 0))
-                            .mul(sc)
-                            .intoArray(out, oi + j);
-                }
-            }
-            for (; j < cols; j++) {
-                out[oi + j] = (float) acc[ai + j] * (rs * p.scale(j0 + j));
-                if (accOut != null) accOut[oi + j] = acc[ai + j];
-            }
-        }
+        for (int r = 0; r < rows; r++) scaleRow(p, acc, r * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
         if (e != null) Gemm.epilogue(out, j0, n, rows, cols, j0, e);
     }
 
     /**
      * One row of a (from {@code ai}) times the weight's columns {@code j .. j + NR} (less their zero points from
-     * {@code zj}; null: all 0): the exact int32 sums into acc at {@code ci}, each 256-deep chunk's exact float sums
-     * converted and added in registers.
+     * {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into acc at {@code ci}, each 256-deep
+     * chunk's exact float sums converted and added in registers. (The zero-point vectors are always loaded, never
+     * null: a {@code FloatVector} variable that could be null, tested inside the loop, crashed C2's compiled kernel in
+     * JDK 25.0.3, SIGSEGV at address 0x10, in about one run of QMatMulTest in three.)
      */
     private static void few1(
-            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int n,
+            int j,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
-        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
-        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        FloatVector z0 = FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = FloatVector.fromArray(SP, zero, zj + VL);
         for (int k0 = 0; k0 < k; k0 += KC) {
             int k1 = Math.min(k, k0 + KC);
             FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
@@ -253,7 +246,7 @@ public final class QMatMul {
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
-                if (z0 != null) {
+                if (subtract) {
                     b0 = b0.sub(z0);
                     b1 = b1.sub(z1);
                 }
@@ -273,13 +266,23 @@ public final class QMatMul {
      * computed, never stored, as in {@link #kernel6}).
      */
     private static void few4(
-            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int n,
+            int j,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
         IntVector i30 = IntVector.zero(IS), i31 = IntVector.zero(IS);
-        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
-        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        FloatVector z0 = FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = FloatVector.fromArray(SP, zero, zj + VL);
         int a1 = ai + 1 * k;
         int a2 = ai + 2 * k;
         int a3 = ai + 3 * k;
@@ -294,7 +297,7 @@ public final class QMatMul {
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
-                if (z0 != null) {
+                if (subtract) {
                     b0 = b0.sub(z0);
                     b1 = b1.sub(z1);
                 }
@@ -332,15 +335,25 @@ public final class QMatMul {
 
     /** Six rows of a from {@code ai}, as {@link #few4} (AVX2's 16 registers: 12 accumulators, 2 weights, 1 x). */
     private static void few6(
-            float[] a, int ai, int k, byte[] w, int n, int j, float[] zero, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int n,
+            int j,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
         IntVector i30 = IntVector.zero(IS), i31 = IntVector.zero(IS);
         IntVector i40 = IntVector.zero(IS), i41 = IntVector.zero(IS);
         IntVector i50 = IntVector.zero(IS), i51 = IntVector.zero(IS);
-        FloatVector z0 = zero == null ? null : FloatVector.fromArray(SP, zero, zj);
-        FloatVector z1 = zero == null ? null : FloatVector.fromArray(SP, zero, zj + VL);
+        FloatVector z0 = FloatVector.fromArray(SP, zero, zj);
+        FloatVector z1 = FloatVector.fromArray(SP, zero, zj + VL);
         int a1 = ai + 1 * k;
         int a2 = ai + 2 * k;
         int a3 = ai + 3 * k;
@@ -359,7 +372,7 @@ public final class QMatMul {
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
-                if (z0 != null) {
+                if (subtract) {
                     b0 = b0.sub(z0);
                     b1 = b1.sub(z1);
                 }
@@ -449,27 +462,32 @@ public final class QMatMul {
                         .add(IntVector.fromArray(IS, acc, i))
                         .intoArray(acc, i);
         }
+        for (int r = r0; r < r1; r++) scaleRow(p, acc, (r - r0) * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
+        if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
+    }
+
+    /**
+     * One row's {@code out[oi + j] = (float) acc[ai + j] * (rs * wScale[j0 + j])} for {@code j < cols}, VL at a time
+     * (the same product per element), or element by element with the accumulators copied to {@code accOut} (tests).
+     */
+    private static void scaleRow(
+            OpParams.QMatMul p, int[] acc, int ai, float rs, float[] out, int oi, int j0, int cols, int[] accOut) {
         float[] scale = p.scale();
-        for (int r = r0; r < r1; r++) {
-            int ai = (r - r0) * NB, oi = r * n + j0;
-            float rs = rowScale[r];
-            int j = 0;
-            if (accOut == null) { // the same (float) acc * (rs * wScale) per element, VL at a time
-                for (; j + VL <= cols; j += VL) {
-                    FloatVector sc = scale.length == 1
-                            ? FloatVector.broadcast(SP, rs * scale[0])
-                            : FloatVector.broadcast(SP, rs).mul(FloatVector.fromArray(SP, scale, j0 + j));
-                    ((FloatVector) IntVector.fromArray(IS, acc, ai + j).convertShape(VectorOperators.I2F, SP, 0))
-                            .mul(sc)
-                            .intoArray(out, oi + j);
-                }
-            }
-            for (; j < cols; j++) {
-                out[oi + j] = (float) acc[ai + j] * (rs * p.scale(j0 + j));
-                if (accOut != null) accOut[oi + j] = acc[ai + j];
+        int j = 0;
+        if (accOut == null) {
+            for (; j + VL <= cols; j += VL) {
+                FloatVector sc = scale.length == 1
+                        ? FloatVector.broadcast(SP, rs * scale[0])
+                        : FloatVector.broadcast(SP, rs).mul(FloatVector.fromArray(SP, scale, j0 + j));
+                ((FloatVector) IntVector.fromArray(IS, acc, ai + j).convertShape(VectorOperators.I2F, SP, 0))
+                        .mul(sc)
+                        .intoArray(out, oi + j);
             }
         }
-        if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
+        for (; j < cols; j++) {
+            out[oi + j] = (float) acc[ai + j] * (rs * p.scale(j0 + j));
+            if (accOut != null) accOut[oi + j] = acc[ai + j];
+        }
     }
 
     /**
