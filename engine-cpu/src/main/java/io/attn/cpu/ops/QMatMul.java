@@ -221,7 +221,7 @@ public final class QMatMul {
      * {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into acc at {@code ci}, each 256-deep
      * chunk's exact float sums converted and added in registers. (The zero-point vectors are always loaded, never
      * null: a {@code FloatVector} variable that could be null, tested inside the loop, crashed C2's compiled kernel in
-     * JDK 25.0.3, SIGSEGV at address 0x10, in about one run of QMatMulTest in three.)
+     * JDK 25.0.3, SIGSEGV at address 0x10: twice in a row, then in 1 of 6 QMatMulTest runs; 0 of 13 since.)
      */
     private static void few1(
             float[] a,
