@@ -452,6 +452,98 @@ class AttentionTest {
                 additiveMask(0.2, 2, 90));
     }
 
+    /**
+     * A decoding step's key padding: left padding, then visible keys, then cache rows not yet written, hidden too
+     * ({@code visible[b]} keys of {@code s} from the start, the first {@code left[b]} hidden).
+     */
+    private static Tensor stepPadding(MaskKind kind, int s, int[] left, int[] visible) {
+        Tensor t = Tensor.zeros(left.length, s);
+        float hide = kind == MaskKind.BOOL ? 1f : Float.NEGATIVE_INFINITY;
+        for (int b = 0; b < left.length; b++)
+            for (int j = 0; j < s; j++) if (j < left[b] || j >= visible[b]) t.set(hide, b, j);
+        return t;
+    }
+
+    @Test
+    void decodingStepsSeeOnlyTheRowsInUse() {
+        // one query row against a cache of 1024 rows, of which 517, 1000, 64 and 1 are in use (1 past a tile edge,
+        // mid-tile, exactly one tile, one key), head sizes on the vector paths (64), a scalar tail (65 / 70) and short
+        // (8); bool and additive padding; with and without an attention mask on top
+        int[] left = {0, 3, 0, 0}, visible = {517, 1000, 64, 1};
+        for (MaskKind kind : new MaskKind[] {MaskKind.BOOL, MaskKind.ADDITIVE})
+            for (int[] dims : new int[][] {{64, 64}, {65, 70}, {8, 8}}) {
+                Tensor pad = stepPadding(kind, 1024, left, visible);
+                check(4, 3, 1, 1024, dims[0], dims[1], new MaskSpec(false, MaskKind.NONE, kind), null, pad);
+                check(
+                        4,
+                        3,
+                        1,
+                        1024,
+                        dims[0],
+                        dims[1],
+                        new MaskSpec(false, MaskKind.ADDITIVE, kind),
+                        additiveMask(0.1, 1, 1024),
+                        pad);
+            }
+        // 2-5 rows (the padded fast group) and 7 (a group of 6, then one row) under the same padding
+        for (int l : new int[] {2, 5, 7})
+            check(
+                    4,
+                    2,
+                    l,
+                    300,
+                    64,
+                    64,
+                    new MaskSpec(false, MaskKind.NONE, MaskKind.BOOL),
+                    null,
+                    stepPadding(MaskKind.BOOL, 300, new int[] {0, 2, 0, 0}, new int[] {130, 300, 64, 1}));
+        // a causal prefill whose last block is one row
+        check(
+                2,
+                2,
+                13,
+                13,
+                64,
+                64,
+                new MaskSpec(true, MaskKind.NONE, MaskKind.BOOL),
+                null,
+                stepPadding(MaskKind.BOOL, 13, new int[] {0, 4}, new int[] {13, 13}));
+    }
+
+    @Test
+    void keysPastTheLastVisibleOneAreNotRead() {
+        // the cost of a decoding step follows the rows in use: a NaN in keys and values past the last visible key
+        // (a cache row not yet written) would reach the output through 0 * NaN if they were read
+        int b = 2, h = 2, s = 700, d = 64;
+        Tensor q = Support.tensor(r, b, h, 1, d), k = Support.tensor(r, b, h, s, d), v = Support.tensor(r, b, h, s, d);
+        Tensor pad = stepPadding(MaskKind.BOOL, s, new int[] {0, 5}, new int[] {300, 641});
+        GraphBuilder g = new GraphBuilder();
+        Node out = g.attention(
+                g.input("q", q.shape()),
+                g.input("k", k.shape()),
+                g.input("v", v.shape()),
+                0.125f,
+                new MaskSpec(false, MaskKind.NONE, MaskKind.BOOL),
+                null,
+                g.input("pad", pad.shape()));
+        Graph graph = g.build(out);
+        float[] finite = Support.run(2, graph, Map.of("q", q, "k", k, "v", v, "pad", pad))
+                .get(0)
+                .data();
+        for (int bb = 0; bb < b; bb++)
+            for (int hh = 0; hh < h; hh++)
+                for (int j = bb == 0 ? 300 : 641; j < s; j++)
+                    for (int c = 0; c < d; c++) {
+                        k.set(Float.NaN, bb, hh, j, c);
+                        v.set(Float.NaN, bb, hh, j, c);
+                    }
+        float[] withNaN = Support.run(2, graph, Map.of("q", q, "k", k, "v", v, "pad", pad))
+                .get(0)
+                .data();
+        assertArrayEquals(finite, withNaN);
+        for (float x : finite) assertTrue(Float.isFinite(x));
+    }
+
     @Test
     void fullyMaskedRowsGiveZeros() {
         int l = 40, s = 70, dv = 8;

@@ -310,7 +310,9 @@ public final class Attention {
         boolean shortFast = fast && !causal && s < BC;
         // causal attention is a window too (right = 0, left unbounded): its diagonal tiles cut for some rows
         boolean cut = windowed || causal;
-        int jEnd = causal ? Math.min(s, i0 + br) : s;
+        // keys past the last one the key-padding mask leaves visible (a decoding step's cache rows not yet written)
+        // have weight 0 for every row: they are not read, so a step costs the rows in use, not the cache's capacity
+        int jEnd = Math.min(causal ? Math.min(s, i0 + br) : s, masks.keyEnd(b));
         // a sliding window: the key tiles from the one holding the block's first row's first key to its last row's
         // last key; tiles wholly outside every row's window are never read (work and memory O(L x window))
         int left = masks.left(), right = masks.right(), jStart = 0;
@@ -326,6 +328,10 @@ public final class Attention {
         // (bcp: the key rows' stride of a tile cut short; gw: the general path's columns, also its score rows' stride)
         int bcp = s < tb && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
         int gw = Math.min(bcp, tb);
+        // a block of one query row (a decoding step; padFast is off, so it runs the general path): its scores are dot
+        // products along the head dimension, read from the keys in place; transposing each tile for one row cost more
+        // than the row's own products
+        boolean direct = br < PAD_MIN;
         for (int j0 = jStart; j0 < jEnd; j0 += tb) {
             int bc = Math.min(tb, jEnd - j0);
             boolean tail = tailFast && bc < tb;
@@ -333,7 +339,9 @@ public final class Attention {
             // transpose the key tile: kt[dd * ktp + c] = k[j0 + c, dd], zero columns past bc (a short tile on the
             // fast path: up to w, the columns its kernels read); a whole tile at the kernels' stride BCP
             int ktp = bc == tb && s >= tb || tail ? BCP : bcp;
-            if (bc == tb && s >= tb) transposeTile(k, ko + j0 * d, d, kt, qscale, tb);
+            if (direct) {
+                // no transposed tile: general() reads the keys in place
+            } else if (bc == tb && s >= tb) transposeTile(k, ko + j0 * d, d, kt, qscale, tb);
             else
                 for (int c = 0, cols = tail ? w : gw; c < cols; c++) {
                     if (c < bc) {
@@ -398,7 +406,11 @@ public final class Attention {
                             softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, lo, hi);
                         }
                     } else expRows(st, r, m, sumv, corr, w);
-                } else general(r, r1, q, qo, d, bc, ktp, gw, kt, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                } else {
+                    if (direct) directScores(q, qo + r * d, d, k, ko + j0 * d, bc, qscale, st);
+                    else scores(q, qo, d, r, r1, kt, ktp, st, gw);
+                    general(r, r1, bc, gw, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                }
                 if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
                 if (fastGroup && dv % (4 * VL) == 0) {
@@ -691,17 +703,15 @@ public final class Attention {
         }
     }
 
-    /** Scores, masks and the online-softmax step for rows {@code [r0, r1)} of the block, any mask. */
+    /**
+     * Masks and the online-softmax step for rows {@code [r0, r1)} of the block, any mask, on their raw scores in
+     * {@code st} (row {@code r} at {@code (r - r0) * bcp}, scaled by {@code scale * log2(e)}).
+     */
     private static void general(
             int r0,
             int r1,
-            float[] q,
-            int qo,
-            int d,
             int bc,
-            int kp,
             int bcp,
-            float[] kt,
             float[] st,
             Masks masks,
             int b,
@@ -712,7 +722,6 @@ public final class Attention {
             float[] sum,
             float[] sumv,
             float[] corr) {
-        scores(q, qo, d, r0, r1, kt, kp, st, bcp);
         for (int r = r0; r < r1; r++) {
             int so = (r - r0) * bcp;
             masks.apply(st, so, bc, b, h, i0 + r, j0, 1f, LOG2E);
@@ -733,6 +742,29 @@ public final class Attention {
             if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
             m[r] = mNew;
             corr[r] = cr;
+        }
+    }
+
+    /**
+     * One query row's scores against {@code n} keys read in place: {@code st[c] = (q[qo..] . k[ko + c*d..]) * scale}
+     * for {@code c < n}, the dot product over the head dimension in vectors, two accumulators, then a fixed-order lane
+     * sum ({@link Lanes#sum}) and the scalar tail: the same operations for a key whatever the tile, block or thread
+     * count.
+     */
+    private static void directScores(float[] q, int qo, int d, float[] k, int ko, int n, float scale, float[] st) {
+        int ub = SP.loopBound(d), ub2 = d / (2 * VL) * (2 * VL);
+        for (int c = 0; c < n; c++) {
+            int kr = ko + c * d;
+            FloatVector a0 = FloatVector.zero(SP), a1 = a0;
+            int dd = 0;
+            for (; dd < ub2; dd += 2 * VL) {
+                a0 = FloatVector.fromArray(SP, q, qo + dd).fma(FloatVector.fromArray(SP, k, kr + dd), a0);
+                a1 = FloatVector.fromArray(SP, q, qo + dd + VL).fma(FloatVector.fromArray(SP, k, kr + dd + VL), a1);
+            }
+            if (dd < ub) a0 = FloatVector.fromArray(SP, q, qo + dd).fma(FloatVector.fromArray(SP, k, kr + dd), a0);
+            float x = Lanes.sum(a0.add(a1));
+            for (dd = ub; dd < d; dd++) x = Math.fma(q[qo + dd], k[kr + dd], x);
+            st[c] = x * scale;
         }
     }
 
@@ -876,14 +908,64 @@ public final class Attention {
         }
         for (; r < br; r++) {
             int p0 = (r - r0) * ps, a0 = r * dv;
-            for (int cv = 0; cv < ub; cv += VL) {
-                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]);
-                for (int c = 0; c < bc; c++)
+            int cv = 0;
+            for (; cv < ub4; cv += 4 * VL) accumulateRow4(p, p0, corr[r], bc, v, vo + cv, dv, acc, a0 + cv);
+            for (; cv < ub; cv += VL) {
+                // even and odd keys in two chains: one chain of bc dependent FMAs waited on their latency
+                FloatVector x0 = FloatVector.fromArray(SP, acc, a0 + cv).mul(corr[r]), y0 = FloatVector.zero(SP);
+                int c = 0;
+                for (; c + 2 <= bc; c += 2) {
                     x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(FloatVector.fromArray(SP, v, vo + c * dv + cv), x0);
-                x0.intoArray(acc, a0 + cv);
+                    y0 = FloatVector.broadcast(SP, p[p0 + c + 1])
+                            .fma(FloatVector.fromArray(SP, v, vo + (c + 1) * dv + cv), y0);
+                }
+                if (c < bc)
+                    x0 = FloatVector.broadcast(SP, p[p0 + c]).fma(FloatVector.fromArray(SP, v, vo + c * dv + cv), x0);
+                x0.add(y0).intoArray(acc, a0 + cv);
             }
             tail(p, p0, corr[r], bc, v, vo, dv, ub, acc, a0);
         }
+    }
+
+    /**
+     * {@link #accumulate} for one row and four vectors of columns, the keys read once: {@code acc[a0..] = corr
+     * acc[a0..] + sum_c p[p0 + c] v[vo + c*dv..]}, even and odd keys in separate accumulators (8 chains, where one per
+     * vector waited on the FMA latency), added at the end. A row's sums then run in this order on every tile.
+     */
+    private static void accumulateRow4(
+            float[] p, int p0, float corr, int bc, float[] v, int vo, int dv, float[] acc, int a0) {
+        FloatVector x0 = FloatVector.fromArray(SP, acc, a0).mul(corr);
+        FloatVector x1 = FloatVector.fromArray(SP, acc, a0 + VL).mul(corr);
+        FloatVector x2 = FloatVector.fromArray(SP, acc, a0 + 2 * VL).mul(corr);
+        FloatVector x3 = FloatVector.fromArray(SP, acc, a0 + 3 * VL).mul(corr);
+        FloatVector y0 = FloatVector.zero(SP), y1 = y0, y2 = y0, y3 = y0;
+        int c = 0;
+        for (; c + 2 <= bc; c += 2) {
+            int o = vo + c * dv;
+            FloatVector w = FloatVector.broadcast(SP, p[p0 + c]);
+            x0 = w.fma(FloatVector.fromArray(SP, v, o), x0);
+            x1 = w.fma(FloatVector.fromArray(SP, v, o + VL), x1);
+            x2 = w.fma(FloatVector.fromArray(SP, v, o + 2 * VL), x2);
+            x3 = w.fma(FloatVector.fromArray(SP, v, o + 3 * VL), x3);
+            o += dv;
+            w = FloatVector.broadcast(SP, p[p0 + c + 1]);
+            y0 = w.fma(FloatVector.fromArray(SP, v, o), y0);
+            y1 = w.fma(FloatVector.fromArray(SP, v, o + VL), y1);
+            y2 = w.fma(FloatVector.fromArray(SP, v, o + 2 * VL), y2);
+            y3 = w.fma(FloatVector.fromArray(SP, v, o + 3 * VL), y3);
+        }
+        if (c < bc) {
+            int o = vo + c * dv;
+            FloatVector w = FloatVector.broadcast(SP, p[p0 + c]);
+            x0 = w.fma(FloatVector.fromArray(SP, v, o), x0);
+            x1 = w.fma(FloatVector.fromArray(SP, v, o + VL), x1);
+            x2 = w.fma(FloatVector.fromArray(SP, v, o + 2 * VL), x2);
+            x3 = w.fma(FloatVector.fromArray(SP, v, o + 3 * VL), x3);
+        }
+        x0.add(y0).intoArray(acc, a0);
+        x1.add(y1).intoArray(acc, a0 + VL);
+        x2.add(y2).intoArray(acc, a0 + 2 * VL);
+        x3.add(y3).intoArray(acc, a0 + 3 * VL);
     }
 
     /**

@@ -25,6 +25,8 @@ final class Masks {
     private final MaskKind attnKind, padKind;
     private final float[] attn, pad;
     private final int mb, mh, l, s; // attention mask dims (mb, mh are 1 when broadcast)
+    /** Per batch item, one past its last key that the key-padding mask leaves visible; null without that mask. */
+    private final int[] keyEnd;
 
     /**
      * @param node the SOFTMAX or ATTENTION node
@@ -50,6 +52,28 @@ final class Masks {
             mb = mh = 1;
         }
         pad = padKind != MaskKind.NONE ? in[next] : null;
+        keyEnd = pad == null ? null : keyEnds(pad, padKind, s);
+    }
+
+    /**
+     * One past the last key of batch item {@code b} that the key-padding mask leaves visible (0 when it hides them
+     * all; {@code Integer.MAX_VALUE} without a key-padding mask). Keys from there on are hidden from every query of
+     * the item, whatever the other masks say: a decoding step's cache rows not yet written.
+     */
+    int keyEnd(int b) {
+        return keyEnd == null ? Integer.MAX_VALUE : keyEnd[b];
+    }
+
+    /** {@link #keyEnd} for every batch item: a bool mask hides a key unless it is 0, an additive one where it is -inf. */
+    private static int[] keyEnds(float[] pad, MaskKind kind, int s) {
+        int[] end = new int[pad.length / s];
+        for (int b = 0; b < end.length; b++) {
+            int j = s;
+            if (kind == MaskKind.BOOL) while (j > 0 && pad[b * s + j - 1] != 0f) j--;
+            else while (j > 0 && pad[b * s + j - 1] == NEG_INF) j--;
+            end[b] = j;
+        }
+        return end;
     }
 
     boolean causal() {
