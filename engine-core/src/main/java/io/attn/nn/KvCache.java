@@ -10,7 +10,8 @@ import java.util.Map;
  * The key/value cache of incremental decoding: for each layer a key and a value buffer of {@code (B, H, C, D)} floats,
  * allocated on the backend that computes and kept there across calls (graphs write into them with {@code
  * CACHE_WRITE}; nothing is copied to the host). Zeroed when allocated, so rows not yet written hold finite values
- * (masked rows still reach the attention's weighted sum with weight 0, and 0 * NaN would be NaN).
+ * (a backend may still read masked rows into the attention's weighted sum with weight 0, and 0 * NaN would be NaN;
+ * the CPU backend reads none past the last row in use).
  *
  * <p>Not thread-safe: one decoding session at a time uses a cache.
  */

@@ -33,7 +33,10 @@ import jdk.incubator.vector.VectorSpecies;
  * block's last query and skips rows above each tile. A sliding window ({@link io.attn.graph.MaskSpec#windowed}) walks
  * only the key tiles between the block's first row's window start and its last row's window end, and in each tile only
  * the groups of rows whose windows reach it, so work is {@code O(L x (window + tile))}; groups whose every row has the
- * whole tile in its window keep the fast path. A row whose keys are all masked gets zeros. Scratch is per thread:
+ * whole tile in its window keep the fast path. Keys past the last one that a key-padding mask leaves visible to a
+ * batch item (a decoding step's cache rows not yet written) are never read. A block of one query row (a decoding
+ * step) computes its scores as dot products on the keys in place, without the transposed tile. A row whose keys are
+ * all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
  *
  * <p>Grouped-query attention (K/V with {@code Hkv} heads, {@code H % Hkv == 0}): a query head's tasks read the keys
