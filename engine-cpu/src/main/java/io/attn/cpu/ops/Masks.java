@@ -52,7 +52,14 @@ final class Masks {
             mb = mh = 1;
         }
         pad = padKind != MaskKind.NONE ? in[next] : null;
-        keyEnd = pad == null ? null : keyEnds(pad, padKind, s);
+        // (B, S): B from the node's shape (a buffer may be longer than its value)
+        keyEnd = pad == null
+                ? null
+                : keyEnds(
+                        pad,
+                        padKind,
+                        node == null ? pad.length / s : node.input(next).shape().dim(0),
+                        s);
     }
 
     /**
@@ -65,8 +72,8 @@ final class Masks {
     }
 
     /** {@link #keyEnd} for every batch item: a bool mask hides a key unless it is 0, an additive one where it is -inf. */
-    private static int[] keyEnds(float[] pad, MaskKind kind, int s) {
-        int[] end = new int[pad.length / s];
+    private static int[] keyEnds(float[] pad, MaskKind kind, int batch, int s) {
+        int[] end = new int[batch];
         for (int b = 0; b < end.length; b++) {
             int j = s;
             if (kind == MaskKind.BOOL) while (j > 0 && pad[b * s + j - 1] != 0f) j--;
