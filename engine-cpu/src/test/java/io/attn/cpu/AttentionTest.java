@@ -356,6 +356,21 @@ class AttentionTest {
     }
 
     @Test
+    void oneRowLastGroupDoesNotDependOnTheThreadCount() {
+        // L = 25 = 4 x 6 + 1 on 8 (batch, head) pairs: one 25-row block on 1 thread, 24 + 1 rows on 3, so the last row
+        // is a one-row group of a longer block, or a block of its own (a decoding step's shape); its scores must be
+        // computed alike (a one-row block once took its own dot products)
+        Tensor q = Support.tensor(r, 2, 4, 25, 64),
+                k = Support.tensor(r, 2, 4, 25, 64),
+                v = Support.tensor(r, 2, 4, 25, 64);
+        for (MaskSpec spec : new MaskSpec[] {MaskSpec.NONE, MaskSpec.CAUSAL}) {
+            float[] one = attention(1, q, k, v, 0.125f, spec), three = attention(3, q, k, v, 0.125f, spec);
+            org.junit.jupiter.api.Assertions.assertArrayEquals(one, three, spec.toString());
+            assertClose(one, reference(q, k, v, 0.125f, spec), "one-row last group, " + spec);
+        }
+    }
+
+    @Test
     void causal() {
         for (int d : new int[] {1, 8, 64, 65}) {
             check(2, 2, 70, 130, d, d, MaskSpec.CAUSAL, null, null); // L < S
