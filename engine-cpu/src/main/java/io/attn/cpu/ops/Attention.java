@@ -34,9 +34,8 @@ import jdk.incubator.vector.VectorSpecies;
  * only the key tiles between the block's first row's window start and its last row's window end, and in each tile only
  * the groups of rows whose windows reach it, so work is {@code O(L x (window + tile))}; groups whose every row has the
  * whole tile in its window keep the fast path. Keys past the last one that a key-padding mask leaves visible to a
- * batch item (a decoding step's cache rows not yet written) are never read. A last group of one query row (a
- * decoding step's block) computes its scores as dot products on the keys in place; a block of that row alone skips
- * the transposed tile. A row whose keys are
+ * batch item (a decoding step's cache rows not yet written) are never read. A query of one row (a decoding step)
+ * computes its scores as dot products on the keys in place, without the transposed tile. A row whose keys are
  * all masked gets zeros. Scratch is per thread:
  * {@code O(BC D + BR (Dv + VL))} floats.
  *
@@ -332,11 +331,12 @@ public final class Attention {
         // (bcp: the key rows' stride of a tile cut short; gw: the general path's columns, also its score rows' stride)
         int bcp = s < tb && !shortFast ? (s + 2 * VL - 1) / (2 * VL) * (2 * VL) : BCP;
         int gw = Math.min(bcp, tb);
-        // a last group of one row (padFast is off, so it runs the general path) computes its scores as dot products
-        // along the head dimension on the keys in place, in a block of its own (a decoding step's) or at the end of a
-        // longer block alike, so that the row's result does not depend on the block size; a block of that row alone
-        // skips the tiles' transposition, which for one row cost more than the row's own products
-        boolean oneRowGroup = br - padFrom == 1, direct = br == 1;
+        // a query of one row (a decoding step; padFast is off, so it runs the general path) computes its scores as dot
+        // products along the head dimension on the keys in place, without the tiles' transposition, which for one row
+        // cost more than the row's own products. The rule is the query length's (a shape), not the block's: block
+        // sizes follow the thread count, and the last row of a longer query must not change its arithmetic with them
+        // (nor with the padding rows a padded batch puts after it)
+        boolean direct = l == 1;
         for (int j0 = jStart; j0 < jEnd; j0 += tb) {
             int bc = Math.min(tb, jEnd - j0);
             boolean tail = tailFast && bc < tb;
@@ -412,7 +412,7 @@ public final class Attention {
                         }
                     } else expRows(st, r, m, sumv, corr, w);
                 } else {
-                    if (oneRowGroup && r == padFrom) directScores(q, qo + r * d, d, k, ko + j0 * d, bc, qscale, st);
+                    if (direct) directScores(q, qo + r * d, d, k, ko + j0 * d, bc, qscale, st);
                     else scores(q, qo, d, r, r1, kt, ktp, st, gw);
                     general(r, r1, bc, gw, st, masks, b, h, i0, j0, m, sum, sumv, corr);
                 }
