@@ -43,8 +43,7 @@ public final class MatMul {
         var e = new Gemm.Epilogue(bias, act, residual, heads, m);
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model;
         // also for 1-4 rows (a decoding step), which read it packed rather than in place (Gemv): 1 x 512 x 2048 17
-        // GMAC/s
-        // against 11-14, 4 rows 57-66 against 14-17 (one thread, Zen 5; docs/performance.md, "Decoding steps")
+        // GMAC/s against 11-14, 4 rows 57-66 against 14-17 (one thread, Zen 5; docs/performance.md, "Decoding steps")
         Gemm.PackedB packed = sharedB && node.input(1).op() == Op.CONSTANT && (long) batch * m > 0
                 ? Gemm.PackedB.of(b, 0, n, k, p.transB())
                 : null;

@@ -45,6 +45,8 @@ public final class QMatMul {
         float[] b = new float[KC * NR];
         int[] acc = new int[MB * NB];
         float[] sums = new float[MB * NB];
+        /** {@link #fewRows}' zero points of its column block (entries past its columns are never read). */
+        final float[] zero = new float[NB];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -194,10 +196,11 @@ public final class QMatMul {
             int nb) {
         int k = p.k(), n = p.n(), j0 = nb * NB, cols = Math.min(NB, n - j0);
         byte[] w = p.weight().int8();
-        float[] zero = new float[NB];
+        Scratch s = SCRATCH.get();
+        float[] zero = s.zero;
         boolean zeros = true;
         for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
-        int[] acc = SCRATCH.get().acc; // FEW x NB int32 (FEW <= MB), row r at r * NB
+        int[] acc = s.acc; // FEW x NB int32 (FEW <= MB), row r at r * NB
         int c = 0;
         for (; c + NR <= cols; c += NR) {
             int r = 0;
@@ -333,7 +336,11 @@ public final class QMatMul {
         i31.intoArray(acc, ci + 3 * NB + VL);
     }
 
-    /** Six rows of a from {@code ai}, as {@link #few4} (AVX2's 16 registers: 12 accumulators, 2 weights, 1 x). */
+    /**
+     * Six rows of a from {@code ai}, as {@link #few4}: the inner loop holds 12 float accumulators, 2 weight vectors and
+     * a broadcast (15 of AVX2's 16 registers); the 12 int32 sums are touched once per 256-deep chunk (with 16 registers
+     * they live in memory between chunks).
+     */
     private static void few6(
             float[] a,
             int ai,
