@@ -17,9 +17,11 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The product runs on fp32 FMAs, which are exact here: {@code q - z} and {@code w - wZero} lie in [-255, 255], so
  * every partial sum of up to {@link #KC} = 256 products is an integer of magnitude at most 255 * 255 * 256 =
  * 16,646,400 < 2^24 and every float addition along the way is exact; each 256-deep chunk is then converted to int32
- * and added as an integer. The weight stays int8 in memory ({@code (K, N)}, MatMulInteger's layout): each task widens
- * the 256 x {@link #NR} panels of its 256 x {@link #NB} block, one at a time, into a float scratch that stays in L1,
- * once for all the rows of its block.
+ * and added as an integer. The weight stays int8 in memory: the graph's {@code (K, N)} array (MatMulInteger's layout,
+ * what the other backends read) and, for this backend, a copy packed once in {@link #NB}-column blocks ({@link
+ * Packed}: each task's K x NB bytes contiguous). Few rows (one text, a decoding step) read the packed bytes directly
+ * ({@link #fewRows}); more widen its 256 x {@link #NR} panels, one at a time, into a float scratch that stays in L1,
+ * once for all the rows of a task's block.
  * docs/performance.md ("int8 GEMM") has the measurement against the alternatives.
  */
 public final class QMatMul {
@@ -165,8 +167,11 @@ public final class QMatMul {
             Gemm.Epilogue e) {
         int n = p.n();
         int mBlocks = (rows + MB - 1) / MB, nBlocks = (n + NB - 1) / NB;
-        if (rows <= FEW) par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, t));
-        else par.forEach(mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, t / nBlocks, t % nBlocks));
+        Packed w = Packed.of(p.weight());
+        if (rows <= FEW) par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, w, t));
+        else
+            par.forEach(
+                    mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, w, t / nBlocks, t % nBlocks));
     }
 
     /**
@@ -181,7 +186,7 @@ public final class QMatMul {
 
     /**
      * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per 256-deep chunk, each pair of weight vectors
-     * loaded as bytes, widened (less the zero points) and multiplied into every row's accumulators; the chunk's exact
+     * loaded as bytes from the packed block (K rows of NB contiguous bytes), widened (less the zero points) and multiplied into every row's accumulators; the chunk's exact
      * float sums added as int32 in registers; then the same scaling (and epilogue) as {@link #task}. Bitwise {@link
      * #task}'s result: the integer sums are exact in either order.
      */
@@ -193,51 +198,38 @@ public final class QMatMul {
             float[] out,
             int[] accOut,
             Gemm.Epilogue e,
+            Packed packed,
             int nb) {
         int k = p.k(), n = p.n(), j0 = nb * NB, cols = Math.min(NB, n - j0);
-        byte[] w = p.weight().int8();
+        byte[] w = packed.bytes;
+        int wb = packed.block(nb);
         Scratch s = SCRATCH.get();
         float[] zero = s.zero;
         boolean zeros = true;
         for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
         int[] acc = s.acc; // FEW x NB int32 (FEW <= MB), row r at r * NB
-        int c = 0;
-        for (; c + NR <= cols; c += NR) {
+        // whole pairs of vectors, a last partial one too: the packed block's columns past N are zero bytes, whose
+        // sums land in accumulators that are never read
+        for (int c = 0; c < cols; c += NR) {
             int r = 0;
-            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
-            if (rows - r >= 2) few4(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
-            else if (rows - r == 1) few1(a, r * k, k, w, n, j0 + c, zero, !zeros, c, acc, r * NB + c);
-        }
-        for (; c < cols; c++) { // a last partial pair of vectors: column by column
-            for (int r = 0; r < rows; r++) {
-                int sum = 0;
-                for (int kk = 0; kk < k; kk++) sum += (int) a[r * k + kk] * (w[kk * n + j0 + c] - (int) zero[c]);
-                acc[r * NB + c] = sum;
-            }
+            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
+            if (rows - r >= 2) few4(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
+            else if (rows - r == 1) few1(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
         }
         for (int r = 0; r < rows; r++) scaleRow(p, acc, r * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
         if (e != null) Gemm.epilogue(out, j0, n, rows, cols, j0, e);
     }
 
     /**
-     * One row of a (from {@code ai}) times the weight's columns {@code j .. j + NR} (less their zero points from
+     * One row of a (from {@code ai}) times NR columns of a packed block, from {@code w[wi0]}, a row every NB bytes
+     * (less their zero points from
      * {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into acc at {@code ci}, each 256-deep
      * chunk's exact float sums converted and added in registers. (The zero-point vectors are always loaded, never
      * null: a {@code FloatVector} variable that could be null, tested inside the loop, crashed C2's compiled kernel in
      * JDK 25.0.3, SIGSEGV at address 0x10: twice in a row, then in 1 of 6 QMatMulTest runs; 0 of 13 since.)
      */
     private static void few1(
-            float[] a,
-            int ai,
-            int k,
-            byte[] w,
-            int n,
-            int j,
-            float[] zero,
-            boolean subtract,
-            int zj,
-            int[] acc,
-            int ci) {
+            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         FloatVector z0 = FloatVector.fromArray(SP, zero, zj);
         FloatVector z1 = FloatVector.fromArray(SP, zero, zj + VL);
@@ -245,7 +237,7 @@ public final class QMatMul {
             int k1 = Math.min(k, k0 + KC);
             FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
             for (int kk = k0; kk < k1; kk++) {
-                int wi = kk * n + j;
+                int wi = wi0 + kk * NB;
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
@@ -269,17 +261,7 @@ public final class QMatMul {
      * computed, never stored, as in {@link #kernel6}).
      */
     private static void few4(
-            float[] a,
-            int ai,
-            int k,
-            byte[] w,
-            int n,
-            int j,
-            float[] zero,
-            boolean subtract,
-            int zj,
-            int[] acc,
-            int ci) {
+            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
@@ -296,7 +278,7 @@ public final class QMatMul {
             FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
             FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
             for (int kk = k0; kk < k1; kk++) {
-                int wi = kk * n + j;
+                int wi = wi0 + kk * NB;
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
@@ -342,17 +324,7 @@ public final class QMatMul {
      * they live in memory between chunks).
      */
     private static void few6(
-            float[] a,
-            int ai,
-            int k,
-            byte[] w,
-            int n,
-            int j,
-            float[] zero,
-            boolean subtract,
-            int zj,
-            int[] acc,
-            int ci) {
+            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
@@ -375,7 +347,7 @@ public final class QMatMul {
             FloatVector c40 = FloatVector.zero(SP), c41 = FloatVector.zero(SP);
             FloatVector c50 = FloatVector.zero(SP), c51 = FloatVector.zero(SP);
             for (int kk = k0; kk < k1; kk++) {
-                int wi = kk * n + j;
+                int wi = wi0 + kk * NB;
                 FloatVector b0 = (FloatVector) ByteVector.fromArray(BV, w, wi).convertShape(VectorOperators.B2F, SP, 0);
                 FloatVector b1 =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + VL).convertShape(VectorOperators.B2F, SP, 0);
@@ -437,6 +409,7 @@ public final class QMatMul {
             float[] out,
             int[] accOut,
             Gemm.Epilogue e,
+            Packed packed,
             int mb,
             int nb) {
         int k = p.k(), n = p.n();
@@ -446,7 +419,8 @@ public final class QMatMul {
         int[] acc = s.acc;
         float[] sums = s.sums;
         java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
-        byte[] w = p.weight().int8();
+        byte[] w = packed.bytes;
+        int wb = packed.block(nb);
         float[] zero = new float[NB];
         boolean zeros = true;
         for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
@@ -455,7 +429,7 @@ public final class QMatMul {
             // panel by panel: each widened (kc x NR, 16 or 32 KB: stays in L1) just before every row strip of the
             // block runs on it
             for (int jp = 0; jp < NB && jp < cols; jp += NR) {
-                widen(w, n, k0, kc, j0 + jp, Math.min(NR, cols - jp), zeros ? null : zero, jp, b);
+                widen(w, wb + k0 * NB + jp, kc, Math.min(NR, cols - jp), zeros ? null : zero, jp, b);
                 int r = r0;
                 for (; r + MR <= r1; r += MR) kernel6(a, r * k + k0, k, b, 0, kc, sums, (r - r0) * NB + jp);
                 // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
@@ -498,16 +472,16 @@ public final class QMatMul {
     }
 
     /**
-     * Widens the weight's rows {@code k0 .. k0+kc}, columns {@code j .. j+pc} (pc <= NR), less their zero points
+     * Widens kc rows of a packed block from {@code w[wi0]} (a row every NB bytes), pc <= NR columns, less their zero points
      * ({@code zero} from {@code zj}; null: all 0, nothing subtracted), into b's first kc x NR floats as the kernels'
      * panel: column c of row kk at {@code kk * NR + c}, zero past pc. VL bytes at a time (a 128-bit byte load widened
      * to a whole float vector on AVX-512, 64-bit to 256 on AVX2). Measured on products of 8-60 rows (one text's),
      * where widening is as much work as the FMAs: the 64-column block widened at once, 8 bytes at a time with the
      * zero points always subtracted, into a scratch larger than L1 was 1.2-1.7x slower (docs/performance.md).
      */
-    private static void widen(byte[] w, int n, int k0, int kc, int j, int pc, float[] zero, int zj, float[] b) {
+    private static void widen(byte[] w, int wi0, int kc, int pc, float[] zero, int zj, float[] b) {
         for (int kk = 0; kk < kc; kk++) {
-            int wi = (k0 + kk) * n + j, bi = kk * NR, c = 0;
+            int wi = wi0 + kk * NB, bi = kk * NR, c = 0;
             for (; c + VL <= pc; c += VL) {
                 FloatVector v =
                         (FloatVector) ByteVector.fromArray(BV, w, wi + c).convertShape(VectorOperators.B2F, SP, 0);
@@ -516,6 +490,52 @@ public final class QMatMul {
             }
             for (; c < pc; c++) b[bi + c] = w[wi + c] - (zero == null ? 0f : zero[zj + c]);
             for (; c < NR; c++) b[bi + c] = 0f;
+        }
+    }
+
+    /**
+     * An int8 weight {@code (K, N)} packed once for this backend: NB-column blocks one after another, each K rows of NB
+     * contiguous bytes (columns past N zero), so that a task reads its block as one stream. Read row-major, a task's
+     * 64 columns are one 64-byte piece per K row at a stride of N bytes, two cache lines wherever the array's start is
+     * not 64-byte aligned (the JVM places it): measured, the same product ran at 0.6x in a process whose collector
+     * placed the arrays otherwise (docs/performance.md, "int8 weights packed"). Found again by the identity of the
+     * weight's array, as {@link Gemm.PackedB} is: packed on the first product, kept as long as the array lives.
+     */
+    static final class Packed {
+        private static final java.util.Map<byte[], Packed> CACHE =
+                java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+        final byte[] bytes;
+        private final int k;
+
+        private Packed(byte[] w, int k, int n) {
+            this.k = k;
+            int blocks = (n + NB - 1) / NB;
+            bytes = new byte[Math.multiplyExact(blocks, Math.multiplyExact(k, NB))];
+            for (int nb = 0; nb < blocks; nb++) {
+                int j0 = nb * NB, cols = Math.min(NB, n - j0), o = block(nb);
+                for (int kk = 0; kk < k; kk++) System.arraycopy(w, kk * n + j0, bytes, o + kk * NB, cols);
+            }
+        }
+
+        /** Where block {@code nb} (columns {@code nb * NB ..}) starts. */
+        int block(int nb) {
+            return nb * k * NB;
+        }
+
+        /** The weight's packed copy, from the cache or packed now (once per array: concurrent first calls wait). */
+        static Packed of(io.attn.tensor.Tensor weight) {
+            byte[] w = weight.int8();
+            Packed p = CACHE.get(w);
+            if (p != null && p.k == weight.dim(0)) return p;
+            synchronized (CACHE) {
+                p = CACHE.get(w);
+                if (p == null || p.k != weight.dim(0)) {
+                    p = new Packed(w, weight.dim(0), weight.dim(1));
+                    CACHE.put(w, p);
+                }
+                return p;
+            }
         }
     }
 

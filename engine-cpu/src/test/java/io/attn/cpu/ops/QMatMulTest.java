@@ -19,8 +19,9 @@ class QMatMulTest {
     @Test
     void accumulatorsAreExactAtEmbeddingShapes() {
         Random rnd = new Random(37);
-        // 104 and 85 columns: a block of 40 / 21, whose last panel (of 32 / 16 at 512 / 256 bits) ends in a scalar
-        // tail reading the zero points from the panel's offset; 25 and 8 rows: a last row tile of 1 or 2-5 rows
+        // 104 and 85 columns: a last block of 40 / 21, whose last panel (of 32 / 16 at 512 / 256 bits) is partial
+        // (the panel path: a scalar tail reading the zero points from the panel's offset; the direct path: the packed
+        // block's zero columns past N); 25 and 8 rows: a last row tile of 1 or 2-5 rows
         int[][] shapes = {
             {101, 384, 384},
             {37, 1536, 384},
