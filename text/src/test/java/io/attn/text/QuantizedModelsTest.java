@@ -203,15 +203,30 @@ class QuantizedModelsTest {
     void weightsStayInt8() {
         TextModel m = TextModel.read(
                 dir.resolve("all-minilm-l6-v2-q.onnx"), dir.resolve("all-minilm-l6-v2-q-tokenizer.json"));
-        long int8 = 0, f32 = 0;
-        for (var t : m.weights().values())
-            if (t.dtype() == io.attn.tensor.DType.I8) int8 += t.size();
-            else f32 += 4L * t.size();
+        long int8 = 0, f32 = 0, projections = 0;
+        for (var e : m.weights().entrySet()) {
+            var t = e.getValue();
+            if (t.dtype() != io.attn.tensor.DType.I8) f32 += 4L * t.size();
+            else {
+                int8 += t.size();
+                if (!e.getKey().contains("embeddings") && !e.getKey().endsWith("_zero_point"))
+                    projections += t.size(); // the 36 Linears' (K, N) weights
+            }
+        }
+        // the CPU backend packs each projection's weight once (QMatMul.Packed: 64-column blocks; N here is a multiple
+        // of 64, so exactly its bytes), as it packs the fp32 model's Linears (Gemm.PackedB: 4 bytes a weight)
+        embedder.embed(List.of("one text, so that every projection has run"));
+        long packed = io.attn.cpu.ops.QMatMul.packedBytes();
+        long resident = int8 + f32 + projections, fp32Resident = (long) 90.9e6 + 4 * projections;
         System.out.printf(
                 "all-MiniLM-L6-v2-q: weights in memory %.1f MB int8 + %.1f MB float (norms, biases, scales)"
-                        + " = %.1f MB; the fp32 model's 90.9 MB%n",
-                int8 / 1e6, f32 / 1e6, (int8 + f32) / 1e6);
+                        + " = %.1f MB, the fp32 model's 90.9 MB; with the CPU backend's packed copy of the"
+                        + " projections %.1f MB against the fp32 model's %.1f MB (packed copies held now, every"
+                        + " model alive in this JVM: %.1f MB)%n",
+                int8 / 1e6, f32 / 1e6, (int8 + f32) / 1e6, resident / 1e6, fp32Resident / 1e6, packed / 1e6);
         assertTrue(int8 > 20_000_000, "int8 bytes " + int8);
+        assertTrue(packed >= projections, "packed " + packed + " bytes, the projections " + projections);
         assertTrue(int8 + f32 <= 0.3 * 90.9e6, "weights " + (int8 + f32) + " bytes, more than 0.3x the fp32 model's");
+        assertTrue(resident <= 0.3 * fp32Resident, "with the packed copies " + resident + " against " + fp32Resident);
     }
 }

@@ -53,6 +53,14 @@ public final class QMatMul {
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
+    /**
+     * Bytes of the int8 weights' packed copies this backend holds (one per live weight array, besides the graph's
+     * row-major array: {@link Packed}).
+     */
+    public static long packedBytes() {
+        return Packed.bytesHeld();
+    }
+
     public static void run(Parallel par, Node node, float[] out, float[] x, float[] padding) {
         run(par, node, out, x, padding, null);
     }
@@ -515,6 +523,15 @@ public final class QMatMul {
             for (int nb = 0; nb < blocks; nb++) {
                 int j0 = nb * NB, cols = Math.min(NB, n - j0), o = block(nb);
                 for (int kk = 0; kk < k; kk++) System.arraycopy(w, kk * n + j0, bytes, o + kk * NB, cols);
+            }
+        }
+
+        /** Bytes held by the packed copies of the weights that are still alive (memory reports, tests). */
+        static long bytesHeld() {
+            synchronized (CACHE) {
+                long sum = 0;
+                for (Packed p : CACHE.values()) sum += p.bytes.length;
+                return sum;
             }
         }
 
