@@ -14,8 +14,15 @@ import java.util.Random;
  * GMAC/s. With the engine built ({@code mvn -o install -DskipTests}) and a JDK 25:
  *
  * <pre>
- *   java --add-modules jdk.incubator.vector -cp 'cli/target/lib/*' benchmarks/probes/QColdProbe.java [rows,...] [threads,...]
+ *   java -XX:+UseParallelGC --add-modules jdk.incubator.vector -cp 'cli/target/lib/*' \
+ *       benchmarks/probes/QColdProbe.java [rows,...] [threads,...]
  * </pre>
+ *
+ * {@code -Dpasses=N} (default 200); {@code -Dalign=true} also prints where each weight's data starts modulo 64 bytes
+ * (read through {@code sun.misc.Unsafe}, assuming zero-based compressed references: a diagnostic only). Measured
+ * 2026-12-06 on AMD EPYC family 26 model 2 (Zen 5; benchmarks/RESULTS.md, "third session"): with the weights read
+ * row-major, 25 rows at one thread ran at 34-41 GMAC/s under the parallel collector against 47-73 under G1 (float32
+ * 58-66 under both); packed in 64-column blocks ({@code QMatMul.Packed}), 57-73 under both.
  */
 public class QColdProbe {
     public static void main(String[] args) throws Exception {

@@ -183,7 +183,7 @@ public final class QMatMul {
     }
 
     /**
-     * Rows up to which the product reads the int8 weight directly ({@link #fewRows}), widening each weight vector in
+     * Rows up to which the product reads the packed int8 weight directly ({@link #fewRows}), widening each weight vector in
      * registers as the FMAs take it, instead of widening 256 x NR panels into the scratch and reading them back: a
      * decoding step's one row per sequence and one text's 8-60 tokens. Measured (Int8Gemm, one thread, Zen 5 family
      * 26 model 2, GMAC/s direct against panels): 1 x 512 x 2048 17.7 / 4.6, 4 x 512 x 2048 69 / 19, 8 x 384 x 1536
@@ -504,10 +504,12 @@ public final class QMatMul {
     /**
      * An int8 weight {@code (K, N)} packed once for this backend: NB-column blocks one after another, each K rows of NB
      * contiguous bytes (columns past N zero), so that a task reads its block as one stream. Read row-major, a task's
-     * 64 columns are one 64-byte piece per K row at a stride of N bytes, two cache lines wherever the array's start is
-     * not 64-byte aligned (the JVM places it): measured, the same product ran at 0.6x in a process whose collector
-     * placed the arrays otherwise (docs/performance.md, "int8 weights packed"). Found again by the identity of the
-     * weight's array, as {@link Gemm.PackedB} is: packed on the first product, kept as long as the array lives.
+     * 64 columns are one 64-byte piece per K row at a stride of N bytes, two cache lines unless the array's data
+     * happens to start 64-byte aligned (the collector places it): measured, the same products ran at 0.55-0.65x under
+     * the parallel collector of their rate under G1, and packed they run at the better rate under both
+     * (docs/performance.md, "int8 weights packed once"). Found again by the identity of the weight's array, as {@link
+     * Gemm.PackedB} is: packed on the first product, kept as long as the array lives (the weight must not change
+     * after its first product, as for every constant the engine is handed).
      */
     static final class Packed {
         private static final java.util.Map<byte[], Packed> CACHE =
