@@ -47,7 +47,7 @@ public final class QMatMul {
         float[] b = new float[KC * NR];
         int[] acc = new int[MB * NB];
         float[] sums = new float[MB * NB];
-        /** {@link #fewRows}' zero points of its column block (entries past its columns are never read). */
+        /** A task's zero points of its column block (entries past its columns are never read). */
         final float[] zero = new float[NB];
     }
 
@@ -183,20 +183,21 @@ public final class QMatMul {
     }
 
     /**
-     * Rows up to which the product reads the packed int8 weight directly ({@link #fewRows}), widening each weight vector in
-     * registers as the FMAs take it, instead of widening 256 x NR panels into the scratch and reading them back: a
-     * decoding step's one row per sequence and one text's 8-60 tokens. Measured (Int8Gemm, one thread, Zen 5 family
-     * 26 model 2, GMAC/s direct against panels): 1 x 512 x 2048 17.7 / 4.6, 4 x 512 x 2048 69 / 19, 8 x 384 x 1536
-     * 53 / 36, 25 x 384 x 1536 72 / 63, 60 x 384 x 1536 77 / 73, 64-96 rows equal within the spread, 128-240 rows
+     * Rows up to which the product reads the packed int8 weight directly ({@link #fewRows}), widening each weight
+     * vector in registers as the FMAs take it, instead of widening 256 x NR panels into the scratch and reading them
+     * back: a decoding step's one row per sequence and one text's 8-60 tokens. Measured (Int8Gemm, one thread, Zen 5
+     * family 26 model 2, GMAC/s direct against panels): 1 x 512 x 2048 17.7 / 4.6, 4 x 512 x 2048 69 / 19, 8 x 384 x
+     * 1536 53 / 36, 25 x 384 x 1536 72 / 63, 60 x 384 x 1536 77 / 73, 64-96 rows equal within the spread, 128-240 rows
      * 0.93-0.97x (docs/performance.md, "Decoding steps").
      */
     static final int FEW = 64;
 
     /**
      * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per 256-deep chunk, each pair of weight vectors
-     * loaded as bytes from the packed block (K rows of NB contiguous bytes), widened (less the zero points) and multiplied into every row's accumulators; the chunk's exact
-     * float sums added as int32 in registers; then the same scaling (and epilogue) as {@link #task}. Bitwise {@link
-     * #task}'s result: the integer sums are exact in either order.
+     * loaded as bytes from the packed block (K rows of NB contiguous bytes), widened (less the zero points) and
+     * multiplied into every row's accumulators; the chunk's exact float sums added as int32 in registers; then the same
+     * scaling (and epilogue) as {@link #task}. Bitwise {@link #task}'s result: the integer sums are exact in either
+     * order.
      */
     private static void fewRows(
             OpParams.QMatMul p,
@@ -230,11 +231,11 @@ public final class QMatMul {
 
     /**
      * One row of a (from {@code ai}) times NR columns of a packed block, from {@code w[wi0]}, a row every NB bytes
-     * (less their zero points from
-     * {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into acc at {@code ci}, each 256-deep
-     * chunk's exact float sums converted and added in registers. (The zero-point vectors are always loaded, never
-     * null: a {@code FloatVector} variable that could be null, tested inside the loop, crashed C2's compiled kernel in
-     * JDK 25.0.3, SIGSEGV at address 0x10: twice in a row, then in 1 of 6 QMatMulTest runs; 0 of 13 since.)
+     * (less their zero points from {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into
+     * acc at {@code ci}, each 256-deep chunk's exact float sums converted and added in registers. (The zero-point
+     * vectors are always loaded, never null: a {@code FloatVector} variable that could be null, tested inside the loop,
+     * crashed C2's compiled kernel in JDK 25.0.3, SIGSEGV at address 0x10: twice in a row, then in 1 of 6 QMatMulTest
+     * runs; 0 of 13 since.)
      */
     private static void few1(
             float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
@@ -429,7 +430,7 @@ public final class QMatMul {
         java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
         byte[] w = packed.bytes;
         int wb = packed.block(nb);
-        float[] zero = new float[NB];
+        float[] zero = s.zero; // entries past this block's columns are never read
         boolean zeros = true;
         for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
         for (int k0 = 0; k0 < k; k0 += KC) {
@@ -480,12 +481,12 @@ public final class QMatMul {
     }
 
     /**
-     * Widens kc rows of a packed block from {@code w[wi0]} (a row every NB bytes), pc <= NR columns, less their zero points
-     * ({@code zero} from {@code zj}; null: all 0, nothing subtracted), into b's first kc x NR floats as the kernels'
-     * panel: column c of row kk at {@code kk * NR + c}, zero past pc. VL bytes at a time (a 128-bit byte load widened
-     * to a whole float vector on AVX-512, 64-bit to 256 on AVX2). Measured on products of 8-60 rows (one text's),
-     * where widening is as much work as the FMAs: the 64-column block widened at once, 8 bytes at a time with the
-     * zero points always subtracted, into a scratch larger than L1 was 1.2-1.7x slower (docs/performance.md).
+     * Widens kc rows of a packed block from {@code w[wi0]} (a row every NB bytes), pc <= NR columns, less their zero
+     * points ({@code zero} from {@code zj}; null: all 0, nothing subtracted), into b's first kc x NR floats as the
+     * kernels' panel: column c of row kk at {@code kk * NR + c}, zero past pc. VL bytes at a time (a 128-bit byte load
+     * widened to a whole float vector on AVX-512, 64-bit to 256 on AVX2). Measured on products of 8-60 rows (one
+     * text's), where widening is as much work as the FMAs: the 64-column block widened at once, 8 bytes at a time with
+     * the zero points always subtracted, into a scratch larger than L1 was 1.2-1.7x slower (docs/performance.md).
      */
     private static void widen(byte[] w, int wi0, int kc, int pc, float[] zero, int zj, float[] b) {
         for (int kk = 0; kk < kc; kk++) {
