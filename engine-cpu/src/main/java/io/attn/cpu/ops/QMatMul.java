@@ -14,27 +14,39 @@ import jdk.incubator.vector.VectorSpecies;
  * does, the int8 weight product accumulated exactly, the float scale applied. Bitwise what the integer reference
  * gives.
  *
- * <p>The product runs on fp32 FMAs, which are exact here: {@code q - z} and {@code w - wZero} lie in [-255, 255], so
- * every partial sum of up to {@link #KC} = 256 products is an integer of magnitude at most 255 * 255 * 256 =
- * 16,646,400 < 2^24 and every float addition along the way is exact; each 256-deep chunk is then converted to int32
- * and added as an integer. The weight stays int8 in memory: the graph's {@code (K, N)} array (MatMulInteger's layout,
- * what the other backends read) and, for this backend, a copy packed once in {@link #NB}-column blocks ({@link
- * Packed}: each task's K x NB bytes contiguous). Few rows (one text, a decoding step) read the packed bytes directly
- * ({@link #fewRows}); more widen its 256 x {@link #NR} panels, one at a time, into a float scratch that stays in L1,
- * once for all the rows of a task's block.
+ * <p>The product runs on fp32 FMAs, which are exact here: {@code q - z} lies in [-255, 255] and {@code w - wZero} in
+ * [-255, 255], so every partial sum of up to {@link #KC} = 256 products is an integer of magnitude at most 255 * 255 *
+ * 256 = 16,646,400 < 2^24 and every float addition along the way is exact; weights closer to their zero points take
+ * deeper chunks ({@link #chunk}: 512 for symmetric int8 weights, whose products reach 255 * 128). Each chunk's sums
+ * are converted to int32 and added as integers; on the last chunk the total is scaled straight into the output (a
+ * single chunk's float sums are the total already). The weight stays int8 in memory: the graph's {@code (K, N)} array
+ * (MatMulInteger's layout, what the other backends read) and, for this backend, a copy packed once in {@link
+ * #NB}-column blocks ({@link Packed}: each task's K x NB bytes contiguous). Few rows (one text, a decoding step) read
+ * the packed bytes directly ({@link #fewRows}); more widen its chunk x {@link #NR} panels, one at a time, into a
+ * float scratch, once for all the rows of a task's block.
  * docs/performance.md ("int8 GEMM") has the measurement against the alternatives.
  */
 public final class QMatMul {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Integer> IS = IntVector.SPECIES_PREFERRED;
     private static final int VL = SP.length();
-    /** K chunk: partial sums of this many products stay exact in fp32 (see the class comment). */
+    /**
+     * K chunk when the weight's values less their zero points can reach 255 in magnitude: partial sums of this many
+     * products stay exact in fp32 (see the class comment). A weight whose values lie closer to its zero points takes
+     * deeper chunks, up to {@link #KC_MAX} ({@link #chunk}).
+     */
     static final int KC = 256;
+    /**
+     * The deepest chunk: symmetric int8 weights (zero points 0, values in [-128, 127], as ONNX Runtime's {@code
+     * quantize_dynamic} and {@code attn quantize} write them) take 512, so that K up to 512 is one chunk whose float
+     * sums are the result.
+     */
+    static final int KC_MAX = 512;
     /** Register tile: MR rows by NR = 2 vectors of columns (12 accumulators: 15 of AVX2's 16 registers). */
     static final int MR = 6, NR = 2 * VL;
     /**
-     * Rows and columns of one task's block: the int8 block is widened once per 256-deep chunk for all MB rows (~1% of
-     * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs).
+     * Most rows and the columns of one task's block: the int8 block is widened once per chunk for all its rows (~1% of
+     * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs). Row blocks are of equal size.
      */
     static final int MB = 240, NB = Math.max(64, NR);
     /** float 1.5 * 2^23: adding then subtracting it rounds a float of magnitude < 2^22 half to even. */
@@ -44,11 +56,14 @@ public final class QMatMul {
 
     private static final class Scratch {
         float[] a = new float[0];
-        float[] b = new float[KC * NR];
+        float[] b = new float[KC_MAX * NR];
         int[] acc = new int[MB * NB];
-        float[] sums = new float[MB * NB];
+        /** A row tile's results where its panel is partial (the block's columns end inside it). */
+        final float[] tile = new float[MR * NR];
         /** A task's zero points of its column block (entries past its columns are never read). */
         final float[] zero = new float[NB];
+        /** A task's weight scales of its column block (entries past its columns are never read). */
+        final float[] scale = new float[NB];
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -174,17 +189,41 @@ public final class QMatMul {
             int[] accOut,
             Gemm.Epilogue e) {
         int n = p.n();
-        int mBlocks = (rows + MB - 1) / MB, nBlocks = (n + NB - 1) / NB;
         Packed w = Packed.of(p.weight());
-        if (rows <= FEW) par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, w, t));
-        else
-            par.forEach(
-                    mBlocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, w, t / nBlocks, t % nBlocks));
+        int kc = chunk(p, w), nBlocks = (n + NB - 1) / NB;
+        if (rows <= FEW) {
+            par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, w, kc, t));
+            return;
+        }
+        // row blocks of equal size (a multiple of MR, at most MB): 250 rows run as 126 + 124, not 240 + 10, so that
+        // no block widens its panels for a handful of rows
+        int mBlocks = (rows + MB - 1) / MB;
+        int mb = Math.min(MB, ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR);
+        int blocks = (rows + mb - 1) / mb;
+        par.forEach(
+                blocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, w, kc, mb, t / nBlocks, t % nBlocks));
+    }
+
+    /**
+     * The K chunk of this product: the most products whose partial float sums stay exact integers, {@code 2^24 / (255
+     * * max |w - wZero|)} (the activations less their zero point lie in [-255, 255]), at most {@link #KC_MAX}; at
+     * least {@link #KC} for any int8 weight.
+     */
+    static int chunk(OpParams.QMatMul p, Packed w) {
+        int zMin = Integer.MAX_VALUE, zMax = Integer.MIN_VALUE;
+        for (byte z : p.zeroPoint()) {
+            zMin = Math.min(zMin, z);
+            zMax = Math.max(zMax, z);
+        }
+        int most = Math.max(
+                Math.max(Math.abs(w.max - zMin), Math.abs(w.max - zMax)),
+                Math.max(Math.abs(w.min - zMin), Math.abs(w.min - zMax)));
+        return most == 0 ? KC_MAX : Math.min(KC_MAX, (1 << 24) / (255 * most));
     }
 
     /**
      * Rows up to which the product reads the packed int8 weight directly ({@link #fewRows}), widening each weight
-     * vector in registers as the FMAs take it, instead of widening 256 x NR panels into the scratch and reading them
+     * vector in registers as the FMAs take it, instead of widening chunk x NR panels into the scratch and reading them
      * back: a decoding step's one row per sequence and one text's 8-60 tokens. Measured (Int8Gemm, one thread, Zen 5
      * family 26 model 2, GMAC/s direct against panels): 1 x 512 x 2048 17.7 / 4.6, 4 x 512 x 2048 69 / 19, 8 x 384 x
      * 1536 53 / 36, 25 x 384 x 1536 72 / 63, 60 x 384 x 1536 77 / 73, 64-96 rows equal within the spread, 128-240 rows
@@ -193,7 +232,7 @@ public final class QMatMul {
     static final int FEW = 64;
 
     /**
-     * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per 256-deep chunk, each pair of weight vectors
+     * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per chunk (of kc), each pair of weight vectors
      * loaded as bytes from the packed block (K rows of NB contiguous bytes), widened (less the zero points) and
      * multiplied into every row's accumulators; the chunk's exact float sums added as int32 in registers; then the same
      * scaling (and epilogue) as {@link #task}. Bitwise {@link #task}'s result: the integer sums are exact in either
@@ -208,6 +247,7 @@ public final class QMatMul {
             int[] accOut,
             Gemm.Epilogue e,
             Packed packed,
+            int kc,
             int nb) {
         int k = p.k(), n = p.n(), j0 = nb * NB, cols = Math.min(NB, n - j0);
         byte[] w = packed.bytes;
@@ -221,9 +261,9 @@ public final class QMatMul {
         // sums land in accumulators that are never read
         for (int c = 0; c < cols; c += NR) {
             int r = 0;
-            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
-            if (rows - r >= 2) few4(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
-            else if (rows - r == 1) few1(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c);
+            for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
+            if (rows - r >= 2) few4(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
+            else if (rows - r == 1) few1(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
         }
         for (int r = 0; r < rows; r++) scaleRow(p, acc, r * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
         if (e != null) Gemm.epilogue(out, j0, n, rows, cols, j0, e);
@@ -232,18 +272,28 @@ public final class QMatMul {
     /**
      * One row of a (from {@code ai}) times NR columns of a packed block, from {@code w[wi0]}, a row every NB bytes
      * (less their zero points from {@code zj} when {@code subtract}; else they are all 0): the exact int32 sums into
-     * acc at {@code ci}, each 256-deep chunk's exact float sums converted and added in registers. (The zero-point
+     * acc at {@code ci}, each chunk's exact float sums converted and added in registers. (The zero-point
      * vectors are always loaded, never null: a {@code FloatVector} variable that could be null, tested inside the loop,
      * crashed C2's compiled kernel in JDK 25.0.3, SIGSEGV at address 0x10: twice in a row, then in 1 of 6 QMatMulTest
      * runs; 0 of 13 since.)
      */
     private static void few1(
-            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int wi0,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci,
+            int kc) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         FloatVector z0 = FloatVector.fromArray(SP, zero, zj);
         FloatVector z1 = FloatVector.fromArray(SP, zero, zj + VL);
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int k1 = Math.min(k, k0 + KC);
+        for (int k0 = 0; k0 < k; k0 += kc) {
+            int k1 = Math.min(k, k0 + kc);
             FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
             for (int kk = k0; kk < k1; kk++) {
                 int wi = wi0 + kk * NB;
@@ -270,7 +320,17 @@ public final class QMatMul {
      * computed, never stored, as in {@link #kernel6}).
      */
     private static void few4(
-            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int wi0,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci,
+            int kc) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
@@ -280,8 +340,8 @@ public final class QMatMul {
         int a1 = ai + 1 * k;
         int a2 = ai + 2 * k;
         int a3 = ai + 3 * k;
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int k1 = Math.min(k, k0 + KC);
+        for (int k0 = 0; k0 < k; k0 += kc) {
+            int k1 = Math.min(k, k0 + kc);
             FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
             FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
             FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
@@ -329,11 +389,21 @@ public final class QMatMul {
 
     /**
      * Six rows of a from {@code ai}, as {@link #few4}: the inner loop holds 12 float accumulators, 2 weight vectors and
-     * a broadcast (15 of AVX2's 16 registers); the 12 int32 sums are touched once per 256-deep chunk (with 16 registers
+     * a broadcast (15 of AVX2's 16 registers); the 12 int32 sums are touched once per chunk (with 16 registers
      * they live in memory between chunks).
      */
     private static void few6(
-            float[] a, int ai, int k, byte[] w, int wi0, float[] zero, boolean subtract, int zj, int[] acc, int ci) {
+            float[] a,
+            int ai,
+            int k,
+            byte[] w,
+            int wi0,
+            float[] zero,
+            boolean subtract,
+            int zj,
+            int[] acc,
+            int ci,
+            int kc) {
         IntVector i00 = IntVector.zero(IS), i01 = IntVector.zero(IS);
         IntVector i10 = IntVector.zero(IS), i11 = IntVector.zero(IS);
         IntVector i20 = IntVector.zero(IS), i21 = IntVector.zero(IS);
@@ -347,8 +417,8 @@ public final class QMatMul {
         int a3 = ai + 3 * k;
         int a4 = ai + 4 * k;
         int a5 = ai + 5 * k;
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int k1 = Math.min(k, k0 + KC);
+        for (int k0 = 0; k0 < k; k0 += kc) {
+            int k1 = Math.min(k, k0 + kc);
             FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
             FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
             FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
@@ -410,6 +480,16 @@ public final class QMatMul {
         i51.intoArray(acc, ci + 5 * NB + VL);
     }
 
+    /** How a kernel call ends a chunk: acc = sums, acc += sums, out = (acc + sums) * scale, out = sums * scale. */
+    static final int FIRST = 0, MID = 1, LAST = 2, ONLY = 3;
+
+    /**
+     * Rows {@code mb * rowsPerBlock ..} by the columns {@code nb * NB ..}: per chunk of kc, each NR-column panel
+     * widened once into b and multiplied into every row tile; each tile ends its chunk by {@link #end} (the chunk's
+     * exact float sums converted to int32 and added, or, on the last chunk, the int32 total converted back and scaled
+     * straight into out; a single chunk's float sums are the result already). With {@code accOut} (tests) the int32
+     * totals are kept and scaled by {@link #scaleRow}, which gives the same floats.
+     */
     private static void task(
             OpParams.QMatMul p,
             float[] a,
@@ -419,40 +499,45 @@ public final class QMatMul {
             int[] accOut,
             Gemm.Epilogue e,
             Packed packed,
+            int kc,
+            int rowsPerBlock,
             int mb,
             int nb) {
         int k = p.k(), n = p.n();
-        int r0 = mb * MB, r1 = Math.min(rows, r0 + MB), j0 = nb * NB, cols = Math.min(NB, n - j0);
+        int r0 = mb * rowsPerBlock, r1 = Math.min(rows, r0 + rowsPerBlock), j0 = nb * NB, cols = Math.min(NB, n - j0);
         Scratch s = SCRATCH.get();
-        float[] b = s.b;
+        float[] b = s.b, tile = s.tile;
         int[] acc = s.acc;
-        float[] sums = s.sums;
-        java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
         byte[] w = packed.bytes;
         int wb = packed.block(nb);
-        float[] zero = s.zero; // entries past this block's columns are never read
+        float[] zero = s.zero, scale = s.scale; // entries past this block's columns are never read
         boolean zeros = true;
-        for (int j = 0; j < cols; j++) zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
-        for (int k0 = 0; k0 < k; k0 += KC) {
-            int kc = Math.min(KC, k - k0);
-            // panel by panel: each widened (kc x NR, 16 or 32 KB: stays in L1) just before every row strip of the
-            // block runs on it
-            for (int jp = 0; jp < NB && jp < cols; jp += NR) {
-                widen(w, wb + k0 * NB + jp, kc, Math.min(NR, cols - jp), zeros ? null : zero, jp, b);
-                int r = r0;
-                for (; r + MR <= r1; r += MR) kernel6(a, r * k + k0, k, b, 0, kc, sums, (r - r0) * NB + jp);
-                // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
-                // row leave the FMA latency exposed); a single row by itself
-                if (r1 - r >= 2) kernel6(a, r * k + k0, k, b, 0, kc, sums, (r - r0) * NB + jp);
-                else for (; r < r1; r++) kernel1(a, r * k + k0, b, 0, kc, sums, (r - r0) * NB + jp);
-            }
-            // the chunk's sums are exact integers (< 2^24): added to the int32 accumulators as such
-            for (int i = 0, n8 = (r1 - r0) * NB; i < n8; i += VL)
-                ((IntVector) FloatVector.fromArray(SP, sums, i).convertShape(VectorOperators.F2I, IS, 0))
-                        .add(IntVector.fromArray(IS, acc, i))
-                        .intoArray(acc, i);
+        for (int j = 0; j < cols; j++) {
+            zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
+            scale[j] = p.scale(j0 + j);
         }
-        for (int r = r0; r < r1; r++) scaleRow(p, acc, (r - r0) * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
+        boolean finish = accOut == null;
+        for (int k0 = 0; k0 < k; k0 += kc) {
+            int kd = Math.min(kc, k - k0);
+            boolean last = k0 + kd >= k;
+            int mode = finish && last ? (k0 == 0 ? ONLY : LAST) : k0 == 0 ? FIRST : MID;
+            // panel by panel: each widened (kd x NR floats) just before every row strip of the block runs on it
+            for (int jp = 0; jp < NB && jp < cols; jp += NR) {
+                int pc = Math.min(NR, cols - jp);
+                widen(w, wb + k0 * NB + jp, kd, pc, zeros ? null : zero, jp, b);
+                for (int r = r0; r < r1; r += MR) {
+                    int mr = Math.min(MR, r1 - r);
+                    // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
+                    // row leave the FMA latency exposed); a single row by itself
+                    if (mr >= 2) kernel6(a, r * k + k0, k, b, kd, tile);
+                    else kernel1(a, r * k + k0, b, kd, tile);
+                    end(mode, tile, mr, pc, acc, (r - r0) * NB + jp, out, r * n + j0 + jp, n, rowScale, r, scale, jp);
+                }
+            }
+        }
+        if (!finish)
+            for (int r = r0; r < r1; r++)
+                scaleRow(p, acc, (r - r0) * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
         if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
     }
 
@@ -518,9 +603,18 @@ public final class QMatMul {
 
         final byte[] bytes;
         private final int k;
+        /** The weight's least and greatest values (for {@link #chunk}). */
+        final int min, max;
 
         private Packed(byte[] w, int k, int n) {
             this.k = k;
+            int lo = 0, hi = 0;
+            for (byte v : w) {
+                lo = Math.min(lo, v);
+                hi = Math.max(hi, v);
+            }
+            min = lo;
+            max = hi;
             int blocks = (n + NB - 1) / NB;
             bytes = new byte[Math.multiplyExact(blocks, Math.multiplyExact(k, NB))];
             for (int nb = 0; nb < blocks; nb++) {
@@ -564,10 +658,9 @@ public final class QMatMul {
             VectorSpecies.of(byte.class, jdk.incubator.vector.VectorShape.forBitSize(8 * VL));
 
     /**
-     * Rows {@code a[ai + r*lda ..]} (6 of them) times b's columns {@code jp .. jp+NR} over kc, added to acc (width NB)
-     * as the exact integers the float sums hold.
+     * Rows {@code a[ai + r*lda ..]} (6 of them) times b's NR columns over kd: the exact float sums into t (6 x NR).
      */
-    private static void kernel6(float[] a, int ai, int lda, float[] b, int pb, int kc, float[] sums, int ci) {
+    private static void kernel6(float[] a, int ai, int lda, float[] b, int kd, float[] t) {
         FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
         FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
         FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
@@ -575,8 +668,8 @@ public final class QMatMul {
         FloatVector c40 = FloatVector.zero(SP), c41 = FloatVector.zero(SP);
         FloatVector c50 = FloatVector.zero(SP), c51 = FloatVector.zero(SP);
         int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda, a4 = a3 + lda, a5 = a4 + lda;
-        for (int kk = 0; kk < kc; kk++) {
-            int bi = pb + kk * NR;
+        for (int kk = 0; kk < kd; kk++) {
+            int bi = kk * NR;
             FloatVector b0 = FloatVector.fromArray(SP, b, bi), b1 = FloatVector.fromArray(SP, b, bi + VL);
             FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
             c00 = x.fma(b0, c00);
@@ -597,29 +690,81 @@ public final class QMatMul {
             c50 = x.fma(b0, c50);
             c51 = x.fma(b1, c51);
         }
-        c00.intoArray(sums, ci);
-        c01.intoArray(sums, ci + VL);
-        c10.intoArray(sums, ci + NB);
-        c11.intoArray(sums, ci + NB + VL);
-        c20.intoArray(sums, ci + 2 * NB);
-        c21.intoArray(sums, ci + 2 * NB + VL);
-        c30.intoArray(sums, ci + 3 * NB);
-        c31.intoArray(sums, ci + 3 * NB + VL);
-        c40.intoArray(sums, ci + 4 * NB);
-        c41.intoArray(sums, ci + 4 * NB + VL);
-        c50.intoArray(sums, ci + 5 * NB);
-        c51.intoArray(sums, ci + 5 * NB + VL);
+        c00.intoArray(t, 0);
+        c01.intoArray(t, VL);
+        c10.intoArray(t, NR);
+        c11.intoArray(t, NR + VL);
+        c20.intoArray(t, 2 * NR);
+        c21.intoArray(t, 2 * NR + VL);
+        c30.intoArray(t, 3 * NR);
+        c31.intoArray(t, 3 * NR + VL);
+        c40.intoArray(t, 4 * NR);
+        c41.intoArray(t, 4 * NR + VL);
+        c50.intoArray(t, 5 * NR);
+        c51.intoArray(t, 5 * NR + VL);
     }
 
-    private static void kernel1(float[] a, int ai, float[] b, int pb, int kc, float[] sums, int ci) {
+    private static void kernel1(float[] a, int ai, float[] b, int kd, float[] t) {
         FloatVector c0 = FloatVector.zero(SP), c1 = FloatVector.zero(SP);
-        for (int kk = 0; kk < kc; kk++) {
-            int bi = pb + kk * NR;
+        for (int kk = 0; kk < kd; kk++) {
+            int bi = kk * NR;
             FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
             c0 = x.fma(FloatVector.fromArray(SP, b, bi), c0);
             c1 = x.fma(FloatVector.fromArray(SP, b, bi + VL), c1);
         }
-        c0.intoArray(sums, ci);
-        c1.intoArray(sums, ci + VL);
+        c0.intoArray(t, 0);
+        c1.intoArray(t, VL);
+    }
+
+    /**
+     * A row tile's chunk ended: its exact float sums in t (mr rows of NR, pc of the columns the product's) converted to
+     * int32 into acc from {@code ci} (rows NB apart; {@link #FIRST}) or added there ({@link #MID}); or, on the last
+     * chunk, the int32 total ({@link #LAST}) or the sums themselves ({@link #ONLY}: exact integers, so the same number)
+     * times {@code rowScale[ri + r] * scale[sj + c]} into out from {@code oi} (rows n apart): per element the float
+     * product {@link #scaleRow} computes. (The tile passes through t, 12 stores and loads per chunk, because a helper
+     * taking the kernel's vectors as arguments is compiled on its own once hot, past C2's inlining size, and then
+     * every vector argument is allocated: 10x slower.)
+     */
+    private static void end(
+            int mode,
+            float[] t,
+            int mr,
+            int pc,
+            int[] acc,
+            int ci,
+            float[] out,
+            int oi,
+            int n,
+            float[] rowScale,
+            int ri,
+            float[] scale,
+            int sj) {
+        for (int r = 0; r < mr; r++) {
+            int ti = r * NR, ai = ci + r * NB, o = oi + r * n;
+            if (mode == FIRST || mode == MID) {
+                for (int c = 0; c < NR; c += VL) {
+                    IntVector v =
+                            (IntVector) FloatVector.fromArray(SP, t, ti + c).convertShape(VectorOperators.F2I, IS, 0);
+                    if (mode == MID) v = v.add(IntVector.fromArray(IS, acc, ai + c));
+                    v.intoArray(acc, ai + c);
+                }
+                continue;
+            }
+            float rs = rowScale[ri + r];
+            FloatVector vr = FloatVector.broadcast(SP, rs);
+            int c = 0;
+            for (; c + VL <= pc; c += VL) {
+                FloatVector v = FloatVector.fromArray(SP, t, ti + c);
+                if (mode == LAST)
+                    v = (FloatVector) ((IntVector) v.convertShape(VectorOperators.F2I, IS, 0))
+                            .add(IntVector.fromArray(IS, acc, ai + c))
+                            .convertShape(VectorOperators.I2F, SP, 0);
+                v.mul(vr.mul(FloatVector.fromArray(SP, scale, sj + c))).intoArray(out, o + c);
+            }
+            for (; c < pc; c++) {
+                float v = mode == LAST ? (float) ((int) t[ti + c] + acc[ai + c]) : t[ti + c];
+                out[o + c] = v * (rs * scale[sj + c]);
+            }
+        }
     }
 }

@@ -44,7 +44,12 @@ class QMatMulTest {
             {6, 300, 70},
             {11, 384, 104},
             {64, 384, 64},
-            {65, 384, 64}
+            {65, 384, 64},
+            // K of exactly one deep chunk (512 with all zero points 0) and past it (two chunks of 512 or of 476 with
+            // zero points of +-10), rows in two balanced blocks (250: 126 + 124), a partial last panel
+            {66, 512, 64},
+            {70, 600, 85},
+            {250, 1100, 40}
         };
         try (Parallel par = new Parallel(2)) {
             for (int[] s : shapes)
@@ -80,6 +85,40 @@ class QMatMulTest {
                     QMatMul.run(par, p, x, out2, m, null);
                     assertArrayEquals(expect, out2, 0f, m + "x" + k + "x" + n + " without accumulators");
                 }
+        }
+    }
+
+    /**
+     * The chunk depth at its bounds: every product at its extreme (activations at the end of the range, weights at
+     * -128 with zero point 0, so that a 512-deep chunk sums to -16,711,680, just inside 2^24; weights at 127 with zero
+     * point -128, |w - z| = 255, so that chunks are 258 deep), K past several chunks, compared with the integer
+     * reference exactly.
+     */
+    @Test
+    void extremeProductsStayExactAtTheChunkBounds() {
+        try (Parallel par = new Parallel(2)) {
+            for (int variant = 0; variant < 2; variant++) {
+                int m = 70, k = 1536, n = 64;
+                byte wv = variant == 0 ? (byte) -128 : (byte) 127, zv = variant == 0 ? 0 : (byte) -128;
+                float[] x = new float[m * k];
+                for (int i = 0; i < x.length; i++) x[i] = 1f; // one value: the range [0, 1], zero point 0, q - z = 255
+                byte[] w = new byte[k * n];
+                java.util.Arrays.fill(w, wv);
+                var p = new OpParams.QMatMul(Tensor.ofInt8(w, k, n), new float[] {0.5f}, new byte[] {zv}, null);
+                assertEquals(variant == 0 ? 512 : 258, QMatMul.chunk(p, QMatMul.Packed.of(p.weight())));
+                float[] rowScale = new float[m];
+                long[] want = Reference.qmatmulAccumulators(p, x, rowScale);
+                assertEquals((long) k * 255 * (wv - zv), want[0], "the reference's sum");
+                float[] out = new float[m * n];
+                int[] acc = new int[m * n];
+                QMatMul.run(par, p, x, out, m, acc);
+                for (int i = 0; i < acc.length; i++) assertEquals(want[i], acc[i], "acc " + i);
+                float[] expect = new float[m * n];
+                for (int i = 0; i < expect.length; i++) expect[i] = (float) want[i] * (rowScale[i / n] * 0.5f);
+                float[] out2 = new float[m * n];
+                QMatMul.run(par, p, x, out2, m, null);
+                assertArrayEquals(expect, out2, 0f);
+            }
         }
     }
 }
