@@ -340,9 +340,9 @@ public final class ParityCases {
                     + " so the result is bit for bit the integer reference's";
 
     /**
-     * QMATMUL (dynamic int8): odd K and N, K past the CPU's 256-deep exact chunks, per-tensor and per-column weight
-     * scales and zero points, the full int8 range, row groups (the sequences of a ragged batch), inputs all positive
-     * (zero point 0), all negative (zero point 255), all zero (scale 1), and values on quantization ties.
+     * QMATMUL (dynamic int8): odd K and N, K past the CPU's exact chunks (256-512 deep), per-tensor and per-column
+     * weight scales and zero points, the full int8 range, row groups (the sequences of a ragged batch), inputs all
+     * positive (zero point 0), all negative (zero point 255), all zero (scale 1), and values on quantization ties.
      */
     private static void qmatmul(List<ParityCase> all) {
         record Q(String label, int[] xDims, int n, boolean perColumn, boolean zeroPoints, int[] groups) {}
