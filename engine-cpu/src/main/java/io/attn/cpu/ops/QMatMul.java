@@ -31,9 +31,9 @@ public final class QMatMul {
     private static final VectorSpecies<Integer> IS = IntVector.SPECIES_PREFERRED;
     private static final int VL = SP.length();
     /**
-     * K chunk when the weight's values less their zero points can reach 255 in magnitude: partial sums of this many
-     * products stay exact in fp32 (see the class comment). A weight whose values lie closer to its zero points takes
-     * deeper chunks, up to {@link #KC_MAX} ({@link #chunk}).
+     * The K chunk any int8 weight may take ({@link #chunk} gives 258 when the weight's values less their zero points
+     * reach 255 in magnitude, deeper chunks when they lie closer, up to {@link #KC_MAX}): partial sums of this many
+     * products stay exact in fp32 (see the class comment).
      */
     static final int KC = 256;
     /**
@@ -46,7 +46,8 @@ public final class QMatMul {
     static final int MR = 6, NR = 2 * VL;
     /**
      * Most rows and the columns of one task's block: the int8 block is widened once per chunk for all its rows (~1% of
-     * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs). Row blocks are of equal size.
+     * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs). A product's row blocks are of about
+     * equal size (multiples of MR but the last).
      */
     static final int MB = 240, NB = Math.max(64, NR);
     /** float 1.5 * 2^23: adding then subtracting it rounds a float of magnitude < 2^22 half to even. */
@@ -58,7 +59,7 @@ public final class QMatMul {
         float[] a = new float[0];
         float[] b = new float[KC_MAX * NR];
         int[] acc = new int[MB * NB];
-        /** A row tile's results where its panel is partial (the block's columns end inside it). */
+        /** A row tile's float sums on their way from the registers to {@link #end}. */
         final float[] tile = new float[MR * NR];
         /** A task's zero points of its column block (entries past its columns are never read). */
         final float[] zero = new float[NB];
@@ -113,7 +114,7 @@ public final class QMatMul {
         if (s.a.length < padded * k) s.a = new float[padded * k];
         float[] a = s.a;
         // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
-        // end read whatever is there and fill only sums rows that are never read)
+        // end read whatever is there and give tile rows that end() never stores)
         float[] rowScale = new float[rows];
         quantize(par, p.groupsOf(rows), x, padding, k, a, rowScale);
         gemm(par, p, a, rowScale, rows, out, accOut, e);
@@ -234,8 +235,9 @@ public final class QMatMul {
     /**
      * The columns {@code nb * NB ..} of {@code rows <= FEW} rows: per chunk (of kc), each pair of weight vectors
      * loaded as bytes from the packed block (K rows of NB contiguous bytes), widened (less the zero points) and
-     * multiplied into every row's accumulators; the chunk's exact float sums added as int32 in registers; then the same
-     * scaling (and epilogue) as {@link #task}. Bitwise {@link #task}'s result: the integer sums are exact in either
+     * multiplied into every row's accumulators; the chunk's exact float sums added as int32 in registers; then
+     * {@link #scaleRow}, the same float product per element as {@link #task}'s {@link #end}, and the epilogue. Bitwise
+     * {@link #task}'s result: the integer sums are exact in either
      * order.
      */
     private static void fewRows(
@@ -484,7 +486,7 @@ public final class QMatMul {
     static final int FIRST = 0, MID = 1, LAST = 2, ONLY = 3;
 
     /**
-     * Rows {@code mb * rowsPerBlock ..} by the columns {@code nb * NB ..}: per chunk of kc, each NR-column panel
+     * Rows {@code mb * blockRows ..} by the columns {@code nb * NB ..}: per chunk of kc, each NR-column panel
      * widened once into b and multiplied into every row tile; each tile ends its chunk by {@link #end} (the chunk's
      * exact float sums converted to int32 and added, or, on the last chunk, the int32 total converted back and scaled
      * straight into out; a single chunk's float sums are the result already). With {@code accOut} (tests) the int32
@@ -500,11 +502,11 @@ public final class QMatMul {
             Gemm.Epilogue e,
             Packed packed,
             int kc,
-            int rowsPerBlock,
+            int blockRows,
             int mb,
             int nb) {
         int k = p.k(), n = p.n();
-        int r0 = mb * rowsPerBlock, r1 = Math.min(rows, r0 + rowsPerBlock), j0 = nb * NB, cols = Math.min(NB, n - j0);
+        int r0 = mb * blockRows, r1 = Math.min(rows, r0 + blockRows), j0 = nb * NB, cols = Math.min(NB, n - j0);
         Scratch s = SCRATCH.get();
         float[] b = s.b, tile = s.tile;
         int[] acc = s.acc;
@@ -516,7 +518,9 @@ public final class QMatMul {
             zeros &= (zero[j] = p.zeroPoint(j0 + j)) == 0f;
             scale[j] = p.scale(j0 + j);
         }
-        boolean finish = accOut == null;
+        // K = 0 (tests and probes only; a graph's products have K >= 1): no chunk, the zero totals scaled
+        if (k == 0) java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
+        boolean finish = accOut == null && k > 0;
         for (int k0 = 0; k0 < k; k0 += kc) {
             int kd = Math.min(kc, k - k0);
             boolean last = k0 + kd >= k;
@@ -719,9 +723,10 @@ public final class QMatMul {
     /**
      * A row tile's chunk ended: its exact float sums in t (mr rows of NR, pc of the columns the product's) converted to
      * int32 into acc from {@code ci} (rows NB apart; {@link #FIRST}) or added there ({@link #MID}); or, on the last
-     * chunk, the int32 total ({@link #LAST}) or the sums themselves ({@link #ONLY}: exact integers, so the same number)
-     * times {@code rowScale[ri + r] * scale[sj + c]} into out from {@code oi} (rows n apart): per element the float
-     * product {@link #scaleRow} computes. (The tile passes through t, 12 stores and loads per chunk, because a helper
+     * chunk, the int32 total ({@link #LAST}) or the sums themselves ({@link #ONLY}: exact integers, taken through int32
+     * as every chunk's are, so that a NaN input gives 0 here as on the other paths) times {@code rowScale[ri + r] *
+     * scale[sj + c]} into out from {@code oi} (rows n apart): per element the float product {@link #scaleRow}
+     * computes. (The tile passes through t, 12 stores and loads per chunk, because a helper
      * taking the kernel's vectors as arguments is compiled on its own once hot, past C2's inlining size, and then
      * every vector argument is allocated: 10x slower.)
      */
@@ -754,16 +759,14 @@ public final class QMatMul {
             FloatVector vr = FloatVector.broadcast(SP, rs);
             int c = 0;
             for (; c + VL <= pc; c += VL) {
-                FloatVector v = FloatVector.fromArray(SP, t, ti + c);
-                if (mode == LAST)
-                    v = (FloatVector) ((IntVector) v.convertShape(VectorOperators.F2I, IS, 0))
-                            .add(IntVector.fromArray(IS, acc, ai + c))
-                            .convertShape(VectorOperators.I2F, SP, 0);
-                v.mul(vr.mul(FloatVector.fromArray(SP, scale, sj + c))).intoArray(out, o + c);
+                IntVector v = (IntVector) FloatVector.fromArray(SP, t, ti + c).convertShape(VectorOperators.F2I, IS, 0);
+                if (mode == LAST) v = v.add(IntVector.fromArray(IS, acc, ai + c));
+                ((FloatVector) v.convertShape(VectorOperators.I2F, SP, 0))
+                        .mul(vr.mul(FloatVector.fromArray(SP, scale, sj + c)))
+                        .intoArray(out, o + c);
             }
             for (; c < pc; c++) {
-                float v = mode == LAST ? (float) ((int) t[ti + c] + acc[ai + c]) : t[ti + c];
-                out[o + c] = v * (rs * scale[sj + c]);
+                out[o + c] = (float) ((int) t[ti + c] + (mode == LAST ? acc[ai + c] : 0)) * (rs * scale[sj + c]);
             }
         }
     }

@@ -11,9 +11,9 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * QMATMUL's int32 accumulators against the integer reference, exactly, at embedding shapes (K 384 and 1536, past the
- * kernel's 256-deep chunks), with the full int8 range, zero points and row groups; the float results bit for bit, with
- * and without the accumulators returned (the two ways of scaling them).
+ * QMATMUL's int32 accumulators against the integer reference, exactly, at embedding shapes (K 384, one chunk, and
+ * 1536, past the kernel's chunks of up to 512), with the full int8 range, zero points and row groups; the float results
+ * bit for bit, with and without the accumulators returned (the two ways of scaling them).
  */
 class QMatMulTest {
     @Test
@@ -118,6 +118,25 @@ class QMatMulTest {
                 float[] out2 = new float[m * n];
                 QMatMul.run(par, p, x, out2, m, null);
                 assertArrayEquals(expect, out2, 0f);
+            }
+        }
+    }
+
+    /** K = 0 (a probe's or a test's product; graphs have K >= 1): zeros on both paths, whatever out held. */
+    @Test
+    void emptyKGivesZeros() {
+        try (Parallel par = new Parallel(2)) {
+            for (int m : new int[] {8, 70}) {
+                var p = new OpParams.QMatMul(Tensor.ofInt8(new byte[0], 0, 8), new float[] {1f}, new byte[] {0}, null);
+                for (boolean withAcc : new boolean[] {false, true}) {
+                    float[] out = new float[m * 8];
+                    java.util.Arrays.fill(out, 7f);
+                    int[] acc = withAcc ? new int[m * 8] : null;
+                    if (withAcc) java.util.Arrays.fill(acc, 5);
+                    QMatMul.run(par, p, new float[0], out, m, acc);
+                    assertArrayEquals(new float[m * 8], out, 0f, m + " rows");
+                    if (withAcc) assertArrayEquals(new int[m * 8], acc, m + " rows");
+                }
             }
         }
     }
