@@ -45,9 +45,16 @@ public final class QMatMul {
     /** Register tile: MR rows by NR = 2 vectors of columns (12 accumulators: 15 of AVX2's 16 registers). */
     static final int MR = 6, NR = 2 * VL;
     /**
+     * The panel path's row tile: MR, or 4 rows where there are only 16 vector registers ({@link Registers#FEW}): C2
+     * loads a step's broadcasts before its FMAs, so the 6-row tile spills there (measured with {@code -XX:UseAVX=2} on
+     * the Zen 5: docs/performance.md, "The panel path"). The direct path keeps its 6-row tile there, which measured
+     * faster than 4 rows at one text's row counts.
+     */
+    static final int TR = Registers.FEW ? 4 : MR;
+    /**
      * Most rows and the columns of one task's block: the int8 block is widened once per chunk for all its rows (~1% of
      * the FMAs of a full block; of one text's 8-60 rows, as much work as the FMAs). A product's row blocks are of about
-     * equal size (multiples of MR but the last).
+     * equal size (multiples of TR but the last).
      */
     static final int MB = 240, NB = Math.max(64, NR);
     /** float 1.5 * 2^23: adding then subtracting it rounds a float of magnitude < 2^22 half to even. */
@@ -110,7 +117,7 @@ public final class QMatMul {
             Gemm.Epilogue e) {
         int k = p.k();
         Scratch s = SCRATCH.get();
-        int padded = (rows + MR - 1) / MR * MR;
+        int padded = (rows + MR - 1) / MR * MR + MR; // a last tile of TR rows may start 2 rows before the end
         if (s.a.length < padded * k) s.a = new float[padded * k];
         float[] a = s.a;
         // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
@@ -196,10 +203,10 @@ public final class QMatMul {
             par.forEach(nBlocks, t -> fewRows(p, a, rowScale, rows, out, accOut, e, w, kc, t));
             return;
         }
-        // row blocks of equal size (a multiple of MR, at most MB): 250 rows run as 126 + 124, not 240 + 10, so that
+        // row blocks of equal size (a multiple of TR, at most MB): 250 rows run as 126 + 124, not 240 + 10, so that
         // no block widens its panels for a handful of rows
         int mBlocks = (rows + MB - 1) / MB;
-        int mb = Math.min(MB, ((rows + mBlocks - 1) / mBlocks + MR - 1) / MR * MR);
+        int mb = Math.min(MB, ((rows + mBlocks - 1) / mBlocks + TR - 1) / TR * TR);
         int blocks = (rows + mb - 1) / mb;
         par.forEach(
                 blocks * nBlocks, t -> task(p, a, rowScale, rows, out, accOut, e, w, kc, mb, t / nBlocks, t % nBlocks));
@@ -529,11 +536,12 @@ public final class QMatMul {
             for (int jp = 0; jp < NB && jp < cols; jp += NR) {
                 int pc = Math.min(NR, cols - jp);
                 widen(w, wb + k0 * NB + jp, kd, pc, zeros ? null : zero, jp, b);
-                for (int r = r0; r < r1; r += MR) {
-                    int mr = Math.min(MR, r1 - r);
+                for (int r = r0; r < r1; r += TR) {
+                    int mr = Math.min(TR, r1 - r);
                     // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
                     // row leave the FMA latency exposed); a single row by itself
-                    if (mr >= 2) kernel6(a, r * k + k0, k, b, kd, tile);
+                    if (mr >= 2 && TR == 4) kernel4(a, r * k + k0, k, b, kd, tile);
+                    else if (mr >= 2) kernel6(a, r * k + k0, k, b, kd, tile);
                     else kernel1(a, r * k + k0, b, kd, tile);
                     end(mode, tile, mr, pc, acc, (r - r0) * NB + jp, out, r * n + j0 + jp, n, rowScale, r, scale, jp);
                 }
@@ -706,6 +714,39 @@ public final class QMatMul {
         c41.intoArray(t, 4 * NR + VL);
         c50.intoArray(t, 5 * NR);
         c51.intoArray(t, 5 * NR + VL);
+    }
+
+    /** {@link #kernel6} on 4 rows (8 accumulators: the tile for 16 registers, {@link #TR}). */
+    private static void kernel4(float[] a, int ai, int lda, float[] b, int kd, float[] t) {
+        FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
+        FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
+        FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
+        FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
+        int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda;
+        for (int kk = 0; kk < kd; kk++) {
+            int bi = kk * NR;
+            FloatVector b0 = FloatVector.fromArray(SP, b, bi), b1 = FloatVector.fromArray(SP, b, bi + VL);
+            FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
+            c00 = x.fma(b0, c00);
+            c01 = x.fma(b1, c01);
+            x = FloatVector.broadcast(SP, a[a1 + kk]);
+            c10 = x.fma(b0, c10);
+            c11 = x.fma(b1, c11);
+            x = FloatVector.broadcast(SP, a[a2 + kk]);
+            c20 = x.fma(b0, c20);
+            c21 = x.fma(b1, c21);
+            x = FloatVector.broadcast(SP, a[a3 + kk]);
+            c30 = x.fma(b0, c30);
+            c31 = x.fma(b1, c31);
+        }
+        c00.intoArray(t, 0);
+        c01.intoArray(t, VL);
+        c10.intoArray(t, NR);
+        c11.intoArray(t, NR + VL);
+        c20.intoArray(t, 2 * NR);
+        c21.intoArray(t, 2 * NR + VL);
+        c30.intoArray(t, 3 * NR);
+        c31.intoArray(t, 3 * NR + VL);
     }
 
     private static void kernel1(float[] a, int ai, float[] b, int kd, float[] t) {
