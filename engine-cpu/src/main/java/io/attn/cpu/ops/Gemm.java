@@ -850,8 +850,11 @@ public final class Gemm {
         else kernel(inter, kc, a, ar, lda, pb, pbi, tile, 0, NR, true);
     }
 
-    /** {@link #kernel} with 6 rows (12 accumulators) on A's rows in place: the tile for 32 vector registers. */
-    private static void kernel6(
+    /**
+     * {@link #kernel} with 6 rows (12 accumulators) on A's rows in place: the tile for 32 vector registers. Also the
+     * int8 product's panel kernel ({@link QMatMul}: widened weights, exact float sums into a tile).
+     */
+    static void kernel6(
             int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
         FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
         FloatVector c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
@@ -1018,8 +1021,11 @@ public final class Gemm {
         }
     }
 
-    /** {@link #kernel} with 4 rows (8 accumulators): the tile for 16 vector registers ({@link Registers#FEW}). */
-    private static void kernel4(
+    /**
+     * {@link #kernel} with 4 rows (8 accumulators): the tile for 16 vector registers ({@link Registers#FEW}); also
+     * {@link QMatMul}'s there.
+     */
+    static void kernel4(
             int kc, float[] a, int ar, int lda, float[] pb, int pbi, float[] c, int ci, int ldc, boolean first) {
         FloatVector c00 = FloatVector.zero(SP), c01 = c00, c10 = c00, c11 = c00;
         FloatVector c20 = c00, c21 = c00, c30 = c00, c31 = c00;

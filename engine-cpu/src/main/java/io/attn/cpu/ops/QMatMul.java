@@ -15,7 +15,7 @@ import jdk.incubator.vector.VectorSpecies;
  * gives.
  *
  * <p>The product runs on fp32 FMAs, which are exact here: {@code q - z} lies in [-255, 255] and {@code w - wZero} in
- * [-255, 255], so every partial sum of up to {@link #KC} = 256 products is an integer of magnitude at most 255 * 255 *
+ * [-255, 255], so every partial sum of up to 256 products is an integer of magnitude at most 255 * 255 *
  * 256 = 16,646,400 < 2^24 and every float addition along the way is exact; weights closer to their zero points take
  * deeper chunks ({@link #chunk}: 512 for symmetric int8 weights, whose products reach 255 * 128). Each chunk's sums
  * are converted to int32 and added as integers; on the last chunk the total is scaled straight into the output (a
@@ -30,12 +30,6 @@ public final class QMatMul {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Integer> IS = IntVector.SPECIES_PREFERRED;
     private static final int VL = SP.length();
-    /**
-     * The K chunk any int8 weight may take ({@link #chunk} gives 258 when the weight's values less their zero points
-     * reach 255 in magnitude, deeper chunks when they lie closer, up to {@link #KC_MAX}): partial sums of this many
-     * products stay exact in fp32 (see the class comment).
-     */
-    static final int KC = 256;
     /**
      * The deepest chunk: symmetric int8 weights (zero points 0, values in [-128, 127], as ONNX Runtime's {@code
      * quantize_dynamic} and {@code attn quantize} write them) take 512, so that K up to 512 is one chunk whose float
@@ -215,7 +209,7 @@ public final class QMatMul {
     /**
      * The K chunk of this product: the most products whose partial float sums stay exact integers, {@code 2^24 / (255
      * * max |w - wZero|)} (the activations less their zero point lie in [-255, 255]), at most {@link #KC_MAX}; at
-     * least {@link #KC} for any int8 weight.
+     * least 258 for any int8 weight.
      */
     static int chunk(OpParams.QMatMul p, Packed w) {
         int zMin = Integer.MAX_VALUE, zMax = Integer.MIN_VALUE;
@@ -326,7 +320,7 @@ public final class QMatMul {
 
     /**
      * Four rows of a from {@code ai}, as {@link #few1} (rows past the product's last are the padding of a's scratch:
-     * computed, never stored, as in {@link #kernel6}).
+     * computed, never stored, as in the panel path).
      */
     private static void few4(
             float[] a,
@@ -540,8 +534,9 @@ public final class QMatMul {
                     int mr = Math.min(TR, r1 - r);
                     // a last tile of 2-5 rows as a whole one (1.1-1.2x its rows one by one: two accumulator chains per
                     // row leave the FMA latency exposed); a single row by itself
-                    if (mr >= 2 && TR == 4) kernel4(a, r * k + k0, k, b, kd, tile);
-                    else if (mr >= 2) kernel6(a, r * k + k0, k, b, kd, tile);
+                    // the float32 GEMM's kernels: the same FMA sequence, exact here (the class comment)
+                    if (mr >= 2 && TR == 4) Gemm.kernel4(kd, a, r * k + k0, k, b, 0, tile, 0, NR, true);
+                    else if (mr >= 2) Gemm.kernel6(kd, a, r * k + k0, k, b, 0, tile, 0, NR, true);
                     else kernel1(a, r * k + k0, b, kd, tile);
                     end(mode, tile, mr, pc, acc, (r - r0) * NB + jp, out, r * n + j0 + jp, n, rowScale, r, scale, jp);
                 }
@@ -668,86 +663,6 @@ public final class QMatMul {
     /** Bytes of one float vector's lane count (SP's VL lanes of 8 bits). */
     private static final VectorSpecies<Byte> BV =
             VectorSpecies.of(byte.class, jdk.incubator.vector.VectorShape.forBitSize(8 * VL));
-
-    /**
-     * Rows {@code a[ai + r*lda ..]} (6 of them) times b's NR columns over kd: the exact float sums into t (6 x NR).
-     */
-    private static void kernel6(float[] a, int ai, int lda, float[] b, int kd, float[] t) {
-        FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
-        FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
-        FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
-        FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
-        FloatVector c40 = FloatVector.zero(SP), c41 = FloatVector.zero(SP);
-        FloatVector c50 = FloatVector.zero(SP), c51 = FloatVector.zero(SP);
-        int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda, a4 = a3 + lda, a5 = a4 + lda;
-        for (int kk = 0; kk < kd; kk++) {
-            int bi = kk * NR;
-            FloatVector b0 = FloatVector.fromArray(SP, b, bi), b1 = FloatVector.fromArray(SP, b, bi + VL);
-            FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(SP, a[a1 + kk]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(SP, a[a2 + kk]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(SP, a[a3 + kk]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-            x = FloatVector.broadcast(SP, a[a4 + kk]);
-            c40 = x.fma(b0, c40);
-            c41 = x.fma(b1, c41);
-            x = FloatVector.broadcast(SP, a[a5 + kk]);
-            c50 = x.fma(b0, c50);
-            c51 = x.fma(b1, c51);
-        }
-        c00.intoArray(t, 0);
-        c01.intoArray(t, VL);
-        c10.intoArray(t, NR);
-        c11.intoArray(t, NR + VL);
-        c20.intoArray(t, 2 * NR);
-        c21.intoArray(t, 2 * NR + VL);
-        c30.intoArray(t, 3 * NR);
-        c31.intoArray(t, 3 * NR + VL);
-        c40.intoArray(t, 4 * NR);
-        c41.intoArray(t, 4 * NR + VL);
-        c50.intoArray(t, 5 * NR);
-        c51.intoArray(t, 5 * NR + VL);
-    }
-
-    /** {@link #kernel6} on 4 rows (8 accumulators: the tile for 16 registers, {@link #TR}). */
-    private static void kernel4(float[] a, int ai, int lda, float[] b, int kd, float[] t) {
-        FloatVector c00 = FloatVector.zero(SP), c01 = FloatVector.zero(SP);
-        FloatVector c10 = FloatVector.zero(SP), c11 = FloatVector.zero(SP);
-        FloatVector c20 = FloatVector.zero(SP), c21 = FloatVector.zero(SP);
-        FloatVector c30 = FloatVector.zero(SP), c31 = FloatVector.zero(SP);
-        int a1 = ai + lda, a2 = a1 + lda, a3 = a2 + lda;
-        for (int kk = 0; kk < kd; kk++) {
-            int bi = kk * NR;
-            FloatVector b0 = FloatVector.fromArray(SP, b, bi), b1 = FloatVector.fromArray(SP, b, bi + VL);
-            FloatVector x = FloatVector.broadcast(SP, a[ai + kk]);
-            c00 = x.fma(b0, c00);
-            c01 = x.fma(b1, c01);
-            x = FloatVector.broadcast(SP, a[a1 + kk]);
-            c10 = x.fma(b0, c10);
-            c11 = x.fma(b1, c11);
-            x = FloatVector.broadcast(SP, a[a2 + kk]);
-            c20 = x.fma(b0, c20);
-            c21 = x.fma(b1, c21);
-            x = FloatVector.broadcast(SP, a[a3 + kk]);
-            c30 = x.fma(b0, c30);
-            c31 = x.fma(b1, c31);
-        }
-        c00.intoArray(t, 0);
-        c01.intoArray(t, VL);
-        c10.intoArray(t, NR);
-        c11.intoArray(t, NR + VL);
-        c20.intoArray(t, 2 * NR);
-        c21.intoArray(t, 2 * NR + VL);
-        c30.intoArray(t, 3 * NR);
-        c31.intoArray(t, 3 * NR + VL);
-    }
 
     private static void kernel1(float[] a, int ai, float[] b, int kd, float[] t) {
         FloatVector c0 = FloatVector.zero(SP), c1 = FloatVector.zero(SP);
