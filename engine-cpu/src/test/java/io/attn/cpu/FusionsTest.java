@@ -119,6 +119,91 @@ class FusionsTest {
         }
     }
 
+    /** int8 {@code (K, N)} weight values, zero points and scales for {@link #int8Layer}. */
+    private Node int8Linear(GraphBuilder g, Node x, String name, int k, int n, int[] groups, Node padding) {
+        byte[] q = new byte[k * n];
+        for (int i = 0; i < q.length; i++) q[i] = (byte) (r.nextInt(256) - 128);
+        float[] scale = new float[n];
+        for (int j = 0; j < n; j++) scale[j] = 0.001f + 0.01f * r.nextFloat();
+        return g.addBias(
+                g.qmatmul(x, Tensor.ofInt8(q, k, n), scale, new byte[] {(byte) (r.nextInt(9) - 4)}, groups, padding),
+                w(g, name, n));
+    }
+
+    /**
+     * A quantized encoder layer as the {@code -q} models are imported: q, k and v int8 products of one LayerNorm's
+     * output, split into heads; the output projection with its residual; a GELU feed-forward. {@code padded}: a padded
+     * batch (B 2, L 37, one group per sequence, padding rows as {@link #inputs} marks them); else a ragged one of
+     * {@code rows} rows in two groups.
+     */
+    private Graph int8Layer(GraphBuilder g, boolean padded, int rows) {
+        int e = 64, heads = 4, f = 160;
+        Node x = padded ? g.input("x", 2, 37, e) : g.input("x", 1, rows, e);
+        Node pad = padded ? g.input("pad", 2, 37) : null;
+        int[] groups = padded ? new int[] {37, 37} : new int[] {rows / 3, rows - rows / 3};
+        Node h = g.layerNorm(x, w(g, "g1", e), w(g, "b1", e), 1e-5f);
+        Node q = g.splitHeads(int8Linear(g, h, "bq", e, e, groups, pad), heads);
+        Node k = g.splitHeads(int8Linear(g, h, "bk", e, e, groups, pad), heads);
+        Node v = g.splitHeads(int8Linear(g, h, "bv", e, e, groups, pad), heads);
+        var mask = new MaskSpec(false, MaskKind.NONE, padded ? MaskKind.BOOL : MaskKind.NONE);
+        Node p = g.attentionWeights(q, k, 0.25f, mask, null, pad);
+        Node ctx = g.mergeHeads(g.matmul(p, v));
+        Node a = g.add(h, int8Linear(g, ctx, "bo", e, e, groups, pad));
+        Node ff = g.gelu(int8Linear(g, a, "bi", e, f, groups, pad), false);
+        return g.build(g.add(a, int8Linear(g, ff, "bf", f, e, groups, pad)));
+    }
+
+    @Test
+    void int8LayerSharesTheQuantizationAndSplitsHeadsBitwise() {
+        // issue 37: q, k and v quantize their x once (QMatMul.Share), their products stored in the heads layout;
+        // 74 rows run the panel path, 40 the direct one (QMatMul.FEW)
+        for (int mode = 0; mode < 3; mode++)
+            for (int threads : new int[] {1, 3}) {
+                Graph graph = int8Layer(new GraphBuilder(), mode == 2, mode == 0 ? 40 : 74);
+                Program p = fusedEqualsUnfused(graph, threads);
+                List<String> n = names(p);
+                assertEquals(
+                        3,
+                        n.stream()
+                                .filter("QMATMUL+ADD_BIAS+SPLIT_HEADS"::equals)
+                                .count(),
+                        n.toString());
+                assertEquals(
+                        1, n.stream().filter("QMATMUL+ADD_BIAS+GELU"::equals).count(), n.toString());
+                assertEquals(
+                        2, n.stream().filter("QMATMUL+ADD_BIAS+ADD"::equals).count(), n.toString());
+                var shares = io.attn.cpu.ops.Fusions.quantizationShares(graph);
+                assertEquals(3, shares.size(), "q, k and v share; the others quantize their own x");
+                assertEquals(1, new java.util.HashSet<>(shares.values()).size());
+            }
+    }
+
+    @Test
+    void aSharedQuantizationIsNotTakenFromAnotherRunOrInput() {
+        // one executor, runs on different inputs one after another: each run's products must quantize that run's x
+        // (the kept quantization belongs to the calling thread and outlives the run; here no other product
+        // quantizes after the last of the three, so the next run's first finds it, for the same x array)
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.layerNorm(g.input("x", 1, 50, 64), w(g, "g", 64), w(g, "b", 64), 1e-5f);
+        int[] groups = {20, 30};
+        Graph graph = g.build(g.add(
+                g.add(int8Linear(g, x, "bq", 64, 64, groups, null), int8Linear(g, x, "bk", 64, 64, groups, null)),
+                int8Linear(g, x, "bv", 64, 64, groups, null)));
+        try (CpuBackend be = new CpuBackend(BackendOptions.defaults().withThreads(2));
+                Executor fused = new Executor(be, graph);
+                Executor plain = new Executor(be, Program.unfused(graph, be))) {
+            List<Map<String, Tensor>> in = new ArrayList<>();
+            List<float[]> want = new ArrayList<>();
+            for (int run = 0; run < 3; run++) {
+                in.add(inputs(graph));
+                want.add(plain.run(in.get(run)).get(0).data());
+            }
+            // the fused runs back to back: nothing else quantizes on this thread in between
+            for (int run = 0; run < 3; run++)
+                assertArrayEquals(want.get(run), fused.run(in.get(run)).get(0).data(), "run " + run);
+        }
+    }
+
     @Test
     void geluEpilogueEqualsTheGeluOpBitwise() {
         // 70 columns: two full 32-column panels and an edge with a partial vector; 2 rows: the Gemv path; K over 2048

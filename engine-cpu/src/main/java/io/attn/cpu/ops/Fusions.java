@@ -11,7 +11,11 @@ import io.attn.graph.Node;
 import io.attn.graph.Op;
 import io.attn.graph.OpParams;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The CPU backend's fusion rules: which runs of graph nodes it computes as one step, with the kernels of this package.
@@ -36,10 +40,14 @@ public final class Fusions {
     /** The program of {@code graph} on the CPU backend {@code backend} (whose kernels use {@code par}). */
     public static Program compile(Graph graph, Backend backend, Parallel par) {
         Program.Builder b = new Program.Builder(graph);
+        Map<Node, QMatMul.Share> shares = quantizationShares(graph);
         for (Node n : graph.nodes()) {
             if (n.isLeaf() || b.covered(n)) continue;
             if (n.op() == Op.MATMUL && (attentionWeights(b, n, par) || gemmEpilogue(b, n, par))) continue;
-            if (n.op() == Op.QMATMUL && qmatmulEpilogue(b, n, par)) continue;
+            if (n.op() == Op.QMATMUL) {
+                qmatmul(b, n, par, shares.get(n));
+                continue;
+            }
             b.single(n, backend);
         }
         return b.build();
@@ -106,14 +114,41 @@ public final class Fusions {
     }
 
     /**
-     * {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU] -> [ADD residual]}: the GEMM epilogue's arithmetic on each block of
-     * the int8 product once its float result is stored (issue 37): false when nothing follows the product.
+     * The int8 products that quantize the same x ({@link QMatMul.Share}): those with the same inputs (x, and a padded
+     * batch's mask) and the same row groups, two or more, each mapped to their share (whose first is the first in
+     * graph order, the order their steps run in).
      */
-    private static boolean qmatmulEpilogue(Program.Builder b, Node qm, Parallel par) {
+    public static Map<Node, QMatMul.Share> quantizationShares(Graph graph) {
+        Map<List<Object>, List<Node>> same = new LinkedHashMap<>();
+        for (Node n : graph.nodes())
+            if (n.op() == Op.QMATMUL) {
+                int[] groups = n.params(OpParams.QMatMul.class).groups();
+                List<Object> key = new ArrayList<>(n.inputs());
+                key.add(
+                        groups == null
+                                ? List.of()
+                                : Arrays.stream(groups).boxed().toList());
+                same.computeIfAbsent(key, x -> new ArrayList<>()).add(n);
+            }
+        Map<Node, QMatMul.Share> shares = new HashMap<>();
+        for (List<Node> nodes : same.values()) {
+            if (nodes.size() < 2) continue;
+            QMatMul.Share share = new QMatMul.Share(nodes.get(0));
+            for (Node n : nodes) shares.put(n, share);
+        }
+        return shares;
+    }
+
+    /**
+     * {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU] -> [ADD residual | SPLIT_HEADS]} (no SPLIT_HEADS after a GELU):
+     * the GEMM epilogue's arithmetic on each block of the int8 product once its float result is stored (issue 37), or
+     * the product alone; {@code share} (null: none) the products that quantize the same x.
+     */
+    private static void qmatmul(Program.Builder b, Node qm, Parallel par, QMatMul.Share share) {
         List<Node> covers = new ArrayList<>(List.of(qm));
         List<Node> inputs = new ArrayList<>(qm.inputs()); // x, and a padded batch's key-padding mask
         Node cur = qm, next = b.soleReader(qm);
-        int bias = -1, residual = -1;
+        int bias = -1, residual = -1, heads = 0;
         Gemm.Epilogue.Act act = Gemm.Epilogue.Act.NONE;
         if (next != null && next.op() == Op.ADD_BIAS && next.input(0) == cur && before(next.input(1), qm)) {
             bias = inputs.size();
@@ -135,10 +170,16 @@ public final class Fusions {
                 inputs.add(other);
                 covers.add(cur = next);
             }
+        } else if (next != null
+                && next.op() == Op.SPLIT_HEADS
+                && (act == Gemm.Epilogue.Act.NONE || act == Gemm.Epilogue.Act.RELU)
+                && qm.input(0).shape().rank() == 3) {
+            heads = next.params(OpParams.SplitHeads.class).heads();
+            covers.add(cur = next);
         }
-        if (covers.size() == 1) return false;
-        final int bi = bias, ri = residual;
+        final int bi = bias, ri = residual, h = heads, len = qm.shape().dim(-2);
         final Gemm.Epilogue.Act r = act;
+        final boolean padded = qm.inputs().size() > 1;
         StringBuilder name = new StringBuilder("QMATMUL");
         for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
         b.fused(
@@ -151,14 +192,18 @@ public final class Fusions {
                         qm,
                         CpuBuffer.of(out),
                         CpuBuffer.of(in[0]),
-                        qm.inputs().size() > 1 ? CpuBuffer.of(in[1]) : null,
-                        new Gemm.Epilogue(
-                                bi < 0 ? null : CpuBuffer.of(in[bi]),
-                                r,
-                                ri < 0 ? null : CpuBuffer.of(in[ri]),
-                                0,
-                                qm.shape().size() / qm.shape().dim(-1))));
-        return true;
+                        padded ? CpuBuffer.of(in[1]) : null,
+                        covers.size() == 1
+                                ? null
+                                : new Gemm.Epilogue(
+                                        bi < 0 ? null : CpuBuffer.of(in[bi]),
+                                        r,
+                                        ri < 0 ? null : CpuBuffer.of(in[ri]),
+                                        h,
+                                        h > 0
+                                                ? len
+                                                : qm.shape().size() / qm.shape().dim(-1)),
+                        share));
     }
 
     /** {@code MATMUL q k^T (alpha 1, batched k) -> SOFTMAX}. */

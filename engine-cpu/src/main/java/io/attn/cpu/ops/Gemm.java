@@ -549,7 +549,7 @@ public final class Gemm {
      * {@code col0..}) into C in the heads layout of {@code e}: stored on the first K step, added to what is there
      * (as {@link #storeTile} does) on later ones, with bias and ReLU on the last, as {@link #epilogue} applies them.
      */
-    private static void scatter(
+    static void scatter(
             float[] tile,
             int ldt,
             int rows,

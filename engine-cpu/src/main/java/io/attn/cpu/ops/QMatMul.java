@@ -66,6 +66,18 @@ public final class QMatMul {
         final float[] zero = new float[NB];
         /** A task's weight scales of its column block (entries past its columns are never read). */
         final float[] scale = new float[NB];
+        /**
+         * A task's block of the product on its way to the heads layout ({@link Gemm.Epilogue#heads()}): rows NB apart.
+         */
+        final float[] stage = new float[MB * NB];
+        /**
+         * The calling thread's last quantization, kept for the products after it that read the same x ({@link
+         * Share}): the share that made it (null: none may reuse it), its x, rows and row scales; the values are in
+         * {@link #a}.
+         */
+        Share owner;
+
+        float[] ownerX, ownerScale;
     }
 
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
@@ -79,17 +91,51 @@ public final class QMatMul {
     }
 
     public static void run(Parallel par, Node node, float[] out, float[] x, float[] padding) {
-        run(par, node, out, x, padding, null);
+        run(par, node, out, x, padding, null, null);
+    }
+
+    /**
+     * Products that read the same x (and padding) with the same row groups, in the order the program runs them (a
+     * layer's query, key and value projections): the first quantizes x as usual and keeps the result on the calling
+     * thread; the others take it if it is still there for their x, else quantize x themselves. The quantization
+     * reads only x, so taking it gives bitwise what quantizing again gives. Sound because a program's steps run one
+     * after another on the calling thread, so that the first of the products always runs just before the others in
+     * the same run, and x cannot change in between (it is an input of the ones still to come); anything else that
+     * quantizes on that thread in between leaves its own result, which the check refuses.
+     */
+    public static final class Share {
+        private final Node first;
+
+        public Share(Node first) {
+            this.first = first;
+        }
+
+        boolean first(Node node) {
+            return node == first;
+        }
     }
 
     /**
      * The op ({@code padding}: the padded batch's key-padding mask, its second input, or null), then (e non-null) the
-     * GEMM epilogue {@link Fusions} matched after it, applied block by block.
+     * GEMM epilogue {@link Fusions} matched after it, applied block by block; {@code share} (null: none) the
+     * products that quantize the same x ({@link Share}).
      */
-    public static void run(Parallel par, Node node, float[] out, float[] x, float[] padding, Gemm.Epilogue e) {
+    public static void run(
+            Parallel par, Node node, float[] out, float[] x, float[] padding, Gemm.Epilogue e, Share share) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
         // buffers may be larger than the value (slots are reused): the row count comes from the shape
-        run(par, p, x, padding, out, node.input(0).shape().size() / p.k(), null, e);
+        int rows = node.input(0).shape().size() / p.k();
+        Scratch s = SCRATCH.get();
+        if (share != null && !share.first(node) && s.owner == share && s.ownerX == x && s.ownerScale.length == rows) {
+            gemm(par, p, s.a, s.ownerScale, rows, out, null, e);
+            return;
+        }
+        float[] rowScale = quantize(par, p, x, padding, rows, s);
+        boolean keep = share != null && share.first(node);
+        s.owner = keep ? share : null;
+        s.ownerX = keep ? x : null;
+        s.ownerScale = keep ? rowScale : null;
+        gemm(par, p, s.a, rowScale, rows, out, null, e);
     }
 
     /**
@@ -109,16 +155,26 @@ public final class QMatMul {
             int rows,
             int[] accOut,
             Gemm.Epilogue e) {
-        int k = p.k();
         Scratch s = SCRATCH.get();
+        s.owner = null;
+        float[] rowScale = quantize(par, p, x, padding, rows, s);
+        gemm(par, p, s.a, rowScale, rows, out, accOut, e);
+    }
+
+    /** x quantized into the calling thread's {@code s.a} ({@link #quantize(Parallel, int[], float[], float[], int,
+     * float[], float[])}); returns the row scales. */
+    private static float[] quantize(Parallel par, OpParams.QMatMul p, float[] x, float[] padding, int rows, Scratch s) {
+        int k = p.k();
         int padded = (rows + MR - 1) / MR * MR + MR; // a last tile of TR rows may start 2 rows before the end
-        if (s.a.length < padded * k) s.a = new float[padded * k];
-        float[] a = s.a;
+        if (s.a.length < padded * k) {
+            s.a = new float[padded * k];
+            s.owner = null;
+        }
         // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
         // end read whatever is there and give tile rows that end() never stores)
         float[] rowScale = new float[rows];
-        quantize(par, p.groupsOf(rows), x, padding, k, a, rowScale);
-        gemm(par, p, a, rowScale, rows, out, accOut, e);
+        quantize(par, p.groupsOf(rows), x, padding, k, s.a, rowScale);
+        return rowScale;
     }
 
     /**
@@ -267,6 +323,11 @@ public final class QMatMul {
             for (; rows - r >= 5; r += 6) few6(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
             if (rows - r >= 2) few4(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
             else if (rows - r == 1) few1(a, r * k, k, w, wb + c, zero, !zeros, c, acc, r * NB + c, kc);
+        }
+        if (e != null && e.heads() > 0) { // scaled into the stage, then bias and ReLU on the way to the heads layout
+            for (int r = 0; r < rows; r++) scaleRow(p, acc, r * NB, rowScale[r], s.stage, r * NB, j0, cols, null);
+            Gemm.scatter(s.stage, NB, rows, cols, out, 0, n, 0, j0, true, true, e);
+            return;
         }
         for (int r = 0; r < rows; r++) scaleRow(p, acc, r * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
         if (e != null) Gemm.epilogue(out, j0, n, rows, cols, j0, e);
@@ -522,6 +583,10 @@ public final class QMatMul {
         // K = 0 (tests and probes only; a graph's products have K >= 1): no chunk, the zero totals scaled
         if (k == 0) java.util.Arrays.fill(acc, 0, (r1 - r0) * NB, 0);
         boolean finish = accOut == null && k > 0;
+        // the heads layout: the block is scaled into the stage (rows NB apart), then scattered with its bias
+        boolean heads = e != null && e.heads() > 0;
+        float[] dst = heads ? s.stage : out;
+        int ldd = heads ? NB : n, d0 = heads ? -r0 * NB : j0; // row r's first column at r * ldd + d0
         for (int k0 = 0; k0 < k; k0 += kc) {
             int kd = Math.min(kc, k - k0);
             boolean last = k0 + kd >= k;
@@ -538,14 +603,28 @@ public final class QMatMul {
                     if (mr >= 2 && TR == 4) Gemm.kernel4(kd, a, r * k + k0, k, b, 0, tile, 0, NR, true);
                     else if (mr >= 2) Gemm.kernel6(kd, a, r * k + k0, k, b, 0, tile, 0, NR, true);
                     else kernel1(a, r * k + k0, b, kd, tile);
-                    end(mode, tile, mr, pc, acc, (r - r0) * NB + jp, out, r * n + j0 + jp, n, rowScale, r, scale, jp);
+                    end(
+                            mode,
+                            tile,
+                            mr,
+                            pc,
+                            acc,
+                            (r - r0) * NB + jp,
+                            dst,
+                            r * ldd + d0 + jp,
+                            ldd,
+                            rowScale,
+                            r,
+                            scale,
+                            jp);
                 }
             }
         }
         if (!finish)
             for (int r = r0; r < r1; r++)
-                scaleRow(p, acc, (r - r0) * NB, rowScale[r], out, r * n + j0, j0, cols, accOut);
-        if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
+                scaleRow(p, acc, (r - r0) * NB, rowScale[r], dst, r * ldd + d0, j0, cols, heads ? null : accOut);
+        if (heads) Gemm.scatter(s.stage, NB, r1 - r0, cols, out, 0, n, r0, j0, true, true, e);
+        else if (e != null) Gemm.epilogue(out, r0 * n + j0, n, r1 - r0, cols, j0, e);
     }
 
     /**
