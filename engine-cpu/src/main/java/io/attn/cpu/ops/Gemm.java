@@ -565,10 +565,16 @@ public final class Gemm {
         int heads = e.heads(), len = e.rows(), d = n / heads;
         float[] bias = last ? e.bias() : null;
         boolean relu = last && e.relu();
-        for (int r = 0; r < rows; r++) {
-            int row = row0 + r, bb = row / len, l = row % len;
-            for (int j = 0; j < cols; ) {
-                int col = col0 + j, h = col / d, dd = col % d, run = Math.min(cols - j, d - dd);
+        // divisions once per call, not per row and run (they cost more than a 32-float run's copy)
+        int h0 = col0 / d, dd0 = col0 % d, bb = row0 / len, l = row0 % len;
+        for (int r = 0; r < rows; r++, l++) {
+            if (l == len) {
+                l = 0;
+                bb++;
+            }
+            // the runs of this row: from column col0 (head h0, offset dd0) to the end of each head
+            for (int j = 0, h = h0, dd = dd0; j < cols; h++, dd = 0) {
+                int col = col0 + j, run = Math.min(cols - j, d - dd);
                 int dst = co + ((bb * heads + h) * len + l) * d + dd, src = r * ldt + j, t = 0;
                 for (int ub = SP.loopBound(run); t < ub; t += VL) {
                     FloatVector x = FloatVector.fromArray(SP, tile, src + t);
