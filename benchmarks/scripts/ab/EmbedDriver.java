@@ -1,0 +1,38 @@
+import io.attn.engine.Engine;
+import io.attn.engine.EngineOptions;
+import io.attn.text.Embedder;
+import io.attn.text.EmbedderOptions;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.ToLongFunction;
+
+/**
+ * One build's side of {@code EmbedAB}: loaded by that build's class loader, it opens a CPU engine and the model once;
+ * {@code applyAsLong(reps)} embeds the texts {@code reps} times (all in one call, or {@code batch} texts per call) and
+ * returns the nanoseconds. Compiled against any build's jars: it uses only the public API.
+ */
+public final class EmbedDriver implements ToLongFunction<Integer> {
+    private final Embedder model;
+    private final List<String> texts;
+    private final int batch;
+
+    public EmbedDriver(String model, String input, Integer threads, Integer batch) throws Exception {
+        texts = Files.readAllLines(Path.of(input)).stream().filter(s -> !s.isEmpty()).toList();
+        this.batch = batch;
+        Engine engine = Engine.open(EngineOptions.defaults().withDevice("cpu").withThreads(threads));
+        this.model = Embedder.load(engine, Path.of(model), EmbedderOptions.defaults());
+    }
+
+    @Override
+    public long applyAsLong(Integer reps) {
+        long s = System.nanoTime();
+        for (int i = 0; i < reps; i++) {
+            if (batch <= 0) model.embed(texts);
+            else
+                for (int j = 0; j < texts.size(); j += batch)
+                    model.embed(texts.subList(j, Math.min(texts.size(), j + batch)));
+        }
+        return System.nanoTime() - s;
+    }
+}
