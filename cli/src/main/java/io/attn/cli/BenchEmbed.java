@@ -41,8 +41,11 @@ final class BenchEmbed implements Callable<Integer> {
     @Option(names = "--batch-size", paramLabel = "N", description = "Most texts per forward pass.")
     int batchSize = io.attn.text.EmbedderOptions.DEFAULT_BATCH_SIZE;
 
-    @Option(names = "--batch-tokens", paramLabel = "N", description = "Most tokens per forward pass.")
-    int batchTokens = io.attn.text.EmbedderOptions.DEFAULT_BATCH_TOKENS;
+    @Option(
+            names = "--batch-tokens",
+            paramLabel = "N",
+            description = "Most tokens per forward pass (default: 4096, or the max length when that is longer).")
+    int batchTokens = 0; // EmbedderOptions' default
 
     @Option(
             names = "--max-length",

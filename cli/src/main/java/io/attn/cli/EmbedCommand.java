@@ -65,8 +65,9 @@ final class EmbedCommand implements Callable<Integer> {
             names = "--batch-tokens",
             paramLabel = "N",
             description = "Most tokens per forward pass, padding included (default: "
-                    + EmbedderOptions.DEFAULT_BATCH_TOKENS + "); bounds the working memory.")
-    int batchTokens = EmbedderOptions.DEFAULT_BATCH_TOKENS;
+                    + EmbedderOptions.DEFAULT_BATCH_TOKENS
+                    + ", or the max length when that is longer); bounds the working memory.")
+    int batchTokens = 0; // EmbedderOptions' default
 
     @Mixin
     EmbedOptions embed;

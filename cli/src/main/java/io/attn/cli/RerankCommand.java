@@ -55,8 +55,11 @@ final class RerankCommand implements Callable<Integer> {
     @Option(names = "--max-length", paramLabel = "N", description = "Cut pairs at N tokens (default: the model's).")
     int maxLength;
 
-    @Option(names = "--batch-tokens", paramLabel = "N", description = "Most tokens per forward pass (default: 4096).")
-    int batchTokens = EmbedderOptions.DEFAULT_BATCH_TOKENS;
+    @Option(
+            names = "--batch-tokens",
+            paramLabel = "N",
+            description = "Most tokens per forward pass (default: 4096, or the max length when that is longer).")
+    int batchTokens = 0; // EmbedderOptions' default
 
     @Mixin
     DeviceOptions device;

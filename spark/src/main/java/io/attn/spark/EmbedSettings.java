@@ -16,7 +16,8 @@ import java.io.Serializable;
  * @param normalize null: the model's
  * @param maxLength tokens per text, special tokens included; 0: the model's
  * @param batchSize the most texts in one forward pass
- * @param batchTokens the most tokens in one forward pass (bounds the working memory)
+ * @param batchTokens the most tokens in one forward pass (bounds the working memory); 0: 4096, or the max length when
+ *     that is longer
  * @param engine the device and CPU threads
  *     <p>Immutable and thread-safe.
  */
@@ -44,7 +45,7 @@ public record EmbedSettings(
                 null,
                 0,
                 EmbedderOptions.DEFAULT_BATCH_SIZE,
-                EmbedderOptions.DEFAULT_BATCH_TOKENS,
+                0, // EmbedderOptions' default: 4096, or the max length when longer
                 EngineSettings.defaults());
     }
 

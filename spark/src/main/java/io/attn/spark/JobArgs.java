@@ -28,7 +28,7 @@ record JobArgs(
 
     static final String USAGE = "usage: EmbedJob --model DIR --input PATH --output PATH [--text-col text]"
             + " [--master URL] [--partitions N] [--pooling mean|cls|max] [--normalize|--no-normalize]"
-            + " [--max-length N] [--batch-size 256] [--batch-tokens 4096] [--device auto|cpu|cuda] [--threads N]";
+            + " [--max-length N] [--batch-size 256] [--batch-tokens N] [--device auto|cpu|cuda] [--threads N]";
 
     /** A command line that cannot be run: exit 2 with the message and the usage line. */
     static final class UsageException extends RuntimeException {
@@ -78,7 +78,7 @@ record JobArgs(
                 normalize,
                 number(v, "--max-length", 0, 0),
                 number(v, "--batch-size", EmbedderOptions.DEFAULT_BATCH_SIZE, 1),
-                number(v, "--batch-tokens", EmbedderOptions.DEFAULT_BATCH_TOKENS, 1),
+                number(v, "--batch-tokens", 0, 0), // 0: 4096, or the max length when longer
                 device,
                 number(v, "--threads", 0, 0));
     }

@@ -63,8 +63,9 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
         batchTokens = new IntParam(
                 this,
                 "batchTokens",
-                "the most tokens in one forward pass (bounds a task's working memory)",
-                ParamValidators.gt(0));
+                "the most tokens in one forward pass (bounds a task's working memory); 0: 4096, or the max length"
+                        + " when that is longer",
+                ParamValidators.gtEq(0));
         maxLength = new IntParam(
                 this,
                 "maxLength",
@@ -82,7 +83,7 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
                 "vector (ml.linalg.Vector) or array (array<float>)",
                 ParamValidators.inArray(List.of("vector", "array")));
         setDefault(batchSize, EmbedderOptions.DEFAULT_BATCH_SIZE);
-        setDefault(batchTokens, EmbedderOptions.DEFAULT_BATCH_TOKENS);
+        setDefault(batchTokens, 0); // EmbedderOptions' default: 4096, or the max length when longer
         setDefault(maxLength, 0);
         setDefault(outputType, "vector");
     }

@@ -76,7 +76,7 @@ public final class Embedder implements AutoCloseable {
         this.pooling = pooling;
         this.normalize = normalize;
         this.maxBatchSize = o.maxBatchSize();
-        this.maxBatchTokens = o.maxBatchTokens();
+        this.maxBatchTokens = o.batchTokensFor(tokenizer.maxLength());
         this.defaultPrompt = o.prompt() != null
                 ? prompt(o.prompt())
                 : prompt(o.promptName() != null ? prompts.get(o.promptName()) : prompts.defaultPrompt());
@@ -112,9 +112,7 @@ public final class Embedder implements AutoCloseable {
             throw AttnException.badInput("max length " + maxLength + " is more than the model's " + m.maxPositions()
                     + " positions (max_position_embeddings)");
         if (maxLength < 2) throw AttnException.badInput("max length " + maxLength + " leaves no room for a text");
-        if (maxLength > o.maxBatchTokens())
-            throw AttnException.badInput("batch token budget " + o.maxBatchTokens() + " is below the max length "
-                    + maxLength + ": one long text would not fit a batch");
+        o.batchTokensFor(maxLength); // a budget below the max length is refused here, before the weights load
         TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
         try {
             AttnModel am = engine.loadOwned(m.config(), m.weights(), m.source());

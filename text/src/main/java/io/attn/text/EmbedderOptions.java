@@ -13,7 +13,9 @@ import java.nio.file.Path;
  *     at most max_position_embeddings
  * @param maxBatchSize the most texts in one forward pass
  * @param maxBatchTokens the most tokens in one forward pass, padding included (batch size times its longest text):
- *     with the batch size, this bounds the working memory whatever the number or length of the texts
+ *     with the batch size, this bounds the working memory whatever the number or length of the texts; 0 (the
+ *     default): {@link #DEFAULT_BATCH_TOKENS}, or the max length where that is longer (ModernBERT's 8192), so that
+ *     one longest text always fits a batch
  * @param tokenizer a {@code tokenizer.json} to use instead of the model's (null: the model's)
  * @param promptName the model's prompt put before every text by default (null: the model's {@code
  *     default_prompt_name}, if any); a name the model does not have is refused when the embedder loads
@@ -32,21 +34,38 @@ public record EmbedderOptions(
         String prompt) {
     /** Texts per forward pass by default. */
     public static final int DEFAULT_BATCH_SIZE = 256;
-    /** Tokens (padding included) per forward pass by default. */
+    /**
+     * Tokens (padding included) per forward pass by default ({@code maxBatchTokens} 0), raised to the max length for
+     * a model whose max length is longer.
+     */
     public static final int DEFAULT_BATCH_TOKENS = 4096;
 
     public EmbedderOptions {
         if (maxLength < 0) throw AttnException.badInput("max length must be >= 0 (0 = the model's), got " + maxLength);
         if (maxBatchSize <= 0) throw AttnException.badInput("batch size must be positive, got " + maxBatchSize);
-        if (maxBatchTokens <= 0)
-            throw AttnException.badInput("batch token budget must be positive, got " + maxBatchTokens);
+        if (maxBatchTokens < 0)
+            throw AttnException.badInput(
+                    "batch token budget must be positive (or 0: the default), got " + maxBatchTokens);
         if (promptName != null && prompt != null)
             throw AttnException.badInput("give a prompt name or a prompt text, not both");
     }
 
     /** The model's own settings, the default batching. */
     public static EmbedderOptions defaults() {
-        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, DEFAULT_BATCH_TOKENS, null, null, null);
+        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, 0, null, null, null);
+    }
+
+    /**
+     * The batch token budget for texts of up to {@code maxLength} tokens: {@code maxBatchTokens}, or by default (0)
+     * {@link #DEFAULT_BATCH_TOKENS} raised to {@code maxLength}; a budget given below {@code maxLength} is refused
+     * (one longest text would not fit a batch).
+     */
+    public int batchTokensFor(int maxLength) {
+        if (maxBatchTokens == 0) return Math.max(DEFAULT_BATCH_TOKENS, maxLength);
+        if (maxLength > maxBatchTokens)
+            throw AttnException.badInput("batch token budget " + maxBatchTokens + " is below the max length "
+                    + maxLength + ": one long text would not fit a batch");
+        return maxBatchTokens;
     }
 
     public EmbedderOptions withPooling(Pooling p) {

@@ -42,7 +42,7 @@ final class SequenceScorer implements AutoCloseable {
         Object types = model.config().get("type_vocab_size");
         this.tokenTypes = types instanceof Number n && n.intValue() > 1;
         this.maxBatchSize = Math.max(o.maxBatchSize(), MIN_SEQUENCES);
-        this.maxBatchTokens = o.maxBatchTokens();
+        this.maxBatchTokens = o.batchTokensFor(tokenizer.maxLength());
         this.maxPositions = m.maxPositions();
         this.ragged = model.supportsRaggedBatches();
     }
@@ -59,9 +59,7 @@ final class SequenceScorer implements AutoCloseable {
             throw AttnException.badInput("max length " + maxLength + " is more than the model's " + m.maxPositions()
                     + " positions (max_position_embeddings)");
         if (maxLength < 4) throw AttnException.badInput("max length " + maxLength + " leaves no room for a pair");
-        if (maxLength > o.maxBatchTokens())
-            throw AttnException.badInput("batch token budget " + o.maxBatchTokens() + " is below the max length "
-                    + maxLength + ": one long text would not fit a batch");
+        o.batchTokensFor(maxLength); // a budget below the max length is refused here, before the weights load
         TextTokenizer t = TextTokenizer.load(m.tokenizer(), maxLength);
         try {
             AttnModel am = engine.loadOwned(m.config(), m.weights(), m.source());

@@ -182,6 +182,32 @@ class EmbedderTest {
     }
 
     @Test
+    void theDefaultBatchBudgetGrowsToALongerMaxLength() throws Exception {
+        // a model of 5000 positions (ModernBERT and NomicBERT have 8192): by default the budget of 4096 tokens grows to
+        // the max length, so that the longest text fits a batch; a budget given below the max length is refused
+        Path d = TinyBert.folder(
+                dir.resolve("long"),
+                io.attn.reference.layers.RandomStateDicts.bert(
+                        TinyBert.VOCAB, TinyBert.HIDDEN, TinyBert.LAYERS, TinyBert.FFN, 5000, 2, 11),
+                5000);
+        String text = "word ".repeat(4600);
+        try (Embedder m = Embedder.load(engine, d, EmbedderOptions.defaults().withMaxLength(5000))) {
+            Embeddings e = m.embedWithUsage(List.of(text, "short"));
+            assertEquals(4602, e.tokens()[0]); // [CLS] 4600 x word [SEP]: longer than 4096
+            for (float v : e.vectors()[0]) assertTrue(Float.isFinite(v));
+        }
+        AttnException e = assertThrows(
+                AttnException.class,
+                () -> Embedder.load(
+                        engine,
+                        d,
+                        EmbedderOptions.defaults().withMaxLength(5000).withMaxBatchTokens(4096)));
+        assertEquals(
+                "batch token budget 4096 is below the max length 5000: one long text would not fit a batch",
+                e.getMessage());
+    }
+
+    @Test
     void aTextGivesTheSameBitsAloneOrInAnyBatch() {
         List<String> many = new ArrayList<>();
         for (int i = 0; i < 40; i++) many.add(TEXTS.get(i % TEXTS.size()) + " " + "word ".repeat(i % 13));

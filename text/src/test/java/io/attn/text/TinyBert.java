@@ -30,19 +30,28 @@ final class TinyBert {
     }
 
     static String config(String act) {
+        return config(act, MAX_POS);
+    }
+
+    static String config(String act, int maxPositions) {
         return "{\"architectures\":[\"BertModel\"],\"model_type\":\"bert\",\"vocab_size\":" + VOCAB
                 + ",\"hidden_size\":" + HIDDEN + ",\"num_hidden_layers\":" + LAYERS + ",\"num_attention_heads\":"
                 + HEADS
                 + ",\"intermediate_size\":" + FFN + ",\"hidden_act\":\"" + act + "\",\"layer_norm_eps\":1e-12,"
-                + "\"max_position_embeddings\":" + MAX_POS + ",\"type_vocab_size\":2,\"pad_token_id\":0,"
+                + "\"max_position_embeddings\":" + maxPositions + ",\"type_vocab_size\":2,\"pad_token_id\":0,"
                 + "\"hidden_dropout_prob\":0.1,\"attention_probs_dropout_prob\":0.1,\"initializer_range\":0.02,"
                 + "\"position_embedding_type\":\"absolute\",\"transformers_version\":\"4.44.0\",\"use_cache\":true}";
     }
 
     /** A plain Hugging Face folder (no sentence-transformers files): config, F32 weights, tokenizer. */
     static Path folder(Path dir, Map<String, Tensor> w) throws IOException {
+        return folder(dir, w, MAX_POS);
+    }
+
+    /** {@link #folder(Path, Map)} of a model with {@code maxPositions} positions (the weights' position table). */
+    static Path folder(Path dir, Map<String, Tensor> w, int maxPositions) throws IOException {
         Files.createDirectories(dir);
-        Files.writeString(dir.resolve("config.json"), config("gelu"));
+        Files.writeString(dir.resolve("config.json"), config("gelu", maxPositions));
         writeSafetensors(dir.resolve("model.safetensors"), w, "F32");
         copyTokenizer(dir.resolve("tokenizer.json"));
         return dir;
