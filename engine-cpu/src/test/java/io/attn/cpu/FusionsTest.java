@@ -132,15 +132,19 @@ class FusionsTest {
 
     /**
      * A quantized encoder layer as the {@code -q} models are imported: q, k and v int8 products of one LayerNorm's
-     * output, split into heads; the output projection with its residual; a GELU feed-forward. {@code padded}: a padded
-     * batch (B 2, L 37, one group per sequence, padding rows as {@link #inputs} marks them); else a ragged one of
-     * {@code rows} rows in two groups.
+     * output, split into heads; the output projection with its residual; a GELU feed-forward (width e, heads, f). With
+     * {@code batch > 0} a padded batch (batch x len, one group per sequence, padding rows as {@link #inputs} marks
+     * them); else a ragged one of {@code len} rows in two groups.
      */
-    private Graph int8Layer(GraphBuilder g, boolean padded, int rows) {
-        int e = 64, heads = 4, f = 160;
-        Node x = padded ? g.input("x", 2, 37, e) : g.input("x", 1, rows, e);
-        Node pad = padded ? g.input("pad", 2, 37) : null;
-        int[] groups = padded ? new int[] {37, 37} : new int[] {rows / 3, rows - rows / 3};
+    private Graph int8Layer(GraphBuilder g, int batch, int len, int e, int heads, int f) {
+        boolean padded = batch > 0;
+        Node x = padded ? g.input("x", batch, len, e) : g.input("x", 1, len, e);
+        Node pad = padded ? g.input("pad", batch, len) : null;
+        int[] groups = new int[] {len / 3, len - len / 3};
+        if (padded) {
+            groups = new int[batch];
+            java.util.Arrays.fill(groups, len);
+        }
         Node h = g.layerNorm(x, w(g, "g1", e), w(g, "b1", e), 1e-5f);
         Node q = g.splitHeads(int8Linear(g, h, "bq", e, e, groups, pad), heads);
         Node k = g.splitHeads(int8Linear(g, h, "bk", e, e, groups, pad), heads);
@@ -155,12 +159,19 @@ class FusionsTest {
 
     @Test
     void int8LayerSharesTheQuantizationAndSplitsHeadsBitwise() {
-        // issue 37: q, k and v quantize their x once (QMatMul.Share), their products stored in the heads layout;
-        // 74 rows run the panel path, 40 the direct one (QMatMul.FEW)
-        for (int mode = 0; mode < 3; mode++)
+        // issue 37: q, k and v quantize their x once (QMatMul.Share), their products stored in the heads layout.
+        // {batch (0: ragged), len, e, heads, f}: 40 rows run the direct path (QMatMul.FEW), 74 the panel path; 300
+        // rows two row blocks, width 200 three whole column blocks and a partial one, heads of 40 that straddle
+        // the 64-column blocks, and K = 600 past one exact chunk; padded 5 x 61 blocks that start mid-sequence
+        int[][] cases = {
+            {0, 40, 64, 4, 160}, {0, 74, 64, 4, 160}, {2, 37, 64, 4, 160}, {0, 300, 200, 5, 600}, {5, 61, 200, 5, 600}
+        };
+        for (int[] c : cases)
             for (int threads : new int[] {1, 3}) {
-                Graph graph = int8Layer(new GraphBuilder(), mode == 2, mode == 0 ? 40 : 74);
+                Graph graph = int8Layer(new GraphBuilder(), c[0], c[1], c[2], c[3], c[4]);
+                long taken = io.attn.cpu.ops.QMatMul.sharedTaken();
                 Program p = fusedEqualsUnfused(graph, threads);
+                assertEquals(2, io.attn.cpu.ops.QMatMul.sharedTaken() - taken, "k and v take q's quantization");
                 List<String> n = names(p);
                 assertEquals(
                         3,

@@ -33,7 +33,8 @@ import org.apache.spark.sql.types.StructType;
  * }</pre>
  *
  * <p>Params (besides {@link AttnTransformer}'s): {@code batchSize} (texts per forward pass, 256), {@code batchTokens}
- * (tokens per forward pass, 4096: with the batch size this bounds the working memory of a task), {@code pooling}
+ * (tokens per forward pass, 0: 4096, or the max length when that is longer; with the batch size this bounds the
+ * working memory of a task), {@code pooling}
  * ({@code mean}, {@code cls}, {@code max}; unset: the model's), {@code normalize} (unset: the model's), {@code
  * maxLength} (tokens per text; 0: the model's), {@code outputType} ({@code vector}: an {@code ml.linalg.Vector} column,
  * the default; {@code array}: {@code array<float>}). The vectors are those of {@code attn embed} and {@link

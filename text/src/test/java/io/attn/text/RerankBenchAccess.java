@@ -23,7 +23,9 @@ public final class RerankBenchAccess {
 
     /**
      * The pairs of each forward pass {@link Reranker#scores} makes of {@code t} with {@link EmbedderOptions#defaults}
-     * limits on a device with ragged batches (the CPU): runs of consecutive pairs, input order.
+     * limits on a device with ragged batches (the CPU): runs of consecutive pairs, input order; the token budget is the
+     * default's for models of up to 4096 positions (the benchmarks' cross-encoders have 512; past 4096 the default
+     * grows to the max length: {@link EmbedderOptions#batchTokensFor}).
      */
     public static List<int[]> raggedBatches(TokenizedTexts t) {
         List<int[]> out = new ArrayList<>();

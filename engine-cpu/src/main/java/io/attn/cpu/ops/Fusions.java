@@ -133,7 +133,7 @@ public final class Fusions {
         Map<Node, QMatMul.Share> shares = new HashMap<>();
         for (List<Node> nodes : same.values()) {
             if (nodes.size() < 2) continue;
-            QMatMul.Share share = new QMatMul.Share(nodes.get(0));
+            QMatMul.Share share = new QMatMul.Share(nodes.get(0), nodes.get(nodes.size() - 1));
             for (Node n : nodes) shares.put(n, share);
         }
         return shares;

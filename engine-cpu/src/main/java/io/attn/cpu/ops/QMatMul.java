@@ -104,15 +104,25 @@ public final class QMatMul {
      * quantizes on that thread in between leaves its own result, which the check refuses.
      */
     public static final class Share {
-        private final Node first;
+        private final Node first, last;
 
-        public Share(Node first) {
+        /** The products' first and last node in graph order. */
+        public Share(Node first, Node last) {
+            if (first == last) throw new IllegalArgumentException("a share of one product");
             this.first = first;
+            this.last = last;
         }
 
         boolean first(Node node) {
             return node == first;
         }
+    }
+
+    private static final java.util.concurrent.atomic.LongAdder TAKEN = new java.util.concurrent.atomic.LongAdder();
+
+    /** How many products took a kept quantization ({@link Share}) since the JVM started (tests, diagnostics). */
+    public static long sharedTaken() {
+        return TAKEN.sum();
     }
 
     /**
@@ -126,15 +136,23 @@ public final class QMatMul {
         // buffers may be larger than the value (slots are reused): the row count comes from the shape
         int rows = node.input(0).shape().size() / p.k();
         Scratch s = SCRATCH.get();
+        float[] rowScale;
         if (share != null && !share.first(node) && s.owner == share && s.ownerX == x && s.ownerScale.length == rows) {
-            gemm(par, p, s.a, s.ownerScale, rows, out, null, e);
-            return;
+            TAKEN.increment();
+            rowScale = s.ownerScale;
+        } else {
+            rowScale = quantize(par, p, x, padding, rows, s);
+            boolean keep = share != null && share.first(node);
+            s.owner = keep ? share : null;
+            s.ownerX = keep ? x : null;
+            s.ownerScale = keep ? rowScale : null;
         }
-        float[] rowScale = quantize(par, p, x, padding, rows, s);
-        boolean keep = share != null && share.first(node);
-        s.owner = keep ? share : null;
-        s.ownerX = keep ? x : null;
-        s.ownerScale = keep ? rowScale : null;
+        // after the share's last product nothing may take it: let go of x (an arena slot) and the graph
+        if (share != null && node == share.last) {
+            s.owner = null;
+            s.ownerX = null;
+            s.ownerScale = null;
+        }
         gemm(par, p, s.a, rowScale, rows, out, null, e);
     }
 

@@ -195,13 +195,11 @@ public final class EmbedVsOnnxRuntime {
     }
 
     /**
-     * The default options, with the batch token budget raised to the model's max length where that is longer (a
-     * ModernBERT of 8192 positions: the default budget of 4096 tokens would refuse it).
+     * The default options: their batch token budget is 4096, or the model's max length where that is longer (a
+     * ModernBERT of 8192 positions), as a user gets them.
      */
     static EmbedderOptions options(Path folder) {
-        EmbedderOptions o = EmbedderOptions.defaults();
-        int max = io.attn.text.TextModel.read(folder).maxLength();
-        return max > o.maxBatchTokens() ? o.withMaxBatchTokens(max) : o;
+        return EmbedderOptions.defaults();
     }
 
     /**
