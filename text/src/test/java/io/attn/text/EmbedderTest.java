@@ -208,6 +208,46 @@ class EmbedderTest {
     }
 
     @Test
+    void aRerankersDefaultBatchBudgetGrowsToALongerMaxLengthToo() throws Exception {
+        // the same for a cross-encoder (SequenceScorer): TinyBert's 5000-position encoder with BERT's pooler and a
+        // one-label classifier, read as a BertForSequenceClassification
+        Map<String, Tensor> w = new java.util.LinkedHashMap<>(io.attn.reference.layers.RandomStateDicts.bert(
+                TinyBert.VOCAB, TinyBert.HIDDEN, TinyBert.LAYERS, TinyBert.FFN, 5000, 2, 12));
+        java.util.Random rnd = new java.util.Random(5);
+        java.util.function.IntFunction<float[]> u = n -> {
+            float[] a = new float[n];
+            for (int i = 0; i < n; i++) a[i] = rnd.nextFloat() * 0.4f - 0.2f;
+            return a;
+        };
+        int h = TinyBert.HIDDEN;
+        w.put("pooler.dense.weight", Tensor.of(u.apply(h * h), h, h));
+        w.put("pooler.dense.bias", Tensor.of(u.apply(h), h));
+        w.put("classifier.weight", Tensor.of(u.apply(h), 1, h));
+        w.put("classifier.bias", Tensor.of(u.apply(1), 1));
+        Path d = TinyBert.folder(dir.resolve("long-ce"), w, 5000);
+        java.nio.file.Files.writeString(
+                d.resolve("config.json"),
+                TinyBert.config("gelu", 5000)
+                        .replace(
+                                "\"BertModel\"]",
+                                "\"BertForSequenceClassification\"],\"id2label\":{\"0\":\"LABEL_0\"}"));
+        String passage = "word ".repeat(4600);
+        try (Reranker r = Reranker.load(engine, d, EmbedderOptions.defaults().withMaxLength(5000))) {
+            float[] s = r.score("a query", List.of(passage, "short"));
+            assertTrue(Float.isFinite(s[0]) && Float.isFinite(s[1]), java.util.Arrays.toString(s));
+        }
+        AttnException e = assertThrows(
+                AttnException.class,
+                () -> Reranker.load(
+                        engine,
+                        d,
+                        EmbedderOptions.defaults().withMaxLength(5000).withMaxBatchTokens(4096)));
+        assertEquals(
+                "batch token budget 4096 is below the max length 5000: one long text would not fit a batch",
+                e.getMessage());
+    }
+
+    @Test
     void aTextGivesTheSameBitsAloneOrInAnyBatch() {
         List<String> many = new ArrayList<>();
         for (int i = 0; i < 40; i++) many.add(TEXTS.get(i % TEXTS.size()) + " " + "word ".repeat(i % 13));
