@@ -196,12 +196,16 @@ class EmbedderTest {
             assertEquals(4602, e.tokens()[0]); // [CLS] 4600 x word [SEP]: longer than 4096
             for (float v : e.vectors()[0]) assertTrue(Float.isFinite(v));
         }
-        AttnException e = assertThrows(
-                AttnException.class,
-                () -> Embedder.load(
-                        engine,
-                        d,
-                        EmbedderOptions.defaults().withMaxLength(5000).withMaxBatchTokens(4096)));
+        assertBudgetRefused(() -> Embedder.load(engine, d, TIGHT));
+    }
+
+    /** A max length of 5000 with a budget of 4096 given: one long text would not fit. */
+    private static final EmbedderOptions TIGHT =
+            EmbedderOptions.defaults().withMaxLength(5000).withMaxBatchTokens(4096);
+
+    /** {@code load} with {@link #TIGHT} is refused, naming the budget and the max length. */
+    private static void assertBudgetRefused(org.junit.jupiter.api.function.Executable load) {
+        AttnException e = assertThrows(AttnException.class, load);
         assertEquals(
                 "batch token budget 4096 is below the max length 5000: one long text would not fit a batch",
                 e.getMessage());
@@ -236,15 +240,7 @@ class EmbedderTest {
             float[] s = r.score("a query", List.of(passage, "short"));
             assertTrue(Float.isFinite(s[0]) && Float.isFinite(s[1]), java.util.Arrays.toString(s));
         }
-        AttnException e = assertThrows(
-                AttnException.class,
-                () -> Reranker.load(
-                        engine,
-                        d,
-                        EmbedderOptions.defaults().withMaxLength(5000).withMaxBatchTokens(4096)));
-        assertEquals(
-                "batch token budget 4096 is below the max length 5000: one long text would not fit a batch",
-                e.getMessage());
+        assertBudgetRefused(() -> Reranker.load(engine, d, TIGHT));
     }
 
     @Test
