@@ -179,15 +179,14 @@ public final class QMatMul {
         gemm(par, p, s.a, rowScale, rows, out, accOut, e);
     }
 
-    /** x quantized into the calling thread's {@code s.a} ({@link #quantize(Parallel, int[], float[], float[], int,
-     * float[], float[])}); returns the row scales. */
+    /**
+     * x quantized into the calling thread's {@code s.a} ({@link #quantize(Parallel, int[], float[], float[], int,
+     * float[], float[])}); returns the row scales.
+     */
     private static float[] quantize(Parallel par, OpParams.QMatMul p, float[] x, float[] padding, int rows, Scratch s) {
         int k = p.k();
         int padded = (rows + MR - 1) / MR * MR + MR; // a last tile of TR rows may start 2 rows before the end
-        if (s.a.length < padded * k) {
-            s.a = new float[padded * k];
-            s.owner = null;
-        }
+        if (s.a.length < padded * k) s.a = new float[padded * k]; // the callers set or clear s.owner after this
         // (rows up to the next multiple of MR: a last tile of 2-5 rows runs as a whole tile, whose rows past the
         // end read whatever is there and give tile rows that end() never stores)
         float[] rowScale = new float[rows];
