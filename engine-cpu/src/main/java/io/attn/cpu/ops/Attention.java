@@ -129,6 +129,8 @@ public final class Attention {
         // per-row state, with room for a padded last group
         final float[] m = new float[BR + GR], l = new float[BR + GR], corr = new float[BR + GR];
         final float[] sumv = new float[(BR + GR) * VL];
+        /** One row's lane sums on their way to {@link Lanes#sum(float[], int)}. */
+        final float[] lane = new float[VL];
 
         void ensure(int d, int dv) {
             if (kt.length < d * BCP) kt = new float[d * BCP];
@@ -288,7 +290,7 @@ public final class Attention {
         }
         Arrays.fill(m, 0, rows6, Float.NEGATIVE_INFINITY);
         Arrays.fill(sum, 0, rows6, 0f);
-        float[] sumv = sc.sumv;
+        float[] sumv = sc.sumv, lane = sc.lane;
         Arrays.fill(sumv, 0, rows6 * VL, 0f);
         // the key tiles are scaled by scale * log2(e): scores come out in base-2 units, p = 2^(s - m)
         float qscale = scale * LOG2E;
@@ -396,8 +398,7 @@ public final class Attention {
                     // a window that cuts the tile for some rows: their keys outside it at -inf, then each row's own
                     // softmax step (its lazy test on the keys it sees only: the group's test above also read keys
                     // outside the windows, which a tile cut at a block's end would not have, so the path would depend
-                    // on the block size). Padding rows keep their scores; their output is dropped. (One call site of
-                    // softmaxRow: with two, C2 inlined it and boxed the vectors of its exponential, 3.4 MB a call.)
+                    // on the block size). Padding rows keep their scores; their output is dropped.
                     if (clip || !(lazy || firstMax(st, r, m, w))) {
                         for (int rr = 0; rr < GR; rr++) {
                             int lo = 0, hi = Math.min(bc, w);
@@ -408,13 +409,13 @@ public final class Attention {
                                 Arrays.fill(st, rr * BCP, rr * BCP + lo, Float.NEGATIVE_INFINITY);
                                 Arrays.fill(st, rr * BCP + hi, rr * BCP + bc, Float.NEGATIVE_INFINITY);
                             }
-                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, lo, hi);
+                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, lo, hi, lane);
                         }
                     } else expRows(st, r, m, sumv, corr, w);
                 } else {
                     if (direct) directScores(q, qo + r * d, d, k, ko + j0 * d, bc, qscale, st);
                     else scores(q, qo, d, r, r1, kt, ktp, st, gw);
-                    general(r, r1, bc, gw, st, masks, b, h, i0, j0, m, sum, sumv, corr);
+                    general(r, r1, bc, gw, st, masks, b, h, i0, j0, m, sum, sumv, corr, lane);
                 }
                 if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
@@ -695,15 +696,7 @@ public final class Attention {
      */
     private static void expRows(float[] st, int r, float[] m, float[] sumv, float[] corr, int w) {
         for (int rr = 0; rr < GR; rr++) {
-            float mr = m[r + rr];
-            int so = rr * BCP;
-            FloatVector acc = FloatVector.fromArray(SP, sumv, (r + rr) * VL);
-            for (int c = 0; c < w; c += VL) {
-                FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mr));
-                e.intoArray(st, so + c);
-                acc = acc.add(e);
-            }
-            acc.intoArray(sumv, (r + rr) * VL);
+            VExp.exp2Sub(st, rr * BCP, w, m[r + rr], sumv, (r + rr) * VL, true);
             corr[r + rr] = 1f;
         }
     }
@@ -726,7 +719,8 @@ public final class Attention {
             float[] m,
             float[] sum,
             float[] sumv,
-            float[] corr) {
+            float[] corr,
+            float[] lane) {
         for (int r = r0; r < r1; r++) {
             int so = (r - r0) * bcp;
             masks.apply(st, so, bc, b, h, i0 + r, j0, 1f, LOG2E);
@@ -742,7 +736,7 @@ public final class Attention {
             // bc is, and bc (the block's last tile is cut at the block's end under a causal mask) depends on the
             // block size, so on the thread count
             Arrays.fill(st, so + bc, so + bcp, Float.NEGATIVE_INFINITY);
-            float rowSum = exp2Sub(st, so, bcp, mNew);
+            float rowSum = exp2Sub(st, so, bcp, mNew, lane);
             sum[r] = sum[r] * cr + rowSum;
             if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
             m[r] = mNew;
@@ -777,13 +771,23 @@ public final class Attention {
      * The online-softmax step for one row of a tile ({@code w} scores in base-2 units at {@code st[so..]}, those outside
      * {@code [lo, hi)} -inf: a short tile's padding, keys outside a window) when the group failed {@link #fastScores}'s
      * test or a window cuts the tile: the lazy test again for this row alone ({@link #lazyRow}), else {@link
-     * #clampedRow}. Each of the two has one call of {@link VExp#exp2}: with both in one method C2 stopped inlining the
-     * second (NodeCountInliningCutoff) and boxed its vectors, 3.4 MB a call of windowed attention over 4096 tokens.
+     * #clampedRow}. Their exponentials are {@link VExp#exp2Sub}, a loop over the row: no vector crosses a call that C2
+     * may decline to inline (see there).
      */
     private static void softmaxRow(
-            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int lo, int hi) {
-        if (m[r] != Float.NEGATIVE_INFINITY && lazyRow(st, so, r, m[r], sum, corr, w)) return;
-        clampedRow(st, so, r, m, sum, sumv, corr, w, lo, hi);
+            float[] st,
+            int so,
+            int r,
+            float[] m,
+            float[] sum,
+            float[] sumv,
+            float[] corr,
+            int w,
+            int lo,
+            int hi,
+            float[] lane) {
+        if (m[r] != Float.NEGATIVE_INFINITY && lazyRow(st, so, r, m[r], sum, corr, w, lane)) return;
+        clampedRow(st, so, r, m, sum, sumv, corr, w, lo, hi, lane);
     }
 
     /**
@@ -793,17 +797,13 @@ public final class Attention {
      * on the general path; -inf gives p = 0 on both paths; +inf goes the slow way. False (nothing written) when a
      * score is past the margin.
      */
-    private static boolean lazyRow(float[] st, int so, int r, float mOld, float[] sum, float[] corr, int w) {
+    private static boolean lazyRow(
+            float[] st, int so, int r, float mOld, float[] sum, float[] corr, int w, float[] lane) {
         FloatVector mx = FloatVector.fromArray(SP, st, so);
         for (int c = VL; c < w; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
         if (mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) return false;
-        FloatVector acc = FloatVector.zero(SP);
-        for (int c = 0; c < w; c += VL) {
-            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mOld));
-            e.intoArray(st, so + c);
-            acc = acc.add(e);
-        }
-        sum[r] += Lanes.sum(acc); // fixed order: bitwise-reproducible across JIT tiers
+        VExp.exp2Sub(st, so, w, mOld, lane, 0, false);
+        sum[r] += Lanes.sum(lane, 0); // fixed order: bitwise-reproducible across JIT tiers
         corr[r] = 1f;
         return true;
     }
@@ -814,7 +814,17 @@ public final class Attention {
      * updated.
      */
     private static void clampedRow(
-            float[] st, int so, int r, float[] m, float[] sum, float[] sumv, float[] corr, int w, int lo, int hi) {
+            float[] st,
+            int so,
+            int r,
+            float[] m,
+            float[] sum,
+            float[] sumv,
+            float[] corr,
+            int w,
+            int lo,
+            int hi,
+            float[] lane) {
         float mOld = m[r];
         final float big = Float.MAX_VALUE;
         FloatVector mx = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
@@ -829,13 +839,8 @@ public final class Attention {
         if (hi < w) Arrays.fill(st, so + hi, so + w, Float.NEGATIVE_INFINITY);
         float mNew = Math.max(mOld, mx.reduceLanes(VectorOperators.MAX));
         float cr = mNew == mOld ? 1f : exp2(mOld - mNew); // 0 when m was -inf
-        FloatVector acc = FloatVector.zero(SP);
-        for (int c = 0; c < w; c += VL) {
-            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, st, so + c).sub(mNew));
-            e.intoArray(st, so + c);
-            acc = acc.add(e);
-        }
-        sum[r] = sum[r] * cr + Lanes.sum(acc);
+        VExp.exp2Sub(st, so, w, mNew, lane, 0, false);
+        sum[r] = sum[r] * cr + Lanes.sum(lane, 0);
         if (cr != 1f) FloatVector.fromArray(SP, sumv, r * VL).mul(cr).intoArray(sumv, r * VL);
         m[r] = mNew;
         corr[r] = cr;
@@ -1290,15 +1295,10 @@ public final class Attention {
     }
 
     /** {@code row[o + c] = 2^(row[o + c] - max)} for {@code c < n}; returns their sum (fixed order). */
-    private static float exp2Sub(float[] row, int o, int n, float max) {
-        int c = 0;
-        FloatVector acc = FloatVector.zero(SP);
-        for (int ub = SP.loopBound(n); c < ub; c += VL) {
-            FloatVector e = VExp.exp2(FloatVector.fromArray(SP, row, o + c).sub(max));
-            e.intoArray(row, o + c);
-            acc = acc.add(e);
-        }
-        float sum = Lanes.sum(acc);
+    private static float exp2Sub(float[] row, int o, int n, float max, float[] lane) {
+        int c = SP.loopBound(n);
+        VExp.exp2Sub(row, o, c, max, lane, 0, false);
+        float sum = Lanes.sum(lane, 0);
         for (; c < n; c++) {
             float e = exp2(row[o + c] - max);
             row[o + c] = e;

@@ -40,6 +40,16 @@ public final class Lanes {
     }
 
     /**
+     * {@link #sum(FloatVector)} of the vector stored at {@code v[o..]}, bitwise (the same additions in the same order,
+     * in scalar code), leaving partial sums in {@code v[o..]}: for a loop that keeps its vector accumulator in memory
+     * rather than pass it to a call C2 might not inline ({@link VExp#exp2Sub}).
+     */
+    public static float sum(float[] v, int o) {
+        for (int h = SP.length() / 2; h >= 1; h /= 2) for (int i = 0; i < h; i++) v[o + i] += v[o + i + h];
+        return v[o];
+    }
+
+    /**
      * The largest lane of {@code v} (a {@link FloatVector#SPECIES_PREFERRED} vector), by compare-and-blend over the
      * same rotations: cheaper than {@code reduceLanes(MAX)} with Java's NaN rules. A NaN lane may or may not win, so a
      * caller may rely on the result only when it is finite (then no lane was NaN-free and larger: every non-NaN lane

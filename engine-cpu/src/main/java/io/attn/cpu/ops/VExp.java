@@ -60,27 +60,45 @@ final class VExp {
     private static final float Q4 = 0.00961843691766262f, Q5 = 0.0013398875016719103f, Q6 = 0.00015353360504377633f;
 
     /**
-     * {@code 2^x} for {@code x <= 64}: {@code x = n + f} with {@code n} the nearest integer and {@code |f| <= 1/2}, a
-     * degree-6 polynomial for {@code 2^f} (fitted for relative error: 1e-7, under 2 ulp) and {@code 2^n} added to
-     * its exponent bits. Below {@code -125} it returns 0 (so {@code 2^-inf = 0}); NaN stays NaN.
+     * {@code a[o + c] = 2^(a[o + c] - sub)} for {@code c < n} ({@code n} a multiple of the vector length), each vector
+     * of results added lane by lane to an accumulator stored at {@code accv[ao..]} (one vector): it starts from what is
+     * there when {@code add}, else from 0 (the row's lane sums, which {@link Lanes#sum(float[], int)} reduces in the
+     * fixed order). {@code 2^x} for {@code x <= 64}: {@code x = n + f} with {@code n} the nearest integer and {@code
+     * |f| <= 1/2}, a degree-6 polynomial for {@code 2^f} (fitted for relative error: 1e-7, under 2 ulp) and {@code 2^n}
+     * added to its exponent bits. Below {@code -125} it gives 0 (so {@code 2^-inf = 0}); NaN stays NaN.
+     *
+     * <p>A loop over arrays, not a function of one vector, and the accumulator leaves through memory, not as a value: no
+     * vector crosses a call. A call that takes or returns a vector and that C2 declines to inline (a large caller's node
+     * budget spent, {@code NodeCountInliningCutoff}; a call site it profiled as cold; a callee already compiled large)
+     * gets the vector as a heap object, and a loop's accumulator handed to such a call is boxed on every iteration: the
+     * windowed attention of a ModernBERT pass ran its softmax that way in a steady state (JFR allocation samples: a few
+     * hundred MB/s of boxed vectors in this exponential and the {@link Lanes#sum} after it, 2026-12-06), depending on
+     * the order in which methods happened to compile. Inlined or not, this method boxes nothing.
      */
-    static FloatVector exp2(FloatVector x) {
-        // not clamped: the final blend replaces what arguments below X2_MIN compute (see exp)
-        VectorMask<Float> under = x.compare(VectorOperators.LT, X2_MIN); // false for NaN
-        FloatVector t = x.add(ROUND); // n + 1.5 * 2^23: n sits in the low mantissa bits
-        FloatVector f = x.sub(t.sub(ROUND));
-        FloatVector p = f.fma(Q6, Q5);
-        p = p.fma(f, FloatVector.broadcast(SP, Q4));
-        p = p.fma(f, FloatVector.broadcast(SP, Q3));
-        p = p.fma(f, FloatVector.broadcast(SP, Q2));
-        p = p.fma(f, FloatVector.broadcast(SP, Q1));
-        p = p.fma(f, FloatVector.broadcast(SP, 1f));
-        // bits(t) << 23 is n << 23 (the constant's own bits shift out); + 127 << 23 makes it the float 2^n. A multiply
-        // (exact: a power of two, results stay normal for n >= -125), not an add to p's exponent bits, so that a NaN
-        // stays NaN whatever its payload (shifted into the exponent, a payload would turn it into a number)
-        IntVector e = ((IntVector) t.reinterpretAsInts())
-                .lanewise(VectorOperators.LSHL, 23)
-                .add(127 << 23);
-        return p.mul(e.reinterpretAsFloats()).blend(0f, under);
+    static void exp2Sub(float[] a, int o, int n, float sub, float[] accv, int ao, boolean add) {
+        FloatVector acc = add ? FloatVector.fromArray(SP, accv, ao) : FloatVector.zero(SP);
+        for (int c = 0; c < n; c += SP.length()) {
+            FloatVector x = FloatVector.fromArray(SP, a, o + c).sub(sub);
+            // not clamped: the final blend replaces what arguments below X2_MIN compute (see exp)
+            VectorMask<Float> under = x.compare(VectorOperators.LT, X2_MIN); // false for NaN
+            FloatVector t = x.add(ROUND); // n + 1.5 * 2^23: n sits in the low mantissa bits
+            FloatVector f = x.sub(t.sub(ROUND));
+            FloatVector p = f.fma(Q6, Q5);
+            p = p.fma(f, FloatVector.broadcast(SP, Q4));
+            p = p.fma(f, FloatVector.broadcast(SP, Q3));
+            p = p.fma(f, FloatVector.broadcast(SP, Q2));
+            p = p.fma(f, FloatVector.broadcast(SP, Q1));
+            p = p.fma(f, FloatVector.broadcast(SP, 1f));
+            // bits(t) << 23 is n << 23 (the constant's own bits shift out); + 127 << 23 makes it the float 2^n. A
+            // multiply (exact: a power of two, results stay normal for n >= -125), not an add to p's exponent bits,
+            // so that a NaN stays NaN whatever its payload (shifted into the exponent, a payload would make a number)
+            IntVector e = ((IntVector) t.reinterpretAsInts())
+                    .lanewise(VectorOperators.LSHL, 23)
+                    .add(127 << 23);
+            FloatVector y = p.mul(e.reinterpretAsFloats()).blend(0f, under);
+            y.intoArray(a, o + c);
+            acc = acc.add(y);
+        }
+        acc.intoArray(accv, ao);
     }
 }

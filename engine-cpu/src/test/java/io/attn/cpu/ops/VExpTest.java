@@ -62,20 +62,64 @@ class VExpTest {
         for (float v : apply(VExp::expNonPositive, -87.4f, -1e6f, -1e30f, -Float.MAX_VALUE)) assertEquals(0f, v);
     }
 
+    /** {@link VExp#exp2Sub} on one vector of arguments with {@code sub = 0} ({@code x - 0} is {@code x}, NaN too). */
+    private static FloatVector exp2(FloatVector v) {
+        float[] a = v.toArray();
+        VExp.exp2Sub(a, 0, VL, 0f, new float[VL], 0, false);
+        return FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0);
+    }
+
+    @Test
+    void exp2SubStoresPowersAndAddsThemToTheAccumulator() {
+        int n = 5 * VL;
+        float sub = 3.5f;
+        float[] x = new float[n + 3];
+        java.util.Random rnd = new java.util.Random(7);
+        for (int i = 0; i < x.length; i++) x[i] = (float) (rnd.nextDouble() * 40 - 30);
+        for (boolean add : new boolean[] {false, true}) {
+            float[] a = x.clone();
+            float[] accv = new float[VL + 2];
+            for (int l = 0; l < accv.length; l++) accv[l] = l;
+            VExp.exp2Sub(a, 2, n, sub, accv, 1, add);
+            assertEquals(0f, accv[0]);
+            assertEquals(VL + 1, accv[VL + 1]);
+            double total = 0;
+            for (int i = 0; i < x.length; i++) {
+                if (i < 2 || i >= 2 + n) {
+                    assertEquals(x[i], a[i], "outside the range: untouched"); // bitwise
+                    continue;
+                }
+                double p = StrictMath.pow(2, x[i] - sub); // the argument rounded to float, as the op computes it
+                assertEquals(p, a[i], 2 * Math.ulp((float) p), "2^(x - sub) at " + i);
+            }
+            for (int l = 0; l < VL; l++) {
+                double lane = add ? l + 1 : 0;
+                for (int v = 0; v < n; v += VL) lane += StrictMath.pow(2, x[2 + v + l] - sub);
+                assertEquals(lane, accv[1 + l], 1e-5 * lane, "add " + add + ", lane " + l);
+                total += lane;
+            }
+            // the lanes' sum in the fixed order: the scalar form is the vector form, bitwise
+            float vector = Lanes.sum(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, accv, 1));
+            float scalar = Lanes.sum(accv, 1);
+            assertEquals(Float.floatToRawIntBits(vector), Float.floatToRawIntBits(scalar));
+            assertEquals(total, scalar, 1e-5 * total);
+        }
+    }
+
     @Test
     void exp2WithinTwoUlpFromMinus125To64() {
         // dense sweep of [-125, 64]: the attention fast path's arguments are s - m <= 16 (base-2 units)
-        double worst = worstUlp(VExp::exp2, x -> StrictMath.pow(2, x), -125, 64, 4_000_000, 0);
+        double worst = worstUlp(VExpTest::exp2, x -> StrictMath.pow(2, x), -125, 64, 4_000_000, 0);
         // the fitted degree-6 polynomial is good to 1e-7 relative; float Horner rounding adds about 1 ulp
         assertTrue(worst <= 2, "worst error " + worst + " ulp");
-        float[] y = apply(VExp::exp2, Float.NEGATIVE_INFINITY, -126f, 0f, Float.NaN);
+        float[] y = apply(VExpTest::exp2, Float.NEGATIVE_INFINITY, -126f, 0f, Float.NaN);
         assertEquals(0f, y[0]);
         assertEquals(0f, y[1]); // below -125 flushes to 0 (2^-126 is where normal floats end)
         assertEquals(1f, y[2]);
         assertTrue(Float.isNaN(y[3]));
-        nanPayloadsStayNaN(VExp::exp2);
-        for (float v : apply(VExp::exp2, -125.01f, -5e6f, -1e30f, -Float.MAX_VALUE)) assertEquals(0f, v);
-        y = apply(VExp::exp2, 16f, -1f, 10.5f, -124.75f);
+        nanPayloadsStayNaN(VExpTest::exp2);
+        for (float v : apply(VExpTest::exp2, -125.01f, -5e6f, -1e30f, -Float.MAX_VALUE)) assertEquals(0f, v);
+        y = apply(VExpTest::exp2, 16f, -1f, 10.5f, -124.75f);
         assertEquals(65536f, y[0]);
         assertEquals(0.5f, y[1]);
         assertEquals((float) StrictMath.pow(2, 10.5), y[2], Math.ulp(y[2]));
