@@ -87,6 +87,7 @@ final class ClassifyCommand implements Callable<Integer> {
         if (pairField != null && (input == null || !input.toString().endsWith(".jsonl")))
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--pair-field needs a .jsonl --input");
+        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
         List<String> all = hasTexts ? texts : RerankCommand.readAll(input, textField);
         if (all.isEmpty()) throw AttnException.badInput(input + ": no texts");
         // the second texts: read by the same reader (blank lines skipped alike), so line i of one is line i of the

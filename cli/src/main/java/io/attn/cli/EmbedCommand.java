@@ -85,6 +85,7 @@ final class EmbedCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--input needs --output (.npy or .jsonl)");
         if (output != null) EmbeddingWriter.checkFormat(output);
+        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
         EmbedderOptions opts = options();
         try (Engine engine = Engine.open(device.engineOptions());
                 Embedder m = Embedder.load(engine, model, opts)) {
@@ -145,6 +146,8 @@ final class EmbedCommand implements Callable<Integer> {
                 for (boolean b : e.truncated()) if (b) cut++;
                 progress.update(w.rows());
             }
+            // as rerank, classify and bench do: an input without texts is refused, and nothing is written
+            if (w.rows() == 0) throw AttnException.badInput(input + ": no texts");
             w.commit();
             progress.finish(w.rows(), tokens, cut, m.maxLength(), output);
         } catch (AttnException e) {

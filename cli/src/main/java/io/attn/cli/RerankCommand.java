@@ -76,6 +76,7 @@ final class RerankCommand implements Callable<Integer> {
         if (output != null && !output.toString().endsWith(".jsonl"))
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--output must be a .jsonl file, got " + output);
+        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
         List<String> passages = hasTexts ? texts : readAll(input, textField);
         if (passages.isEmpty()) throw AttnException.badInput(input + ": no passages");
         if (topN > passages.size())

@@ -180,6 +180,34 @@ class EmbedCommandTest {
         assertEquals(3, r.code());
         assertEquals(List.of(), leftovers(dir));
         assertFalse(Files.exists(out));
+
+        // an input without texts is refused as rerank, classify and bench refuse it: no (0, E) file
+        Path empty = dir.resolve("empty.txt");
+        Files.writeString(empty, "");
+        r = RunCommandTest.cli(
+                "embed", "--model", m.toString(), "--input", empty.toString(), "--output", out.toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("empty.txt: no texts"), r.err());
+        assertFalse(Files.exists(out));
+        assertEquals(List.of(), leftovers(dir));
+        // the output may not be the input (it would replace it), refused before the model loads
+        Path same = dir.resolve("same.jsonl");
+        Files.writeString(same, "{\"text\": \"ok\"}\n");
+        r = RunCommandTest.cli(
+                "embed", "--model", m.toString(), "--input", same.toString(), "--output", same.toString());
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("is the --input file: it would be replaced"), r.err());
+        assertEquals("{\"text\": \"ok\"}\n", Files.readString(same));
+        r = RunCommandTest.cli(
+                "embed",
+                "--model",
+                m.toString(),
+                "--text",
+                "x",
+                "--output",
+                dir.resolve("none/o.npy").toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("o.npy: no such directory"), r.err());
     }
 
     @Test

@@ -8,6 +8,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -57,6 +58,57 @@ class LauncherTest {
             assertEquals("\nattn: done\n", new String(out.readAllBytes(), StandardCharsets.UTF_8));
             assertTrue(p.waitFor(10, TimeUnit.SECONDS));
             assertEquals(0, p.exitValue());
+        }
+    }
+
+    /**
+     * TERM sent to the launcher's own PID (what {@code kill $!}, systemd and container runtimes do) stops the JVM of a
+     * running {@code attn embed}, which removes its partial output, and the launcher exits with the JVM's status (143)
+     * once the JVM is gone. Before, the JVM ran under the launcher's pipeline and kept running; its output appeared
+     * after the caller had been told the run failed.
+     */
+    @Test
+    void termToTheLauncherStopsTheJvmAndItsOutput() throws Exception {
+        Path dir = Files.createTempDirectory("attn-launcher");
+        Path in = dir.resolve("texts.txt");
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 400_000; i++)
+            b.append("the quick brown fox jumps over the lazy dog ").append(i).append('\n');
+        Files.writeString(in, b);
+        Path out = dir.resolve("out.npy");
+        Process p = new ProcessBuilder(
+                        "bash",
+                        ATTN.toString(),
+                        "embed",
+                        "--model",
+                        Path.of("..", "tests", "families", "bert").toString(),
+                        "--input",
+                        in.toString(),
+                        "--output",
+                        out.toString(),
+                        "--threads",
+                        "1")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (tmpFiles(dir) == 0 && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(20);
+        assertEquals(1, tmpFiles(dir), "the run started writing its output");
+        new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the launcher exited");
+        assertEquals(143, p.exitValue(), "the JVM's status for TERM");
+        assertEquals(0, tmpFiles(dir), "the JVM removed its partial output");
+        assertTrue(!Files.exists(out));
+        List<ProcessHandle> left = ProcessHandle.allProcesses()
+                .filter(h -> h.info().commandLine().orElse("").contains(out.toString()))
+                .toList();
+        left.forEach(ProcessHandle::destroyForcibly); // a failed run does not leave it to the next tests
+        assertEquals(List.of(), left, "no JVM left running");
+    }
+
+    private static long tmpFiles(Path dir) throws java.io.IOException {
+        try (var s = Files.list(dir)) {
+            return s.filter(f -> f.getFileName().toString().endsWith(".tmp")).count();
         }
     }
 

@@ -193,5 +193,27 @@ class RerankCommandTest {
         assertEquals(3, t.code(), t.err());
         assertTrue(t.err().contains("--top-n 3 is more than the 2 passages"), t.err());
         assertEquals(1, t.err().lines().count(), t.err());
+        // an output that cannot be written is refused before the scoring, naming why; one that is the input, too
+        for (String cmd : new String[] {"rerank", "classify"}) {
+            String model = cmd.equals("rerank") ? "bert-reranker" : "bert-classifier";
+            String[] query = cmd.equals("rerank") ? new String[] {"--query", "q"} : new String[0];
+            Path nowhere = dir.resolve("none").resolve("out.jsonl");
+            var o = run(cmd, model, cat(new String[] {"--text", "p", "--output", nowhere.toString()}, query));
+            assertEquals(3, o.code(), o.err());
+            assertTrue(o.err().contains("out.jsonl: no such directory"), o.err());
+            assertEquals(1, o.err().lines().count(), o.err());
+            Path in = dir.resolve(cmd + "-in.jsonl");
+            Files.writeString(in, "{\"text\": \"p\"}\n");
+            var s = run(cmd, model, cat(new String[] {"--input", in.toString(), "--output", in.toString()}, query));
+            assertEquals(2, s.code(), s.err());
+            assertTrue(s.err().contains("is the --input file"), s.err());
+            assertEquals("{\"text\": \"p\"}\n", Files.readString(in));
+        }
+    }
+
+    private static String[] cat(String[] a, String[] b) {
+        String[] r = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, r, a.length, b.length);
+        return r;
     }
 }
