@@ -27,7 +27,8 @@ final class QuantizeCommand implements Callable<Integer> {
     @Parameters(
             index = "0",
             paramLabel = "DIR",
-            description = "The model folder (config.json, model.safetensors), or attn generate's M.safetensors.")
+            description = "The model folder (config.json, model.safetensors; or the folder of a BERT .onnx export,"
+                    + " written as attn convert writes one), or attn generate's M.safetensors.")
     Path dir;
 
     @Option(
@@ -85,7 +86,10 @@ final class QuantizeCommand implements Callable<Integer> {
                     + " attn generate's M.safetensors; an .onnx export is made a folder by attn convert)");
         TextModel m = TextModel.read(dir);
         if (floats == DType.F32) m = m.quantized(new Quantization.Options(perChannel, reduceRange));
-        m.writeFolderFrom(dir, out, floats);
+        // the folder of an .onnx export holds no Hugging Face files to copy: written as attn convert writes one (its
+        // tokenizer as tokenizer.json, the sentence-transformers files for the pooling attn runs it with)
+        if (m.fromOnnx()) m.writeFolder(out, m.pooling(), m.normalize(), floats);
+        else m.writeFolderFrom(dir, out, floats);
         System.out.println("attn: wrote " + out + ": "
                 + (floats == DType.F32
                         ? m.int8Tensors().size() + " int8 tensors (" + (perChannel ? "per channel" : "per tensor")

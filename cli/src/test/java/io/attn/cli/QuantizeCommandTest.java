@@ -49,6 +49,58 @@ class QuantizeCommandTest {
         assertTrue(leftovers().isEmpty(), leftovers().toString());
     }
 
+    /**
+     * The folder of an {@code .onnx} export (langchain4j's all-MiniLM-L6-v2: the file and its {@code
+     * <name>-tokenizer.json}, which {@code --model} takes) quantizes to a folder that attn loads: its tokenizer as
+     * {@code tokenizer.json} and the sentence-transformers files, as {@code attn convert} writes them. Its vectors are
+     * bitwise those of the folder that convert then quantize make. (It wrote a folder without a tokenizer.json before,
+     * exit 0, which nothing could load.)
+     */
+    @Test
+    void anOnnxExportsFolderQuantizesToAFolderThatLoads() throws IOException {
+        Path src = dir.resolve("minilm");
+        Files.createDirectories(src);
+        for (String f : new String[] {"all-minilm-l6-v2.onnx", "all-minilm-l6-v2-tokenizer.json"})
+            try (var in = QuantizeCommandTest.class.getClassLoader().getResourceAsStream(f)) {
+                Files.copy(java.util.Objects.requireNonNull(in, f), src.resolve(f));
+            }
+        Path q = dir.resolve("q");
+        var r = RunCommandTest.cli("quantize", src.toString(), "--out", q.toString());
+        assertEquals(0, r.code(), r.err());
+        assertTrue(Files.exists(q.resolve("tokenizer.json")));
+        assertTrue(Files.exists(q.resolve("modules.json")));
+        Path c = dir.resolve("c"), cq = dir.resolve("cq");
+        assertEquals(
+                0,
+                RunCommandTest.cli(
+                                "convert", src.resolve("all-minilm-l6-v2.onnx").toString(), "--out", c.toString())
+                        .code());
+        assertEquals(
+                0,
+                RunCommandTest.cli("quantize", c.toString(), "--out", cq.toString())
+                        .code());
+        byte[][] vectors = new byte[2][];
+        for (int i = 0; i < 2; i++) {
+            Path out = dir.resolve("v" + i + ".npy");
+            var e = RunCommandTest.cli(
+                    "embed",
+                    "--model",
+                    (i == 0 ? q : cq).toString(),
+                    "--device",
+                    "cpu",
+                    "--text",
+                    "the sky is blue",
+                    "--text",
+                    "Café au lait",
+                    "--output",
+                    out.toString());
+            assertEquals(0, e.code(), e.err());
+            vectors[i] = Files.readAllBytes(out);
+        }
+        org.junit.jupiter.api.Assertions.assertArrayEquals(vectors[1], vectors[0]);
+        assertTrue(leftovers().isEmpty(), leftovers().toString());
+    }
+
     @Test
     void badInputExitsThreeAndWritesNothing() throws IOException {
         Path q = dir.resolve("q");

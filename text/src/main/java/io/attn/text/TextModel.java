@@ -7,7 +7,6 @@ import com.google.gson.JsonObject;
 import io.attn.AttnException;
 import io.attn.engine.ModelConfigs;
 import io.attn.engine.Quantization;
-import io.attn.engine.Tensors;
 import io.attn.io.Json;
 import io.attn.io.JsonFields;
 import io.attn.io.SafeTensors;
@@ -164,6 +163,11 @@ public final class TextModel {
         return source;
     }
 
+    /** Whether the weights came from an {@code .onnx} export (given as the file or as the folder holding it). */
+    public boolean fromOnnx() {
+        return source.toLowerCase(java.util.Locale.ROOT).endsWith(".onnx");
+    }
+
     public int hiddenSize() {
         return hiddenSize;
     }
@@ -259,6 +263,17 @@ public final class TextModel {
      * that folder with the file's arithmetic; the Hugging Face libraries do not read int8 weights.
      */
     public void writeFolder(Path dir, Pooling pooling, boolean normalize) {
+        writeFolder(dir, pooling, normalize, DType.F32);
+    }
+
+    /**
+     * {@link #writeFolder(Path, Pooling, boolean)} with the float tensors written as {@code floats} (F32, F16 or BF16):
+     * {@code attn quantize} of an {@code .onnx} export, which has no folder of Hugging Face files to copy.
+     *
+     * @throws AttnException BAD_INPUT naming a half-precision value out of range (tensor, index), or what cannot be
+     *     written
+     */
+    public void writeFolder(Path dir, Pooling pooling, boolean normalize, DType floats) {
         // an int8 model (an ONNX Runtime -q export): its int8 weights as they are, with the config block that says
         // how they were quantized (attn quantize's format), so the folder runs the same arithmetic as the file
         Map<String, Object> cfg = config;
@@ -285,7 +300,7 @@ public final class TextModel {
             Files.createDirectories(tmp.resolve("1_Pooling"));
             Gson gson = new GsonBuilder().setPrettyPrinting().create();
             write(tmp.resolve("config.json"), gson.toJson(cfg));
-            Tensors.writeSafetensors(tmp.resolve("model.safetensors"), weights, Map.of("format", "pt"));
+            SafeTensors.write(tmp.resolve("model.safetensors"), weights, Map.of("format", "pt"), floats);
             Files.copy(tokenizer, tmp.resolve("tokenizer.json"));
             JsonArray modules = new JsonArray();
             modules.add(module(0, "", "sentence_transformers.models.Transformer"));
