@@ -72,9 +72,12 @@ final class BenchEmbed implements Callable<Integer> {
         }
         if (texts.isEmpty()) throw AttnException.badInput(input + ": no texts");
         var opts = io.attn.text.EmbedderOptions.defaults()
-                .withMaxBatchSize(batchSize)
-                .withMaxBatchTokens(batchTokens)
-                .withMaxLength(maxLength);
+                .withMaxBatchSize(
+                        OptionValues.atLeast(new picocli.CommandLine(this), "--batch-size", batchSize, 1, null))
+                .withMaxBatchTokens(OptionValues.atLeast(
+                        new picocli.CommandLine(this), "--batch-tokens", batchTokens, 0, "the default"))
+                .withMaxLength(OptionValues.atLeast(
+                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"));
         try (Engine engine = Engine.open(device.engineOptions());
                 Embedder m = Embedder.load(engine, model, opts)) {
             Embeddings first = m.embedWithUsage(texts);

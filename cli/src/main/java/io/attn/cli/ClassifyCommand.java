@@ -98,7 +98,11 @@ final class ClassifyCommand implements Callable<Integer> {
                     + " \"" + pairField + "\" texts");
         try (Engine engine = Engine.open(device.engineOptions());
                 Classifier c = Classifier.load(
-                        engine, model, EmbedderOptions.defaults().withMaxLength(maxLength))) {
+                        engine,
+                        model,
+                        EmbedderOptions.defaults()
+                                .withMaxLength(OptionValues.atLeast(
+                                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's")))) {
             System.err.println("attn: " + c.description() + "; " + engine.description());
             List<Classifier.Prediction> p =
                     c.predict(second == null ? c.tokenize(all) : c.tokenizePairs(all, second, false), raw);

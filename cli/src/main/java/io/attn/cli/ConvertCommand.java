@@ -48,7 +48,7 @@ final class ConvertCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Pooling p = Pooling.parse(pooling);
+        Pooling p = OptionValues.pooling(new picocli.CommandLine(this), "--pooling", pooling);
         TextModel m = TextModel.read(onnx, tokenizer);
         m.writeFolder(out, p, normalize);
         int int8 = m.int8Tensors().size();

@@ -96,7 +96,10 @@ final class EmbedCommand implements Callable<Integer> {
     }
 
     EmbedderOptions options() {
-        return embed.options().withMaxBatchSize(batchSize).withMaxBatchTokens(batchTokens);
+        var cmd = new picocli.CommandLine(this);
+        return embed.options()
+                .withMaxBatchSize(OptionValues.atLeast(cmd, "--batch-size", batchSize, 1, null))
+                .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
     }
 
     private int embedTexts(Embedder m) {

@@ -1,12 +1,16 @@
 package io.attn.cli;
 
 import io.attn.text.EmbedderOptions;
-import io.attn.text.Pooling;
 import java.nio.file.Path;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** The text-model overrides shared by {@code embed}, {@code serve} and {@code bench embed}. */
 final class EmbedOptions {
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
     @Option(
             names = "--pooling",
             paramLabel = "MODE",
@@ -43,14 +47,16 @@ final class EmbedOptions {
     Path tokenizer;
 
     EmbedderOptions options() {
+        // the command this mixes into (bench serve builds one of its own, all defaults)
+        var cmd = command != null ? command.commandLine() : new picocli.CommandLine(this);
         EmbedderOptions o = EmbedderOptions.defaults()
-                .withMaxLength(maxLength)
+                .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
                 .withTokenizer(tokenizer)
                 .withNormalize(normalize);
         if (promptName != null && prompt != null)
-            throw io.attn.AttnException.badInput("give --prompt-name or --prompt, not both");
+            throw OptionValues.usage(cmd, "give --prompt-name or --prompt, not both");
         if (promptName != null) o = o.withPromptName(promptName);
         if (prompt != null) o = o.withPrompt(prompt);
-        return pooling == null ? o : o.withPooling(Pooling.parse(pooling));
+        return pooling == null ? o : o.withPooling(OptionValues.pooling(cmd, "--pooling", pooling));
     }
 }

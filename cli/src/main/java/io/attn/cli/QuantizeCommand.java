@@ -72,10 +72,13 @@ final class QuantizeCommand implements Callable<Integer> {
                     case "float16" -> DType.F16;
                     case "bfloat16" -> DType.BF16;
                     default ->
-                        throw AttnException.badInput("--dtype " + dtype + ": expected int8, float16 or bfloat16");
+                        throw OptionValues.usage(
+                                new picocli.CommandLine(this),
+                                "--dtype " + dtype + ": expected int8, float16 or bfloat16");
                 };
         if (floats != DType.F32 && (perChannel || reduceRange))
-            throw AttnException.badInput("--per-channel and --reduce-range apply to --dtype int8 only");
+            throw OptionValues.usage(
+                    new picocli.CommandLine(this), "--per-channel and --reduce-range apply to --dtype int8 only");
         if (Files.isRegularFile(dir) && dir.getFileName().toString().endsWith(".safetensors"))
             return languageModel(floats);
         if (config != null)

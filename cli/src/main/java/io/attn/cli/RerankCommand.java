@@ -82,7 +82,10 @@ final class RerankCommand implements Callable<Integer> {
         if (topN > passages.size())
             throw AttnException.badInput("--top-n " + topN + " is more than the " + passages.size() + " passages"
                     + (input != null ? " of " + input : ""));
-        EmbedderOptions o = EmbedderOptions.defaults().withMaxLength(maxLength).withMaxBatchTokens(batchTokens);
+        var cmd = new picocli.CommandLine(this);
+        EmbedderOptions o = EmbedderOptions.defaults()
+                .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
+                .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
         try (Engine engine = Engine.open(device.engineOptions());
                 Reranker r = Reranker.load(engine, model, o)) {
             System.err.println("attn: " + r.description() + "; " + engine.description());

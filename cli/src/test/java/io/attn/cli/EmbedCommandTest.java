@@ -176,8 +176,24 @@ class EmbedCommandTest {
         r = RunCommandTest.cli("embed", "--model", m.toString(), "--text", "x", "--output", "out.csv");
         assertEquals(3, r.code());
         assertTrue(r.err().contains("out.csv: expected an .npy or .jsonl output file"), r.err());
+        // bad option values are usage errors (exit 2) naming the option, refused before the model loads
         r = RunCommandTest.cli("embed", "--model", m.toString(), "--text", "x", "--pooling", "median");
-        assertEquals(3, r.code());
+        assertEquals(2, r.code());
+        assertTrue(r.err().contains("--pooling median: expected one of mean, cls"), r.err());
+        for (String[] bad : new String[][] {
+            {"--max-length", "-5"},
+            {"--batch-size", "0"},
+            {"--batch-tokens", "-1"},
+            {"--prompt", "a", "--prompt-name", "q"}
+        }) {
+            String[] args = new String[5 + bad.length];
+            System.arraycopy(new String[] {"embed", "--model", m.toString(), "--text", "x"}, 0, args, 0, 5);
+            System.arraycopy(bad, 0, args, 5, bad.length);
+            r = RunCommandTest.cli(args);
+            assertEquals(2, r.code(), String.join(" ", bad) + ": " + r.err());
+            assertTrue(r.err().contains(bad[bad.length - 2].equals("--prompt-name") ? "--prompt" : bad[0]), r.err());
+            assertEquals(1, r.err().strip().lines().count(), r.err());
+        }
         assertEquals(List.of(), leftovers(dir));
         assertFalse(Files.exists(out));
 
