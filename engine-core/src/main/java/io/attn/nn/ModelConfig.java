@@ -298,6 +298,10 @@ public record ModelConfig(
             return encoder(ec, ClassifierHead.fromHuggingFace(r, EncoderFamily.of(ec.modelType(), source)));
         }
         Object mod = m.get("module");
+        if (mod == null)
+            throw AttnException.badInput(source + ": not a model config: no \"model_type\" (a Hugging Face config.json;"
+                    + " attn runs " + String.join(", ", EncoderFamily.supportedModelTypes()) + ") and no \"module\""
+                    + " (attn's own configs: " + List.of(Kind.values()) + ")");
         if (!(mod instanceof String s))
             throw AttnException.badInput(
                     source + ": config has no \"module\" string (one of " + List.of(Kind.values()) + ")");

@@ -233,6 +233,10 @@ class TextModelTest {
         Files.writeString(d.resolve("config.json"), "{\"model_type\": \"bert\",");
         bad(d, "config.json", "invalid JSON at line 1");
 
+        d = copyOfBase("no-model-type"); // neither a Hugging Face config nor one of attn's own: say what was looked for
+        Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"model_type\"", "\"kind\""));
+        bad(d, "config.json", "not a model config: no \"model_type\" (a Hugging Face config.json; attn runs bert,");
+
         d = copyOfBase("gpt2");
         Files.writeString(d.resolve("config.json"), TinyBert.config("gelu").replace("\"bert\"", "\"gpt2\""));
         bad(
