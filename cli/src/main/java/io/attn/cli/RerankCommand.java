@@ -88,7 +88,8 @@ final class RerankCommand implements Callable<Integer> {
                 .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
         try (Engine engine = Engine.open(device.engineOptions());
                 Reranker r = Reranker.load(engine, model, o)) {
-            System.err.println("attn: " + r.description() + "; " + engine.description());
+            System.err.println("attn: " + r.description() + (raw ? " (--raw-scores: printing the logits)" : "") + "; "
+                    + engine.description());
             List<Reranker.Ranked> ranked = r.rank(query, passages, topN, raw);
             List<String> lines = new ArrayList<>();
             for (Reranker.Ranked k : ranked) {
