@@ -55,7 +55,8 @@ final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        if (Files.isDirectory(file)) {
+        if (Files.isDirectory(file)
+                || file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".onnx")) {
             Map<String, Object> d = folder();
             System.out.println(json ? Json.write(d) : text(d));
             return 0;
@@ -169,7 +170,9 @@ final class InspectCommand implements Callable<Integer> {
      */
     private Map<String, Object> folder() {
         TextModel m = TextModel.read(file);
-        Map<String, Object> d = start("model folder");
+        // a BERT .onnx export (the file, or the folder holding it) reads as the folder attn convert would write
+        Map<String, Object> d = start(m.fromOnnx() ? "onnx export" : "model folder");
+        if (m.fromOnnx()) d.put("onnx", m.source());
         d.put("model_type", m.modelType());
         d.put("config", ModelConfigs.withDefaults(m.config(), m.source()));
         Map<String, Object> st = new LinkedHashMap<>();
@@ -194,7 +197,11 @@ final class InspectCommand implements Callable<Integer> {
         st.put("include_prompt", m.prompts().includePrompt());
         st.put("tokenizer", m.tokenizer().toString());
         d.put("sentence_transformers", st);
-        if (m.config().get(io.attn.engine.Quantization.CONFIG_KEY) instanceof Map<?, ?> block) {
+        Object described = m.config().get(io.attn.engine.Quantization.CONFIG_KEY);
+        if (described == null && !m.int8Tensors().isEmpty()) // an int8 (-q) export: what attn convert would record
+        described = io.attn.engine.Quantization.describe(
+                m.config(), m.weights(), Path.of(m.source()).getFileName().toString());
+        if (described instanceof Map<?, ?> block) {
             Map<String, Object> q = new LinkedHashMap<>();
             for (var e : block.entrySet()) q.put(String.valueOf(e.getKey()), e.getValue());
             q.put("int8_tensors", (long) m.int8Tensors().size());
@@ -322,10 +329,13 @@ final class InspectCommand implements Callable<Integer> {
                 b.append(String.format("config, as understood:%n"));
                 fields(b, (Map<String, Object>) d.get("config"));
             }
-            case "model folder" -> {
+            case "model folder", "onnx export" -> {
                 b.append(String.format(
                         Locale.ROOT,
-                        "Hugging Face model folder, model_type %s, %d tensors, %,d parameters%n",
+                        "%s, model_type %s, %d tensors, %,d parameters%n",
+                        d.containsKey("onnx")
+                                ? "ONNX export " + d.get("onnx") + " (read as attn convert writes it)"
+                                : "Hugging Face model folder",
                         d.get("model_type"),
                         (Long) d.get("tensors"),
                         (Long) d.get("parameters")));

@@ -64,6 +64,11 @@ class QuantizeCommandTest {
             try (var in = QuantizeCommandTest.class.getClassLoader().getResourceAsStream(f)) {
                 Files.copy(java.util.Objects.requireNonNull(in, f), src.resolve(f));
             }
+        // attn inspect reads the file as it reads a folder ("unknown file type" before)
+        var seen = RunCommandTest.cli(
+                "inspect", src.resolve("all-minilm-l6-v2.onnx").toString());
+        assertEquals(0, seen.code(), seen.err());
+        assertTrue(seen.out().contains("ONNX export") && seen.out().contains("model_type bert"), seen.out());
         Path q = dir.resolve("q");
         var r = RunCommandTest.cli("quantize", src.toString(), "--out", q.toString());
         assertEquals(0, r.code(), r.err());
