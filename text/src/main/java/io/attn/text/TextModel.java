@@ -649,6 +649,13 @@ public final class TextModel {
                             .endsWith(".onnx"))
                     .filter(Files::isRegularFile)
                     .toList();
+            if (onnx.size() > 1)
+                throw AttnException.badInput(dir + ": no config.json, and " + onnx.size() + " .onnx files ("
+                        + onnx.stream()
+                                .map(f -> f.getFileName().toString())
+                                .sorted()
+                                .collect(java.util.stream.Collectors.joining(", "))
+                        + "): name the one to run");
             return onnx.size() == 1 ? onnx.get(0) : null;
         } catch (java.io.IOException e) {
             return null;

@@ -229,6 +229,13 @@ class TextModelTest {
         Files.delete(d.resolve("config.json"));
         bad(d, "no-config", "no config.json");
 
+        // no config.json but two .onnx files: which one is meant cannot be guessed
+        d = dir.resolve("two-onnx");
+        Files.createDirectories(d);
+        Files.writeString(d.resolve("a.onnx"), "x");
+        Files.writeString(d.resolve("b.onnx"), "x");
+        bad(d, "two-onnx", "no config.json, and 2 .onnx files (a.onnx, b.onnx): name the one to run");
+
         d = copyOfBase("bad-json");
         Files.writeString(d.resolve("config.json"), "{\"model_type\": \"bert\",");
         bad(d, "config.json", "invalid JSON at line 1");
