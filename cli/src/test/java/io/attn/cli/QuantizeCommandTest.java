@@ -124,6 +124,12 @@ class QuantizeCommandTest {
         r = RunCommandTest.cli("quantize", BERT.toString(), "--out", q.toString());
         assertEquals(3, r.code(), r.err());
         assertTrue(r.err().contains("not an empty folder"), r.err());
+        Path file = dir.resolve("file.npy");
+        Files.writeString(file, "x");
+        r = RunCommandTest.cli("quantize", BERT.toString(), "--out", file.toString());
+        assertEquals(3, r.code(), r.err());
+        assertTrue(r.err().contains("file.npy: exists and is not a folder"), r.err());
+        assertEquals("x", Files.readString(file));
 
         Path onnx = dir.resolve("m.onnx");
         Files.writeString(onnx, "x");

@@ -285,17 +285,7 @@ public final class TextModel {
                             config, weights, Path.of(source).getFileName().toString()));
         }
         Path abs = dir.toAbsolutePath();
-        if (Files.exists(abs)) {
-            try (var s = Files.list(abs)) {
-                if (!Files.isDirectory(abs) || s.findAny().isPresent())
-                    throw AttnException.badInput(dir + ": exists and is not an empty folder (nothing written)");
-            } catch (IOException e) {
-                throw AttnException.badInput(dir + ": cannot read (" + e.getMessage() + ")");
-            }
-        }
-        Path parent = abs.getParent();
-        if (parent == null) throw AttnException.badInput(dir + ": cannot write here");
-        Path tmp = parent.resolve("." + abs.getFileName() + ".tmp-" + Long.toHexString(System.nanoTime()));
+        Path tmp = temporaryBeside(dir, abs);
         try {
             Files.createDirectories(tmp.resolve("1_Pooling"));
             Gson gson = new GsonBuilder().setPrettyPrinting().create();
@@ -437,8 +427,10 @@ public final class TextModel {
     /** A fresh temporary folder beside {@code abs}, after checking that {@code dir} is absent or an empty folder. */
     private static Path temporaryBeside(Path dir, Path abs) {
         if (Files.exists(abs)) {
+            if (!Files.isDirectory(abs))
+                throw AttnException.badInput(dir + ": exists and is not a folder (nothing written)");
             try (var s = Files.list(abs)) {
-                if (!Files.isDirectory(abs) || s.findAny().isPresent())
+                if (s.findAny().isPresent())
                     throw AttnException.badInput(dir + ": exists and is not an empty folder (nothing written)");
             } catch (IOException e) {
                 throw AttnException.badInput(dir + ": cannot read (" + e.getMessage() + ")");
