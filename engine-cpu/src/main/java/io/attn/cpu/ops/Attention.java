@@ -399,7 +399,7 @@ public final class Attention {
                     // softmax step (its lazy test on the keys it sees only: the group's test above also read keys
                     // outside the windows, which a tile cut at a block's end would not have, so the path would depend
                     // on the block size). Padding rows keep their scores; their output is dropped.
-                    if (clip || !(lazy || firstMax(st, r, m, w))) {
+                    if (clip || !(lazy || firstMax(st, r, m, w, lane))) {
                         for (int rr = 0; rr < GR; rr++) {
                             int lo = 0, hi = Math.min(bc, w);
                             if (clip && rr < live) {
@@ -667,10 +667,10 @@ public final class Attention {
      * like any other tile; otherwise (a row already has a max, or an infinite or NaN score) changes nothing and
      * returns false for {@link #softmaxRow}, which clamps.
      */
-    private static boolean firstMax(float[] st, int r, float[] m, int w) {
+    private static boolean firstMax(float[] st, int r, float[] m, int w, float[] lane) {
         for (int rr = 0; rr < GR; rr++) if (m[r + rr] != Float.NEGATIVE_INFINITY) return false;
         for (int rr = 0; rr < GR; rr++) {
-            float x = rowMax(st, rr * BCP, w);
+            float x = rowMax(st, rr * BCP, w, lane);
             if (!Float.isFinite(x)) {
                 Arrays.fill(m, r, r + rr, Float.NEGATIVE_INFINITY);
                 return false;
@@ -680,14 +680,18 @@ public final class Attention {
         return true;
     }
 
-    /** The largest of the {@code w} scores at {@code st[so..]} (compare-and-blend; see {@link Lanes#max}). */
-    private static float rowMax(float[] st, int so, int w) {
+    /**
+     * The largest of the {@code w} scores at {@code st[so..]} (compare-and-blend; see {@link Lanes#max}), the lanes'
+     * maxima reduced through {@code lane} (see {@link VExp#exp2Sub}).
+     */
+    private static float rowMax(float[] st, int so, int w, float[] lane) {
         FloatVector mx = FloatVector.fromArray(SP, st, so);
         for (int c = VL; c < w; c += VL) {
             FloatVector x = FloatVector.fromArray(SP, st, so + c);
             mx = mx.blend(x, mx.compare(VectorOperators.LT, x));
         }
-        return Lanes.max(mx);
+        mx.intoArray(lane, 0);
+        return Lanes.max(lane, 0);
     }
 
     /**

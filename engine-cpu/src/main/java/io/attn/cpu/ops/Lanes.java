@@ -63,6 +63,17 @@ public final class Lanes {
         return v.lane(0);
     }
 
+    /**
+     * {@link #max(FloatVector)} of the vector stored at {@code v[o..]}, the same lanes chosen in the same order (scalar
+     * code), leaving partial results in {@code v[o..]}: for a loop that keeps its accumulator in memory ({@link
+     * #sum(float[], int)}).
+     */
+    public static float max(float[] v, int o) {
+        for (int h = SP.length() / 2; h >= 1; h /= 2)
+            for (int i = 0; i < h; i++) if (v[o + i] < v[o + i + h]) v[o + i] = v[o + i + h];
+        return v[o];
+    }
+
     private static FloatVector maxStep(FloatVector v, VectorShuffle<Float> r) {
         FloatVector y = v.rearrange(r);
         return v.blend(y, v.compare(VectorOperators.LT, y));

@@ -23,16 +23,23 @@ public final class LayerNorm {
         float[] bias = p.hasBias() ? in[p.hasWeight() ? 2 : 1] : null;
         float eps = p.eps();
         par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, e)), (from, to) -> {
-            for (int r = from; r < to; r++) row(out, x, r * e, e, w, bias, eps);
+            float[] lane = new float[SP.length()];
+            for (int r = from; r < to; r++) row(out, x, r * e, e, w, bias, eps, lane);
         });
     }
 
-    private static void row(float[] out, float[] x, int o, int e, float[] w, float[] b, float eps) {
+    /**
+     * One row. The lane sums reach {@link Lanes#sum(float[], int)} through {@code lane} (one vector of scratch), not as
+     * vectors: a vector handed to a call C2 does not inline is boxed, the loop's accumulator on every iteration (see
+     * {@link VExp#exp2Sub}).
+     */
+    private static void row(float[] out, float[] x, int o, int e, float[] w, float[] b, float eps, float[] lane) {
         if (e == 0) return;
         int c = 0;
         FloatVector acc = FloatVector.zero(SP);
         for (int ub = SP.loopBound(e); c < ub; c += SP.length()) acc = acc.add(FloatVector.fromArray(SP, x, o + c));
-        float sum = Lanes.sum(acc); // fixed order: bitwise the same interpreted and compiled
+        acc.intoArray(lane, 0);
+        float sum = Lanes.sum(lane, 0); // fixed order: bitwise the same interpreted and compiled
         for (; c < e; c++) sum += x[o + c];
         float mean = sum / e;
         // second pass over d = x - mean: sum(d) corrects the float rounding of the first mean (corrected two-pass)
@@ -44,7 +51,10 @@ public final class LayerNorm {
             accD = accD.add(d);
             acc = d.fma(d, acc);
         }
-        float sd = Lanes.sum(accD), sq = Lanes.sum(acc);
+        accD.intoArray(lane, 0);
+        float sd = Lanes.sum(lane, 0);
+        acc.intoArray(lane, 0);
+        float sq = Lanes.sum(lane, 0);
         for (; c < e; c++) {
             float d = x[o + c] - mean;
             sd += d;

@@ -22,11 +22,13 @@ public final class RmsNorm {
         float[] x = in[0], w = p.hasWeight() ? in[1] : null;
         float eps = p.eps();
         par.forRange(rows, Math.max(1, Elementwise.GRAIN / Math.max(1, e)), (from, to) -> {
-            for (int r = from; r < to; r++) row(out, x, r * e, e, w, eps);
+            float[] lane = new float[SP.length()];
+            for (int r = from; r < to; r++) row(out, x, r * e, e, w, eps, lane);
         });
     }
 
-    private static void row(float[] out, float[] x, int o, int e, float[] w, float eps) {
+    /** One row; the lane sums go through {@code lane}, not as a vector (see {@code LayerNorm.row}). */
+    private static void row(float[] out, float[] x, int o, int e, float[] w, float eps, float[] lane) {
         if (e == 0) return;
         int c = 0;
         FloatVector acc = FloatVector.zero(SP);
@@ -34,7 +36,8 @@ public final class RmsNorm {
             FloatVector v = FloatVector.fromArray(SP, x, o + c);
             acc = v.fma(v, acc);
         }
-        float sq = Lanes.sum(acc);
+        acc.intoArray(lane, 0);
+        float sq = Lanes.sum(lane, 0);
         for (; c < e; c++) sq += x[o + c] * x[o + c];
         float rstd = (float) (1.0 / Math.sqrt(sq / e + (double) eps));
         c = 0;

@@ -21,6 +21,10 @@ class LanesTest {
             for (int i = 0; i < n; i++) a[i] = (float) ((rnd.nextDouble() - 0.5) * Math.pow(10, rnd.nextInt(-6, 6)));
             float got = Lanes.sum(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0));
             assertEquals(Float.floatToRawIntBits(tree(a, 0, n)), Float.floatToRawIntBits(got), "trial " + t);
+            // the form for accumulators kept in memory: the same bits
+            float[] m = new float[n + 1];
+            System.arraycopy(a, 0, m, 1, n);
+            assertEquals(Float.floatToRawIntBits(got), Float.floatToRawIntBits(Lanes.sum(m, 1)), "memory, trial " + t);
             float seq = 0;
             for (float v : a) seq += v;
             if (seq != got) differsFromSequential++;
@@ -43,6 +47,13 @@ class LanesTest {
                 want = Math.max(want, a[i]);
             }
             assertEquals(want, Lanes.max(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0)), "trial " + t);
+            assertEquals(want, Lanes.max(a.clone(), 0), "memory, trial " + t);
+        }
+        // NaN lanes: the memory form takes the same lanes as the vector form, bitwise
+        for (int t = 0; t < 2_000; t++) {
+            for (int i = 0; i < n; i++) a[i] = rnd.nextInt(4) == 0 ? Float.NaN : (float) rnd.nextDouble();
+            float v = Lanes.max(FloatVector.fromArray(FloatVector.SPECIES_PREFERRED, a, 0));
+            assertEquals(Float.floatToRawIntBits(v), Float.floatToRawIntBits(Lanes.max(a.clone(), 0)), "NaN " + t);
         }
         java.util.Arrays.fill(a, 1f);
         a[n - 1] = Float.POSITIVE_INFINITY;
