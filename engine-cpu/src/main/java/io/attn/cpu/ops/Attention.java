@@ -409,7 +409,7 @@ public final class Attention {
                                 Arrays.fill(st, rr * BCP, rr * BCP + lo, Float.NEGATIVE_INFINITY);
                                 Arrays.fill(st, rr * BCP + hi, rr * BCP + bc, Float.NEGATIVE_INFINITY);
                             }
-                            softmaxRow(st, rr * BCP, r + rr, m, sum, sumv, corr, w, lo, hi, lane);
+                            softmaxRow(st, rr * BCP, r + rr, w, lo, hi, sc);
                         }
                     } else expRows(st, r, m, sumv, corr, w);
                 } else {
@@ -775,40 +775,30 @@ public final class Attention {
      * The online-softmax step for one row of a tile ({@code w} scores in base-2 units at {@code st[so..]}, those outside
      * {@code [lo, hi)} -inf: a short tile's padding, keys outside a window) when the group failed {@link #fastScores}'s
      * test or a window cuts the tile: the lazy test again for this row alone ({@link #lazyRow}), else {@link
-     * #clampedRow}. Their exponentials are {@link VExp#exp2Sub}, a loop over the row: no vector crosses a call that C2
-     * may decline to inline (see there).
+     * #clampedRow}. The row's running state (max, sum, lane sums, rescale factor) is the thread's {@link Scratch}.
+     * Their exponentials are {@link VExp#exp2Sub}, a loop over the row: no vector crosses a call that C2 may decline to
+     * inline (see there).
      */
-    private static void softmaxRow(
-            float[] st,
-            int so,
-            int r,
-            float[] m,
-            float[] sum,
-            float[] sumv,
-            float[] corr,
-            int w,
-            int lo,
-            int hi,
-            float[] lane) {
-        if (m[r] != Float.NEGATIVE_INFINITY && lazyRow(st, so, r, m[r], sum, corr, w, lane)) return;
-        clampedRow(st, so, r, m, sum, sumv, corr, w, lo, hi, lane);
+    private static void softmaxRow(float[] st, int so, int r, int w, int lo, int hi, Scratch sc) {
+        if (sc.m[r] != Float.NEGATIVE_INFINITY && lazyRow(st, so, r, w, sc)) return;
+        clampedRow(st, so, r, w, lo, hi, sc);
     }
 
     /**
-     * Lazy max: while no score exceeds the running max {@code mOld} by more than LAZY, keep it (softmax does not
+     * Lazy max: while no score exceeds the row's running max by more than LAZY, keep it (softmax does not
      * depend on the offset; p <= 2^LAZY cannot overflow a float sum). This needs only a vector compare, not a
      * horizontal max, no rescale factor and no exp of it. NaN fails the compare and flows into the output as it would
      * on the general path; -inf gives p = 0 on both paths; +inf goes the slow way. False (nothing written) when a
      * score is past the margin.
      */
-    private static boolean lazyRow(
-            float[] st, int so, int r, float mOld, float[] sum, float[] corr, int w, float[] lane) {
+    private static boolean lazyRow(float[] st, int so, int r, int w, Scratch sc) {
+        float mOld = sc.m[r];
         FloatVector mx = FloatVector.fromArray(SP, st, so);
         for (int c = VL; c < w; c += VL) mx = mx.max(FloatVector.fromArray(SP, st, so + c));
         if (mx.compare(VectorOperators.GT, mOld + LAZY).anyTrue()) return false;
-        VExp.exp2Sub(st, so, w, mOld, lane, 0, false);
-        sum[r] += Lanes.sum(lane, 0); // fixed order: bitwise-reproducible across JIT tiers
-        corr[r] = 1f;
+        VExp.exp2Sub(st, so, w, mOld, sc.lane, 0, false);
+        sc.l[r] += Lanes.sum(sc.lane, 0); // fixed order: bitwise-reproducible across JIT tiers
+        sc.corr[r] = 1f;
         return true;
     }
 
@@ -817,18 +807,8 @@ public final class Attention {
      * -inf, tile max, {@code p = 2^(s - m_new)} stored back, and the row's running max, sum and rescale factor
      * updated.
      */
-    private static void clampedRow(
-            float[] st,
-            int so,
-            int r,
-            float[] m,
-            float[] sum,
-            float[] sumv,
-            float[] corr,
-            int w,
-            int lo,
-            int hi,
-            float[] lane) {
+    private static void clampedRow(float[] st, int so, int r, int w, int lo, int hi, Scratch sc) {
+        float[] m = sc.m, sum = sc.l, sumv = sc.sumv, corr = sc.corr, lane = sc.lane;
         float mOld = m[r];
         final float big = Float.MAX_VALUE;
         FloatVector mx = FloatVector.broadcast(SP, Float.NEGATIVE_INFINITY);
