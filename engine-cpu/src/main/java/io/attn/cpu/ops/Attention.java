@@ -440,10 +440,13 @@ public final class Attention {
 
     /**
      * The block's rows are done: {@code out = acc / sum} (zeros where the sum is 0). A method of its own: inlined into
-     * {@link #block}, the lane rotations of {@link Lanes#sum} compiled poorly (measured: 4% of the op's time).
+     * {@link #block}, the lane rotations of {@link Lanes#sum} compiled poorly (measured: 4% of the op's time). The lane
+     * sums are reduced from memory ({@link Lanes#sum(float[], int)}, the same bits; {@code sumv} is cleared at the next
+     * block's start): a vector handed to {@code Lanes.sum} that C2 did not inline was boxed, one per row (a steady-state
+     * recording of ModernBERT, 2026-12-06).
      */
     private static void finish(int br, float[] sum, float[] sumv, float[] acc, int dv, float[] out, int oo) {
-        for (int r = 0; r < br; r++) sum[r] += Lanes.sum(FloatVector.fromArray(SP, sumv, r * VL));
+        for (int r = 0; r < br; r++) sum[r] += Lanes.sum(sumv, r * VL);
         for (int r = 0; r < br; r++) {
             if (sum[r] == 0f) Arrays.fill(out, oo + r * dv, oo + (r + 1) * dv, 0f);
             else {
