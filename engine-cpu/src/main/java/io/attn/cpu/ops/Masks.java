@@ -122,15 +122,19 @@ final class Masks {
     void apply(float[] row, int off, int n, int b, int h, int i, int j0, float scale, float maskScale) {
         int ao = attn == null ? 0 : ((((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * l + i) * s) + j0;
         int po = b * s + j0;
-        int c = 0;
-        for (int ub = SP.loopBound(n); c < ub; c += SP.length()) {
-            FloatVector v =
-                    FloatVector.fromArray(SP, row, off + c).mul(scale).max(-MAX).min(MAX);
-            v = masked(v, attn, attnKind, ao + c, maskScale);
-            v = masked(v, pad, padKind, po + c, maskScale);
-            v.intoArray(row, off + c);
-        }
-        for (; c < n; c++) {
+        int ub = SP.loopBound(n);
+        for (int c = 0; c < ub; c += SP.length())
+            FloatVector.fromArray(SP, row, off + c)
+                    .mul(scale)
+                    .max(-MAX)
+                    .min(MAX)
+                    .intoArray(row, off + c);
+        // each mask in a loop of its own over the row, the same operations per element: a helper taking and returning
+        // one vector, called per vector, was boxed where C2 did not inline it (a steady-state allocation recording of
+        // the -q MiniLM, one text per call, 2026-12-06)
+        if (attn != null) maskRow(row, off, ub, attn, attnKind, ao, maskScale);
+        if (pad != null) maskRow(row, off, ub, pad, padKind, po, maskScale);
+        for (int c = ub; c < n; c++) {
             float v = Math.min(MAX, Math.max(-MAX, row[off + c] * scale));
             if (attn != null) v = masked(v, attn[ao + c], attnKind, maskScale);
             if (pad != null) v = masked(v, pad[po + c], padKind, maskScale);
@@ -145,13 +149,19 @@ final class Masks {
         }
     }
 
-    private static FloatVector masked(FloatVector v, float[] m, MaskKind kind, int mo, float maskScale) {
-        if (m == null) return v;
-        FloatVector mv = FloatVector.fromArray(SP, m, mo);
-        if (kind == MaskKind.BOOL) return v.blend(NEG_INF, mv.compare(VectorOperators.NE, 0f));
-        // -inf in the mask or already in v (masked by the other mask) stays -inf; the clamp applies to the rest
-        var gone = mv.compare(VectorOperators.EQ, NEG_INF).or(v.compare(VectorOperators.EQ, NEG_INF));
-        return v.add(mv.mul(maskScale)).max(-MAX).min(MAX).blend(NEG_INF, gone);
+    /** {@code row[off + c]} masked by {@code m[mo + c]} for {@code c < n}, whole vectors. */
+    private static void maskRow(float[] row, int off, int n, float[] m, MaskKind kind, int mo, float maskScale) {
+        for (int c = 0; c < n; c += SP.length()) {
+            FloatVector v = FloatVector.fromArray(SP, row, off + c);
+            FloatVector mv = FloatVector.fromArray(SP, m, mo + c);
+            if (kind == MaskKind.BOOL) v = v.blend(NEG_INF, mv.compare(VectorOperators.NE, 0f));
+            else {
+                // -inf in the mask or already in v (masked by the other mask) stays -inf; the clamp applies to the rest
+                var gone = mv.compare(VectorOperators.EQ, NEG_INF).or(v.compare(VectorOperators.EQ, NEG_INF));
+                v = v.add(mv.mul(maskScale)).max(-MAX).min(MAX).blend(NEG_INF, gone);
+            }
+            v.intoArray(row, off + c);
+        }
     }
 
     private static float masked(float v, float m, MaskKind kind, float maskScale) {
