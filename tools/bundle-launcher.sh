@@ -15,11 +15,18 @@ drop_vector_warning() {
 TTY=false; [ -t 2 ] && TTY=true
 JAVA_CMD=("$HERE/runtime/bin/java" --add-modules jdk.incubator.vector --enable-native-access=ALL-UNNAMED \
   -Dattn.stderr.tty=$TTY -XX:+UseParallelGC ${ATTN_JAVA_OPTS:-} -cp "$HERE/lib/*" io.attn.cli.Main "$@")
-if [ "${1:-}" = serve ]; then
-  # the server replaces this shell, so that SIGTERM from a shell, systemd or a container reaches it (a graceful stop)
-  exec "${JAVA_CMD[@]}"
-fi
-exec 3>&1
+# The JVM runs as a child (stdin this shell's, stderr through the filter, a coprocess), and TERM, HUP and INT sent to
+# this shell's PID alone are passed on to it (as ./attn does: see there); this shell exits with the JVM's status.
 set +e
-"${JAVA_CMD[@]}" 2>&1 1>&3 3>&- | drop_vector_warning >&2
-exit "${PIPESTATUS[0]}"
+coproc FILTER { drop_vector_warning >&2; }
+FILTER_CHILD=$FILTER_PID # bash unsets FILTER_PID once it has reaped the coprocess
+exec 5>&"${FILTER[1]}" {FILTER[1]}>&- {FILTER[0]}<&-
+"${JAVA_CMD[@]}" 0<&0 2>&5 5>&- &
+JVM=$!
+exec 5>&-
+trap 'kill -TERM "$JVM" 2>/dev/null' TERM HUP
+trap 'kill -INT "$JVM" 2>/dev/null' INT
+wait "$JVM"; rc=$?
+while kill -0 "$JVM" 2>/dev/null; do wait "$JVM"; rc=$?; done
+wait "$FILTER_CHILD" 2>/dev/null
+exit "$rc"
