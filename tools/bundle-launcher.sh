@@ -18,15 +18,28 @@ JAVA_CMD=("$HERE/runtime/bin/java" --add-modules jdk.incubator.vector --enable-n
 # The JVM runs as a child (stdin this shell's, stderr through the filter, a coprocess), and TERM, HUP and INT sent to
 # this shell's PID alone are passed on to it (as ./attn does: see there); this shell exits with the JVM's status.
 set +e
-coproc FILTER { drop_vector_warning >&2; }
+if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then # no coproc (macOS's bash 3.2): the JVM replaces the shell, signals reach it
+  exec "${JAVA_CMD[@]}" 2> >(drop_vector_warning >&2)
+fi
+JVM= SIG=
+trap 'SIG=TERM; [ -n "$JVM" ] && kill -TERM "$JVM" 2>/dev/null' TERM HUP
+trap 'SIG=INT; [ -n "$JVM" ] && kill -INT "$JVM" 2>/dev/null' INT
+# the filter outlives a signal to the whole process group (systemd's control-group stop, a hangup) to pass on the
+# JVM's last lines; it ends at the JVM's end (EOF)
+coproc FILTER { trap '' TERM HUP; drop_vector_warning >&2; }
 FILTER_CHILD=$FILTER_PID # bash unsets FILTER_PID once it has reaped the coprocess
 exec 5>&"${FILTER[1]}" {FILTER[1]}>&- {FILTER[0]}<&-
-"${JAVA_CMD[@]}" 0<&0 2>&5 5>&- &
+# a background command of a non-interactive shell starts with INT and QUIT ignored, which the JVM would keep (no
+# Ctrl-C): the subshell restores them before it becomes the JVM
+( trap - INT QUIT; exec "${JAVA_CMD[@]}" ) 0<&0 2>&5 5>&- &
 JVM=$!
+[ -n "$SIG" ] && kill -"$SIG" "$JVM" 2>/dev/null # a signal that came before the JVM did
 exec 5>&-
-trap 'kill -TERM "$JVM" 2>/dev/null' TERM HUP
-trap 'kill -INT "$JVM" 2>/dev/null' INT
-wait "$JVM"; rc=$?
-while kill -0 "$JVM" 2>/dev/null; do wait "$JVM"; rc=$?; done
+# a trapped signal interrupts wait (status 128 + n): wait again until the JVM's own status comes back
+while :; do
+  SIG=
+  wait "$JVM"; rc=$?
+  [ -n "$SIG" ] || break
+done
 wait "$FILTER_CHILD" 2>/dev/null
 exit "$rc"

@@ -69,6 +69,23 @@ class LauncherTest {
      */
     @Test
     void termToTheLauncherStopsTheJvmAndItsOutput() throws Exception {
+        signalToTheLauncherStopsTheJvmAndItsOutput("TERM", 143);
+    }
+
+    /**
+     * INT (Ctrl-C, {@code kill -INT}) likewise: a background command of a non-interactive shell starts with INT
+     * ignored, which the JVM would keep (it then ran to the end); the launcher restores it. The launcher is started
+     * with INT at its default (through perl: a process started with INT ignored keeps it ignored, as {@code nohup}
+     * wants, and a test run from such a process would inherit that).
+     */
+    @Test
+    void intToTheLauncherStopsTheJvmAndItsOutput() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                new ProcessBuilder("perl", "-e", "exit 0").start().waitFor() == 0, "perl runs");
+        signalToTheLauncherStopsTheJvmAndItsOutput("INT", 130);
+    }
+
+    private void signalToTheLauncherStopsTheJvmAndItsOutput(String signal, int status) throws Exception {
         Path dir = Files.createTempDirectory("attn-launcher");
         Path in = dir.resolve("texts.txt");
         StringBuilder b = new StringBuilder();
@@ -76,34 +93,46 @@ class LauncherTest {
             b.append("the quick brown fox jumps over the lazy dog ").append(i).append('\n');
         Files.writeString(in, b);
         Path out = dir.resolve("out.npy");
-        Process p = new ProcessBuilder(
-                        "bash",
-                        ATTN.toString(),
-                        "embed",
-                        "--model",
-                        Path.of("..", "tests", "families", "bert").toString(),
-                        "--input",
-                        in.toString(),
-                        "--output",
-                        out.toString(),
-                        "--threads",
-                        "1")
+        List<String> cmd = new java.util.ArrayList<>(List.of(
+                "bash",
+                ATTN.toString(),
+                "embed",
+                "--model",
+                Path.of("..", "tests", "families", "bert").toString(),
+                "--input",
+                in.toString(),
+                "--output",
+                out.toString(),
+                "--threads",
+                "1"));
+        if (signal.equals("INT"))
+            cmd.addAll(0, List.of("perl", "-e", "$SIG{INT} = $SIG{QUIT} = 'DEFAULT'; exec @ARGV or die"));
+        Process p = new ProcessBuilder(cmd)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
-        long deadline = System.nanoTime() + 120_000_000_000L;
-        while (tmpFiles(dir) == 0 && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(20);
-        assertEquals(1, tmpFiles(dir), "the run started writing its output");
-        new ProcessBuilder("kill", "-TERM", Long.toString(p.pid())).start().waitFor();
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the launcher exited");
-        assertEquals(143, p.exitValue(), "the JVM's status for TERM");
-        assertEquals(0, tmpFiles(dir), "the JVM removed its partial output");
-        assertTrue(!Files.exists(out));
-        List<ProcessHandle> left = ProcessHandle.allProcesses()
+        try {
+            long deadline = System.nanoTime() + 120_000_000_000L;
+            while (tmpFiles(dir) == 0 && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(20);
+            assertEquals(1, tmpFiles(dir), "the run started writing its output");
+            new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+                    .start()
+                    .waitFor();
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "the launcher exited");
+            assertEquals(status, p.exitValue(), "the JVM's status for " + signal);
+            assertEquals(0, tmpFiles(dir), "the JVM removed its partial output");
+            assertTrue(!Files.exists(out));
+            assertEquals(List.of(), jvmsWriting(out), "no JVM left running");
+        } finally { // a failed run leaves nothing running for the next tests
+            jvmsWriting(out).forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+    }
+
+    private static List<ProcessHandle> jvmsWriting(Path out) {
+        return ProcessHandle.allProcesses()
                 .filter(h -> h.info().commandLine().orElse("").contains(out.toString()))
                 .toList();
-        left.forEach(ProcessHandle::destroyForcibly); // a failed run does not leave it to the next tests
-        assertEquals(List.of(), left, "no JVM left running");
     }
 
     private static long tmpFiles(Path dir) throws java.io.IOException {
