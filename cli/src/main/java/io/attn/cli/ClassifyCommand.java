@@ -87,6 +87,7 @@ final class ClassifyCommand implements Callable<Integer> {
         if (pairField != null && (input == null || !input.toString().endsWith(".jsonl")))
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--pair-field needs a .jsonl --input");
+        OptionValues.atLeast(new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's");
         ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
         List<String> all = hasTexts ? texts : RerankCommand.readAll(input, textField);
         if (all.isEmpty()) throw AttnException.badInput(input + ": no texts");

@@ -42,7 +42,8 @@ import picocli.CommandLine.Parameters;
 @Command(
         name = "inspect",
         description =
-                "Describe a .safetensors, .npy, .npz, config .json or word-vector file, or a Hugging Face model folder.")
+                "Describe a .safetensors, .npy, .npz, config .json or word-vector file, a Hugging Face model folder,"
+                        + " or a BERT .onnx export.")
 final class InspectCommand implements Callable<Integer> {
     @Parameters(paramLabel = "FILE")
     Path file;
@@ -73,7 +74,7 @@ final class InspectCommand implements Callable<Integer> {
         else if (n.endsWith(".txt") || n.endsWith(".vec")) d = vectors();
         else
             throw AttnException.badInput(
-                    file + ": unknown file type (expected .safetensors, .npy, .npz, .json, .txt or .vec)");
+                    file + ": unknown file type (expected .safetensors, .onnx, .npy, .npz, .json, .txt or .vec)");
         System.out.println(json ? Json.write(d) : text(d));
         return 0;
     }

@@ -88,6 +88,16 @@ final class QuantizeCommand implements Callable<Integer> {
             throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder or"
                     + " attn generate's M.safetensors; an .onnx export is made a folder by attn convert)");
         TextModel m = TextModel.read(dir);
+        if (m.fromOnnx()
+                && (!m.dense().isEmpty()
+                        || !m.prompts().byName().isEmpty()
+                        || !m.prompts().includePrompt()
+                        || m.activation() != null))
+            // the folder attn convert writes holds the transformer, Pooling and Normalize only: a copy without the
+            // rest would embed differently
+            throw AttnException.badInput(dir + ": an .onnx export with sentence-transformers settings that attn convert"
+                    + " does not write (Dense modules, prompts or an activation): quantize a Hugging Face folder of"
+                    + " the model instead");
         if (floats == DType.F32) m = m.quantized(new Quantization.Options(perChannel, reduceRange));
         // the folder of an .onnx export holds no Hugging Face files to copy: written as attn convert writes one (its
         // tokenizer as tokenizer.json, the sentence-transformers files for the pooling attn runs it with)

@@ -76,16 +76,16 @@ final class RerankCommand implements Callable<Integer> {
         if (output != null && !output.toString().endsWith(".jsonl"))
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--output must be a .jsonl file, got " + output);
-        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
+        var cmd = new picocli.CommandLine(this);
+        EmbedderOptions o = EmbedderOptions.defaults()
+                .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
+                .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
+        ScoreOutput.checkTarget(cmd, "--output", output, input);
         List<String> passages = hasTexts ? texts : readAll(input, textField);
         if (passages.isEmpty()) throw AttnException.badInput(input + ": no passages");
         if (topN > passages.size())
             throw AttnException.badInput("--top-n " + topN + " is more than the " + passages.size() + " passages"
                     + (input != null ? " of " + input : ""));
-        var cmd = new picocli.CommandLine(this);
-        EmbedderOptions o = EmbedderOptions.defaults()
-                .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
-                .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
         try (Engine engine = Engine.open(device.engineOptions());
                 Reranker r = Reranker.load(engine, model, o)) {
             System.err.println("attn: " + r.description() + (raw ? " (--raw-scores: printing the logits)" : "") + "; "

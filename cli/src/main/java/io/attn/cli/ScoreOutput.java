@@ -23,7 +23,7 @@ final class ScoreOutput {
         if (dir == null || !Files.isDirectory(dir)) throw AttnException.badInput(out + ": no such directory");
         if (Files.isDirectory(out)) throw AttnException.badInput(out + ": is a directory");
         try {
-            if (input != null && Files.exists(out) && Files.isSameFile(out, input))
+            if (input != null && Files.exists(out) && Files.exists(input) && Files.isSameFile(out, input))
                 throw new picocli.CommandLine.ParameterException(
                         cmd, option + " " + out + " is the --input file: it would be replaced");
         } catch (IOException e) {

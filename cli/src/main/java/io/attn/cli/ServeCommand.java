@@ -139,9 +139,10 @@ final class ServeCommand implements Callable<Integer> {
                         new picocli.CommandLine(this), "two --model options are named \"" + name + "\"");
             models.put(name != null ? name : "\u0000" + models.size(), dir);
         }
+        var embedOptions = embed.options(); // a bad option value is a usage error before anything opens
         Engine engine = Engine.open(device.engineOptions());
         AttnServer server =
-                AttnServer.start(engine, folderNamed(models), embed.options(), o, new Main.Version().getVersion()[0]);
+                AttnServer.start(engine, folderNamed(models), embedOptions, o, new Main.Version().getVersion()[0]);
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
             server.close();

@@ -103,6 +103,13 @@ class QuantizeCommandTest {
             vectors[i] = Files.readAllBytes(out);
         }
         org.junit.jupiter.api.Assertions.assertArrayEquals(vectors[1], vectors[0]);
+        // sentence-transformers settings that the converted folder would not keep (prompts here): refused, not dropped
+        Files.writeString(src.resolve("config_sentence_transformers.json"), "{\"prompts\": {\"query\": \"query: \"}}");
+        var p = RunCommandTest.cli(
+                "quantize", src.toString(), "--out", dir.resolve("qp").toString());
+        assertEquals(3, p.code(), p.err());
+        assertTrue(p.err().contains("sentence-transformers settings that attn convert does not write"), p.err());
+        assertFalse(Files.exists(dir.resolve("qp")));
         assertTrue(leftovers().isEmpty(), leftovers().toString());
     }
 
