@@ -61,6 +61,14 @@ final class BenchEmbed implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        // option values first: a usage error before the input is read
+        var opts = io.attn.text.EmbedderOptions.defaults()
+                .withMaxBatchSize(
+                        OptionValues.atLeast(new picocli.CommandLine(this), "--batch-size", batchSize, 1, null))
+                .withMaxBatchTokens(OptionValues.atLeast(
+                        new picocli.CommandLine(this), "--batch-tokens", batchTokens, 0, "the default"))
+                .withMaxLength(OptionValues.atLeast(
+                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"));
         List<String> texts = new ArrayList<>();
         try (TextLines in = TextLines.open(input, textField)) {
             List<String> c;
@@ -71,13 +79,6 @@ final class BenchEmbed implements Callable<Integer> {
             }
         }
         if (texts.isEmpty()) throw AttnException.badInput(input + ": no texts");
-        var opts = io.attn.text.EmbedderOptions.defaults()
-                .withMaxBatchSize(
-                        OptionValues.atLeast(new picocli.CommandLine(this), "--batch-size", batchSize, 1, null))
-                .withMaxBatchTokens(OptionValues.atLeast(
-                        new picocli.CommandLine(this), "--batch-tokens", batchTokens, 0, "the default"))
-                .withMaxLength(OptionValues.atLeast(
-                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"));
         try (Engine engine = Engine.open(device.engineOptions());
                 Embedder m = Embedder.load(engine, model, opts)) {
             Embeddings first = m.embedWithUsage(texts);

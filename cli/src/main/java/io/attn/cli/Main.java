@@ -67,6 +67,20 @@ public final class Main {
     }
 
     /** Runs the CLI and returns its exit code (used by tests). */
+    /**
+     * The full name of the command a usage error belongs to: the deepest subcommand parsed ({@code attn bench embed}),
+     * also when a command threw its error from a {@code CommandLine} of its own (which knows no parent), else the
+     * error's own command.
+     */
+    private static String commandName(CommandLine root, CommandLine cmd) {
+        CommandLine.ParseResult pr = root.getParseResult();
+        // picocli's own errors come from the command's place in the tree; a command's own, from a detached CommandLine
+        if (pr == null || cmd == root || cmd.getParent() != null)
+            return cmd.getCommandSpec().qualifiedName();
+        while (pr.hasSubcommand()) pr = pr.subcommand();
+        return pr.commandSpec().qualifiedName();
+    }
+
     public static int execute(String... args) {
         CommandLine cl = new CommandLine(new Main());
         withHelp(cl);
@@ -74,8 +88,8 @@ public final class Main {
         cl.setParameterExceptionHandler((ex, cmdArgs) -> {
             CommandLine cmd = ex.getCommandLine();
             cmd.getErr()
-                    .println("attn: " + AttnException.oneLine(ex.getMessage()) + " ("
-                            + cmd.getCommandSpec().qualifiedName() + " --help shows the usage)");
+                    .println("attn: " + AttnException.oneLine(ex.getMessage()) + " (" + commandName(cl, cmd)
+                            + " --help shows the usage)");
             return EXIT_USAGE;
         });
         cl.setExecutionExceptionHandler((ex, cmd, parsed) -> {

@@ -192,8 +192,14 @@ class EmbedCommandTest {
             r = RunCommandTest.cli(args);
             assertEquals(2, r.code(), String.join(" ", bad) + ": " + r.err());
             assertTrue(r.err().contains(bad[bad.length - 2].equals("--prompt-name") ? "--prompt" : bad[0]), r.err());
+            assertTrue(r.err().contains("(attn embed --help shows the usage)"), r.err());
             assertEquals(1, r.err().strip().lines().count(), r.err());
         }
+        // a subcommand's own usage errors name it whole (they said "embed --help" for attn bench embed)
+        r = RunCommandTest.cli(
+                "bench", "embed", "--model", m.toString(), "--input", in.toString(), "--batch-size", "0");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("(attn bench embed --help shows the usage)"), r.err());
         assertEquals(List.of(), leftovers(dir));
         assertFalse(Files.exists(out));
 
