@@ -88,7 +88,7 @@ final class ClassifyCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--pair-field needs a .jsonl --input");
         OptionValues.atLeast(new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's");
-        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
+        OptionValues.outputTarget(new picocli.CommandLine(this), "--output", output, input);
         List<String> all = hasTexts ? texts : RerankCommand.readAll(input, textField);
         if (all.isEmpty()) throw AttnException.badInput(input + ": no texts");
         // the second texts: read by the same reader (blank lines skipped alike), so line i of one is line i of the

@@ -85,7 +85,7 @@ final class EmbedCommand implements Callable<Integer> {
             throw new picocli.CommandLine.ParameterException(
                     new picocli.CommandLine(this), "--input needs --output (.npy or .jsonl)");
         if (output != null) EmbeddingWriter.checkFormat(output);
-        ScoreOutput.checkTarget(new picocli.CommandLine(this), "--output", output, input);
+        OptionValues.outputTarget(new picocli.CommandLine(this), "--output", output, input);
         EmbedderOptions opts = options();
         try (Engine engine = Engine.open(device.engineOptions());
                 Embedder m = Embedder.load(engine, model, opts)) {

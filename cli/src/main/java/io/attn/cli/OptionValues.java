@@ -2,12 +2,16 @@ package io.attn.cli;
 
 import io.attn.AttnException;
 import io.attn.text.Pooling;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import picocli.CommandLine;
 import picocli.CommandLine.ParameterException;
 
 /**
  * Option values that the library would refuse, refused first as what they are, usage errors (exit 2, with the pointer
- * to {@code --help}), naming the option: the library's own checks name no option and would exit 3 (bad input).
+ * to {@code --help}), naming the option: the library's own checks name no option and would exit 3 (bad input). And the
+ * {@code --output} of embed, rerank and classify, checked before any work ({@link #outputTarget}).
  */
 final class OptionValues {
     private OptionValues() {}
@@ -34,5 +38,22 @@ final class OptionValues {
     /** A usage error: {@code message} names the option. */
     static ParameterException usage(CommandLine cmd, String message) {
         return new ParameterException(cmd, message);
+    }
+
+    /**
+     * Refuses, before any work, an output that could not be written or would replace the input: its folder missing or
+     * not a folder (bad input, exit 3), or the input file itself (a usage error, exit 2: the input would be lost).
+     */
+    static void outputTarget(CommandLine cmd, String option, Path out, Path input) {
+        if (out == null) return;
+        Path dir = out.toAbsolutePath().getParent();
+        if (dir == null || !Files.isDirectory(dir)) throw AttnException.badInput(out + ": no such directory");
+        if (Files.isDirectory(out)) throw AttnException.badInput(out + ": is a directory");
+        try {
+            if (input != null && Files.exists(out) && Files.exists(input) && Files.isSameFile(out, input))
+                throw new ParameterException(cmd, option + " " + out + " is the --input file: it would be replaced");
+        } catch (IOException e) {
+            throw AttnException.badInput(out + ": cannot read (" + e.getMessage() + ")");
+        }
     }
 }

@@ -80,7 +80,7 @@ final class RerankCommand implements Callable<Integer> {
         EmbedderOptions o = EmbedderOptions.defaults()
                 .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
                 .withMaxBatchTokens(OptionValues.atLeast(cmd, "--batch-tokens", batchTokens, 0, "the default"));
-        ScoreOutput.checkTarget(cmd, "--output", output, input);
+        OptionValues.outputTarget(cmd, "--output", output, input);
         List<String> passages = hasTexts ? texts : readAll(input, textField);
         if (passages.isEmpty()) throw AttnException.badInput(input + ": no passages");
         if (topN > passages.size())

@@ -13,24 +13,6 @@ import java.util.List;
 final class ScoreOutput {
     private ScoreOutput() {}
 
-    /**
-     * Refuses, before any work, an output that could not be written or would replace the input: its folder missing or
-     * not a folder (bad input, exit 3), or the input file itself (a usage error, exit 2: the input would be lost).
-     */
-    static void checkTarget(picocli.CommandLine cmd, String option, Path out, Path input) {
-        if (out == null) return;
-        Path dir = out.toAbsolutePath().getParent();
-        if (dir == null || !Files.isDirectory(dir)) throw AttnException.badInput(out + ": no such directory");
-        if (Files.isDirectory(out)) throw AttnException.badInput(out + ": is a directory");
-        try {
-            if (input != null && Files.exists(out) && Files.exists(input) && Files.isSameFile(out, input))
-                throw new picocli.CommandLine.ParameterException(
-                        cmd, option + " " + out + " is the --input file: it would be replaced");
-        } catch (IOException e) {
-            throw AttnException.badInput(out + ": cannot read (" + e.getMessage() + ")");
-        }
-    }
-
     static void write(Path out, List<String> lines) {
         Path abs = out.toAbsolutePath();
         Path tmp = abs.resolveSibling("." + abs.getFileName() + ".tmp-" + Long.toHexString(System.nanoTime()));
