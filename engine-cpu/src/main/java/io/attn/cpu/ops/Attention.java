@@ -419,12 +419,17 @@ public final class Attention {
                 }
                 if (j0 == 0 && !windowed)
                     Arrays.fill(acc, r * dv, r1 * dv, 0f); // first visit: the rows' accumulators start at 0, in L1
-                if (fastGroup && dv % (4 * VL) == 0) {
+                if (fastGroup && dv % ((Registers.FEW ? 4 : 2) * VL) == 0) {
                     // a fast group's rows see the whole tile (causal too: its first row is past the tile's last key),
                     // or under a window the keys up to its last row's window (as below)
                     int keys = cut ? (int) Math.min(bc, (long) i0 + r + live + right - j0) : bc;
-                    for (int cv = 0; cv < dv; cv += 4 * VL)
+                    int cv = 0;
+                    for (; cv + 4 * VL <= dv; cv += 4 * VL)
                         accumulate6x4(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, live, keys);
+                    // a last pair of vectors (32 registers): a head of 32 at 512 bits (MiniLM, bge-small, e5-small),
+                    // whose rows took the general path's 4-row and single-row kernels before (the single rows' FMA
+                    // chains waited on their latency: on a Zen 4, P.V was 20% of a MiniLM-shaped attention)
+                    if (cv < dv) accumulate6x2(st, corr, r, v, vo + j0 * dv + cv, dv, acc, r * dv + cv, keys);
                 } else {
                     // causal: the group's rows see no key past its last row (p = 0 there); those keys are left out, so
                     // a NaN in such a value row cannot reach them through 0 * NaN by way of a tile edge that depends
@@ -1124,6 +1129,62 @@ public final class Attention {
         FloatVector.fromArray(SP, acc, o5 + VL).fma(c5, x51).intoArray(acc, o5 + VL);
         FloatVector.fromArray(SP, acc, o5 + 2 * VL).fma(c5, x52).intoArray(acc, o5 + 2 * VL);
         FloatVector.fromArray(SP, acc, o5 + 3 * VL).fma(c5, x53).intoArray(acc, o5 + 3 * VL);
+    }
+
+    /**
+     * {@link #accumulate6x4} for two vectors of value columns (12 accumulators, 32 registers only): rows {@code r..r+5}
+     * of a fast group, padding rows included (their output is never stored). The same order of operations per element
+     * as {@link #accumulate6x4}: the keys' products summed from zero in one chain, then {@code acc = corr acc + sum}.
+     */
+    private static void accumulate6x2(
+            float[] p, float[] corr, int r, float[] v, int vo, int dv, float[] acc, int a0, int keys) {
+        FloatVector x00 = FloatVector.zero(SP), x01 = x00, x10 = x00, x11 = x00, x20 = x00, x21 = x00;
+        FloatVector x30 = x00, x31 = x00, x40 = x00, x41 = x00, x50 = x00, x51 = x00;
+        for (int c = 0, vc = vo; c < keys; c++, vc += dv) {
+            FloatVector v0 = FloatVector.fromArray(SP, v, vc);
+            FloatVector v1 = FloatVector.fromArray(SP, v, vc + VL);
+            FloatVector w = FloatVector.broadcast(SP, p[c]);
+            x00 = w.fma(v0, x00);
+            x01 = w.fma(v1, x01);
+            w = FloatVector.broadcast(SP, p[BCP + c]);
+            x10 = w.fma(v0, x10);
+            x11 = w.fma(v1, x11);
+            w = FloatVector.broadcast(SP, p[2 * BCP + c]);
+            x20 = w.fma(v0, x20);
+            x21 = w.fma(v1, x21);
+            w = FloatVector.broadcast(SP, p[3 * BCP + c]);
+            x30 = w.fma(v0, x30);
+            x31 = w.fma(v1, x31);
+            w = FloatVector.broadcast(SP, p[4 * BCP + c]);
+            x40 = w.fma(v0, x40);
+            x41 = w.fma(v1, x41);
+            w = FloatVector.broadcast(SP, p[5 * BCP + c]);
+            x50 = w.fma(v0, x50);
+            x51 = w.fma(v1, x51);
+        }
+        FloatVector c0 = FloatVector.broadcast(SP, corr[r]);
+        FloatVector.fromArray(SP, acc, a0).fma(c0, x00).intoArray(acc, a0);
+        FloatVector.fromArray(SP, acc, a0 + VL).fma(c0, x01).intoArray(acc, a0 + VL);
+        FloatVector c1 = FloatVector.broadcast(SP, corr[r + 1]);
+        int o1 = a0 + dv;
+        FloatVector.fromArray(SP, acc, o1).fma(c1, x10).intoArray(acc, o1);
+        FloatVector.fromArray(SP, acc, o1 + VL).fma(c1, x11).intoArray(acc, o1 + VL);
+        FloatVector c2 = FloatVector.broadcast(SP, corr[r + 2]);
+        int o2 = a0 + 2 * dv;
+        FloatVector.fromArray(SP, acc, o2).fma(c2, x20).intoArray(acc, o2);
+        FloatVector.fromArray(SP, acc, o2 + VL).fma(c2, x21).intoArray(acc, o2 + VL);
+        FloatVector c3 = FloatVector.broadcast(SP, corr[r + 3]);
+        int o3 = a0 + 3 * dv;
+        FloatVector.fromArray(SP, acc, o3).fma(c3, x30).intoArray(acc, o3);
+        FloatVector.fromArray(SP, acc, o3 + VL).fma(c3, x31).intoArray(acc, o3 + VL);
+        FloatVector c4 = FloatVector.broadcast(SP, corr[r + 4]);
+        int o4 = a0 + 4 * dv;
+        FloatVector.fromArray(SP, acc, o4).fma(c4, x40).intoArray(acc, o4);
+        FloatVector.fromArray(SP, acc, o4 + VL).fma(c4, x41).intoArray(acc, o4 + VL);
+        FloatVector c5 = FloatVector.broadcast(SP, corr[r + 5]);
+        int o5 = a0 + 5 * dv;
+        FloatVector.fromArray(SP, acc, o5).fma(c5, x50).intoArray(acc, o5);
+        FloatVector.fromArray(SP, acc, o5 + VL).fma(c5, x51).intoArray(acc, o5 + VL);
     }
 
     /**
