@@ -38,34 +38,50 @@ public final class Gelu {
     static void range(float[] out, float[] x, int from, int to, boolean tanh) {
         int full = from + SP.loopBound(to - from);
         if (tanh) tanhVectors(out, x, from, full);
-        else exactVectors(out, x, from, full);
+        else exactVectors(out, x, from, full, 1, 0);
         if (full < to) {
             float[] t = new float[SP.length()];
             System.arraycopy(x, full, t, 0, to - full);
             if (tanh) tanhVectors(t, t, 0, t.length);
-            else exactVectors(t, t, 0, t.length);
+            else exactVectors(t, t, 0, t.length, 1, 0);
             System.arraycopy(t, 0, out, full, to - full);
         }
     }
 
-    /** Exact GELU over whole vectors: {@code to - from} is a multiple of the vector length. */
-    private static void exactVectors(float[] out, float[] x, int from, int to) {
-        for (int i = from; i < to; i += SP.length()) {
-            FloatVector v = FloatVector.fromArray(SP, x, i);
-            FloatVector a = v.mul(INV_SQRT2).abs();
-            FloatVector t = a.fma(0.5f, 1f);
-            t = FloatVector.broadcast(SP, 1f).div(t);
-            // P(t) by Estrin's scheme: pairs, then powers t^2, t^4, t^8 (four levels instead of Horner's chain of
-            // nine FMAs): the op is bound by its dependency chain; 14-15% faster on Zen 1 with the same accuracy
-            // (benchmarks/probes/GeluProbe.java)
-            FloatVector t2 = t.mul(t), t4 = t2.mul(t2), t8 = t4.mul(t4);
-            FloatVector q0 = t.fma(P1, P0), q1 = t.fma(P3, P2), q2 = t.fma(P5, P4), q3 = t.fma(P7, P6);
-            FloatVector p =
-                    q3.fma(t2, q2).fma(t4, q1.fma(t2, q0)).add(t.fma(P9, P8).mul(t8));
-            FloatVector e = t.mul(VExp.exp(p.sub(a.mul(a)))); // erfc(|z|); exp of arguments <= 0.4
-            FloatVector f = e.neg().add(2f).blend(e, v.compare(VectorOperators.LT, 0f));
-            v.mul(0.5f).mul(f).intoArray(out, i);
-        }
+    /**
+     * {@link #range} in place over a tile of {@code rows} rows of {@code cols} values, {@code ld} apart, from {@code
+     * c[o]}: the GEMM epilogue's tiles. Where the rows are whole vectors, one loop over the tile: the exact form's
+     * dependency chain (a division, the polynomial, the exponential) is long, and a call per row of two vectors left
+     * too few independent vectors in flight to cover it. The same operations per element as {@link #range}.
+     */
+    static void tile(float[] c, int o, int ld, int rows, int cols, boolean tanh) {
+        if (tanh || cols % SP.length() != 0)
+            for (int r = 0; r < rows; r++) range(c, c, o + r * ld, o + r * ld + cols, tanh);
+        else exactVectors(c, c, o, o + cols, rows, ld);
+    }
+
+    /**
+     * Exact GELU over whole vectors, {@code [from, to)} and the same range {@code ld} further on for each of {@code
+     * rows} rows: {@code to - from} is a multiple of the vector length.
+     */
+    private static void exactVectors(float[] out, float[] x, int from, int to, int rows, int ld) {
+        for (int r = 0; r < rows; r++, from += ld, to += ld)
+            for (int i = from; i < to; i += SP.length()) {
+                FloatVector v = FloatVector.fromArray(SP, x, i);
+                FloatVector a = v.mul(INV_SQRT2).abs();
+                FloatVector t = a.fma(0.5f, 1f);
+                t = FloatVector.broadcast(SP, 1f).div(t);
+                // P(t) by Estrin's scheme: pairs, then powers t^2, t^4, t^8 (four levels instead of Horner's chain of
+                // nine FMAs): the op is bound by its dependency chain; 14-15% faster on Zen 1 with the same accuracy
+                // (benchmarks/probes/GeluProbe.java)
+                FloatVector t2 = t.mul(t), t4 = t2.mul(t2), t8 = t4.mul(t4);
+                FloatVector q0 = t.fma(P1, P0), q1 = t.fma(P3, P2), q2 = t.fma(P5, P4), q3 = t.fma(P7, P6);
+                FloatVector p =
+                        q3.fma(t2, q2).fma(t4, q1.fma(t2, q0)).add(t.fma(P9, P8).mul(t8));
+                FloatVector e = t.mul(VExp.exp(p.sub(a.mul(a)))); // erfc(|z|); exp of arguments <= 0.4
+                FloatVector f = e.neg().add(2f).blend(e, v.compare(VectorOperators.LT, 0f));
+                v.mul(0.5f).mul(f).intoArray(out, i);
+            }
     }
 
     /** Tanh-form GELU over whole vectors. */

@@ -530,17 +530,18 @@ public final class Gemm {
                 if (res != null) x = x + res[o + j];
                 c[o + j] = x;
             }
-            if (gelu) {
-                Gelu.range(c, c, o, o + cols, e.act() == Epilogue.Act.GELU_TANH);
-                if (residual != null) {
-                    j = 0;
+        }
+        if (gelu) { // the whole tile at once (Gelu.tile), then the residual: per element the same order as before
+            Gelu.tile(c, ci, ldc, rows, cols, e.act() == Epilogue.Act.GELU_TANH);
+            if (residual != null)
+                for (int r = 0; r < rows; r++) {
+                    int o = ci + r * ldc, j = 0;
                     for (int ub = SP.loopBound(cols); j < ub; j += VL)
                         FloatVector.fromArray(SP, c, o + j)
                                 .add(FloatVector.fromArray(SP, residual, o + j))
                                 .intoArray(c, o + j);
                     for (; j < cols; j++) c[o + j] = c[o + j] + residual[o + j];
                 }
-            }
         }
     }
 
