@@ -87,8 +87,9 @@ class AttentionTest {
         // a sentence: fewer keys than one 64-key tile takes the fast kernels on its keys rounded up to chunks (4
         // vectors with 16 registers, 2 with 32: up to 32 keys on the 6 x 2-vector score kernel at 512 bits), the
         // padded scores at -inf, at any head size (P.V on 6 x 4 vectors where dv is whole 4-vector chunks, 32 on AVX2
-        // and 64 on AVX-512, else on 4-row tiles with vector and scalar tails: 16, 40)
-        for (int d : new int[] {16, 32, 40, 64})
+        // and 64 on AVX-512; with 32 registers a last pair of vectors on 6 x 2: 32 and 96 at 512 bits, 16 and 48 at
+        // 256; else on 4-row tiles with vector and scalar tails: 40)
+        for (int d : new int[] {16, 32, 40, 64, 96})
             for (int s : new int[] {1, 5, 25, 31, 32, 33, 63}) {
                 check(2, 3, s, s, d, d, MaskSpec.NONE, null, null); // L = S: last groups of every size
                 check(1, 2, 13, s, d, d, MaskSpec.NONE, null, null);
@@ -212,7 +213,7 @@ class AttentionTest {
     void shortSequenceOfVeryNegativeScores() {
         // every score far below 0 (base-2 units in the thousands): the padded keys, whose raw scores would be 0, must
         // not take part in the max (p would then underflow to 0 for every real key and the row sum with it). Head dims
-        // 32 and 64: P.V on the 4-row tiles and on the 6 x 4 kernel at 512 bits
+        // 32 and 64: P.V on the 6 x 2 and the 6 x 4 kernels at 512 bits
         for (int d : new int[] {32, 64}) {
             Tensor q = Support.tensor(r, 1, 2, 12, d), k = Support.tensor(r, 1, 2, 25, d);
             Tensor v = Support.tensor(r, 1, 2, 25, d);

@@ -32,8 +32,8 @@ public final class Gelu {
     /**
      * {@code out[i] = gelu(x[i])} for {@code from <= i < to} ({@code out} may be {@code x}). Every element goes through
      * the vector code (a last partial vector through a zero-padded copy), so a value does not depend on where a range
-     * starts or ends: the GEMM epilogue ({@link Gemm.Epilogue}) calls this on its tiles and gives bitwise what the GELU
-     * op gives.
+     * starts or ends: the GEMM epilogue ({@link Gemm.Epilogue}), through {@link #tile}, gives bitwise what the GELU op
+     * gives.
      */
     static void range(float[] out, float[] x, int from, int to, boolean tanh) {
         int full = from + SP.loopBound(to - from);

@@ -507,34 +507,39 @@ public final class Gemm {
      * {@code c[o] = act(c[o] + bias[col + j]) + residual[o]} with {@code o = ci + r*ldc + j}, for {@code r < rows, j <
      * cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the ReLU of {@link
      * Elementwise#relu} or the GELU of {@link Gelu#range}, the add of {@link Elementwise#add} (skipped when {@code
-     * residual} is null). With a GELU the row is stored after the bias, then passed through GELU and the residual
-     * while it is still in L1.
+     * residual} is null). A few rows at a time (at least 256 values: a GEMM tile's 6 rows, or one row of a whole
+     * matrix): bias, then the rows' GELU in one loop ({@link Gelu#tile}: the exact form's long dependency chain needs
+     * several vectors in flight), then the residual, while the rows are still in L1. Per element always the same
+     * operations in the same order.
      */
     static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
         float[] bias = e.bias(), residual = e.residual();
         boolean relu = e.relu(), gelu = e.act() == Epilogue.Act.GELU || e.act() == Epilogue.Act.GELU_TANH;
         float[] res = gelu ? null : residual; // with a GELU the residual comes after it, below
-        for (int r = 0; r < rows; r++) {
-            int o = ci + r * ldc, j = 0;
-            for (int ub = SP.loopBound(cols); j < ub; j += VL) {
-                FloatVector x = FloatVector.fromArray(SP, c, o + j);
-                if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
-                if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
-                if (res != null) x = x.add(FloatVector.fromArray(SP, res, o + j));
-                x.intoArray(c, o + j);
+        int step = Math.max(1, 256 / Math.max(1, cols));
+        for (int r0 = 0; r0 < rows; r0 += step) {
+            int r1 = Math.min(rows, r0 + step);
+            for (int r = r0; r < r1; r++) {
+                int o = ci + r * ldc, j = 0;
+                for (int ub = SP.loopBound(cols); j < ub; j += VL) {
+                    FloatVector x = FloatVector.fromArray(SP, c, o + j);
+                    if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
+                    if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
+                    if (res != null) x = x.add(FloatVector.fromArray(SP, res, o + j));
+                    x.intoArray(c, o + j);
+                }
+                for (; j < cols; j++) {
+                    float x = c[o + j];
+                    if (bias != null) x = x + bias[col + j];
+                    if (relu) x = x < 0f ? 0f : x;
+                    if (res != null) x = x + res[o + j];
+                    c[o + j] = x;
+                }
             }
-            for (; j < cols; j++) {
-                float x = c[o + j];
-                if (bias != null) x = x + bias[col + j];
-                if (relu) x = x < 0f ? 0f : x;
-                if (res != null) x = x + res[o + j];
-                c[o + j] = x;
-            }
-        }
-        if (gelu) { // the whole tile at once (Gelu.tile), then the residual: per element the same order as before
-            Gelu.tile(c, ci, ldc, rows, cols, e.act() == Epilogue.Act.GELU_TANH);
+            if (!gelu) continue;
+            Gelu.tile(c, ci + r0 * ldc, ldc, r1 - r0, cols, e.act() == Epilogue.Act.GELU_TANH);
             if (residual != null)
-                for (int r = 0; r < rows; r++) {
+                for (int r = r0; r < r1; r++) {
                     int o = ci + r * ldc, j = 0;
                     for (int ub = SP.loopBound(cols); j < ub; j += VL)
                         FloatVector.fromArray(SP, c, o + j)

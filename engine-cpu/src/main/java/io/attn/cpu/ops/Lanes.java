@@ -40,7 +40,7 @@ public final class Lanes {
     }
 
     /**
-     * {@link #sum(FloatVector)} of the vector stored at {@code v[o..]}, bitwise (the same additions in the same order):
+     * {@link #sum(FloatVector)} of the vector stored at {@code a[o..]}, bitwise (the same additions in the same order):
      * for a loop that keeps its vector accumulator in memory rather than pass it to a call C2 might not inline ({@link
      * VExp#exp2Sub}). The rotations are written out here, not delegated to {@link #sum(FloatVector)}: inlined into a
      * large method, that call could be declined and its vector boxed. (A scalar form, tried 2026-12-06, gave the same
@@ -71,7 +71,7 @@ public final class Lanes {
     }
 
     /**
-     * {@link #max(FloatVector)} of the vector stored at {@code v[o..]}, the same lanes chosen in the same order, written
+     * {@link #max(FloatVector)} of the vector stored at {@code a[o..]}, the same lanes chosen in the same order, written
      * out as {@link #sum(float[], int)} is (for the same reasons).
      */
     public static float max(float[] a, int o) {
