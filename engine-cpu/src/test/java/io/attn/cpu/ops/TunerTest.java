@@ -2,6 +2,7 @@ package io.attn.cpu.ops;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -193,6 +194,18 @@ class TunerTest {
         IllegalArgumentException e = assertThrows(
                 IllegalArgumentException.class, () -> Tuning.resolve("table", "always", zen3, dir, s -> {}, tuner));
         assertEquals("-Dattn.cpu.tune must be cache, auto or off, not 'always'", e.getMessage());
+    }
+
+    @Test
+    void theWinnerReplacesTheStartOnlyByMoreThanTheMargin() {
+        Gemm.Blocking start = Tuner.start(), other = new Gemm.Blocking(256, 96, 1024, true);
+        Tuner.Timed from = new Tuner.Timed(start, new double[] {105.0, 201.4});
+        // a Zen 4's case: a 1.1% lead on the 1024^3 proxy, which lost 8-10% on 2048^3 at 2 threads
+        assertFalse(Tuner.moves(new Tuner.Timed(other, new double[] {104.8, 206.2}), from));
+        assertFalse(Tuner.moves(new Tuner.Timed(other, new double[] {107.0, 205.0}), from)); // +1.8%
+        assertTrue(Tuner.moves(new Tuner.Timed(other, new double[] {109.0, 208.0}), from)); // +3.5%
+        assertTrue(Tuner.moves(new Tuner.Timed(other, new double[] {160.0, 300.0}), from)); // a table entry's kind
+        assertFalse(Tuner.moves(from, from));
     }
 
     @Test
