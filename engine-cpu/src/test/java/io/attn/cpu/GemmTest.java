@@ -85,6 +85,12 @@ class GemmTest {
                 check(r, 3, 17, 33, 65, ta, tb, 1f, false);
                 check(r, 3, 17, 33, 65, ta, tb, 0.25f, true);
             }
+        // a short K step (64: each row tile runs across the block's column panels) with edge rows and an edge panel
+        // past the 512-column block, per-entry B as attention's scores: the double reference, and the same bits on 1
+        // thread (one task per entry) as on 2
+        check(r, 3, 100, 530, 64, false, true, 1f, false);
+        Tensor qs = Support.tensor(r, 3, 100, 64), ks = Support.tensor(r, 3, 530, 64);
+        assertArrayEquals(matmul(1, qs, ks, false, true, 1f), matmul(2, qs, ks, false, true, 1f), "short K");
         // 4-D batch (B, H, L, D) . (B, H, D, S)^T as attention scores would be
         Tensor q = Support.tensor(r, 2, 3, 7, 9), k = Support.tensor(r, 2, 3, 11, 9);
         assertClose(matmul(1, q, k, false, true, 0.3f), reference(q, k, false, true, 0.3f), "4-D batched");
