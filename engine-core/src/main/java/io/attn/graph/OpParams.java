@@ -71,7 +71,7 @@ public sealed interface OpParams {
      * <p>The angle of position {@code p} and frequency {@code i < rotaryDim / 2} is the float32 product {@code (float)
      * p * invFreq(i)} (transformers multiplies the float32 inverse frequencies by the float32 positions); backends take
      * cos and sin of that float angle. {@code scaling} rescales the inverse frequencies (transformers' {@code
-     * rope_type} {@code linear} and {@code llama3}); {@link Scaling#NONE} leaves them.
+     * rope_type} {@code linear} and {@code llama3}, GTE's remote-code {@code ntk}); {@link Scaling#NONE} leaves them.
      */
     record Rope(float theta, int rotaryDim, int offset, Positions positions, Scaling scaling) implements OpParams {
         public Rope {
@@ -89,14 +89,18 @@ public sealed interface OpParams {
          * _compute_linear_scaling_rope_parameters}); {@link Kind#LLAMA3} ({@code _compute_llama3_parameters}, Llama
          * 3.1+) divides the frequencies whose wavelength {@code 2 pi / inv} exceeds {@code originalMaxPositions /
          * lowFreqFactor} by {@code factor}, keeps those under {@code originalMaxPositions / highFreqFactor}, and blends
-         * the two between. Neither depends on the sequence length, and neither scales cos and sin.
+         * the two between; {@link Kind#NTK} (the fixed NTK scaling of Alibaba-NLP's remote-code {@code
+         * NTKScalingRotaryEmbedding}, gte-base-en-v1.5's and gte-multilingual-base's {@code rope_scaling: {"type":
+         * "ntk"}}) takes the frequencies of base {@code theta * factor} ({@link #base}) and divides each by {@code
+         * factor^(2 / rotaryDim)}. None depends on the sequence length, and none scales cos and sin.
          */
         public record Scaling(
                 Kind kind, double factor, double lowFreqFactor, double highFreqFactor, int originalMaxPositions) {
             public enum Kind {
                 NONE,
                 LINEAR,
-                LLAMA3
+                LLAMA3,
+                NTK
             }
 
             public static final Scaling NONE = new Scaling(Kind.NONE, 1, 0, 0, 0);
@@ -120,6 +124,28 @@ public sealed interface OpParams {
                 return new Scaling(Kind.LINEAR, factor, 0, 0, 0);
             }
 
+            /** {@code factor}'s fixed NTK scaling (GTE's remote code, {@code mixed_b} null). */
+            public static Scaling ntk(double factor) {
+                return new Scaling(Kind.NTK, factor, 0, 0, 0);
+            }
+
+            /**
+             * The base the default frequencies are computed from: {@code theta * factor} for {@link Kind#NTK} (the
+             * remote code multiplies the Python numbers in double; torch's {@code pow} then takes the base as a
+             * float32), else {@code theta}.
+             */
+            public float base(float theta) {
+                return kind == Kind.NTK ? (float) ((double) theta * factor) : theta;
+            }
+
+            /**
+             * {@link Kind#NTK}'s divisor of every frequency, {@code factor^(2 / rotaryDim)}: a Python float (double
+             * power) that torch rounds to float32 against the float32 frequencies; 1 for the other kinds.
+             */
+            public float divisor(int rotaryDim) {
+                return kind == Kind.NTK ? (float) Math.pow(factor, 2.0 / rotaryDim) : 1f;
+            }
+
             /** Llama 3.1's scaling ({@code factor}, {@code low_freq_factor}, {@code high_freq_factor}, {@code
              * original_max_position_embeddings}). */
             public static Scaling llama3(double factor, double lowFreqFactor, double highFreqFactor, int original) {
@@ -127,12 +153,14 @@ public sealed interface OpParams {
             }
 
             /**
-             * The scaled inverse frequency, in transformers' float32 operations and order: torch computes {@code s /
-             * t} as {@code t.reciprocal() * s} and rounds Python scalars to float32 against float32 tensors.
+             * The scaled inverse frequency of {@code inv} (computed from {@link #base}), in transformers' float32
+             * operations and order: torch computes {@code s / t} as {@code t.reciprocal() * s} and rounds Python
+             * scalars to float32 against float32 tensors.
              */
-            public float apply(float inv) {
+            public float apply(float inv, int rotaryDim) {
                 return switch (kind) {
                     case NONE -> inv;
+                    case NTK -> inv / divisor(rotaryDim);
                     case LINEAR -> inv / (float) factor;
                     case LLAMA3 -> {
                         float f = (float) factor;
@@ -153,6 +181,7 @@ public sealed interface OpParams {
                 return switch (kind) {
                     case NONE -> "none";
                     case LINEAR -> "linear, factor " + factor;
+                    case NTK -> "ntk, factor " + factor;
                     case LLAMA3 ->
                         "llama3, factor " + factor + ", low_freq_factor " + lowFreqFactor
                                 + ", high_freq_factor " + highFreqFactor + ", original_max_position_embeddings "
@@ -174,7 +203,8 @@ public sealed interface OpParams {
         public static final int MAX_POSITION = 1 << 24;
 
         /**
-         * The inverse frequency {@code 1 / theta^(2i / rotaryDim)} of pair {@code i} ({@link Scaling#apply scaled}), rounded as transformers' {@code
+         * The inverse frequency {@code 1 / theta^(2i / rotaryDim)} of pair {@code i} (theta the scaling's {@link
+         * Scaling#base base}; {@link Scaling#apply scaled}), rounded as transformers' {@code
          * _compute_default_rope_parameters} computes it in float32: the exponent {@code 2i / rotaryDim} is a float32
          * division (its rounding moves {@code theta^e} by up to ~{@code ln(theta) 2^-24} relative, 13 ulp at theta
          * 1e6), the power is rounded to float32 (here correctly, from double; torch's float32 {@code pow} differs from
@@ -182,7 +212,7 @@ public sealed interface OpParams {
          */
         public float invFreq(int i) {
             float e = (float) (2 * i) / (float) rotaryDim;
-            return scaling.apply(1f / (float) Math.pow(theta, e));
+            return scaling.apply(1f / (float) Math.pow(scaling.base(theta), e), rotaryDim);
         }
 
         /** The float32 angle of position {@code pos} and pair {@code i}: {@code (float) pos * invFreq(i)}. */

@@ -14,9 +14,11 @@ import java.util.List;
  * type_vocab_size} is not 0 (always type 0). transformers' {@code GteConfig} defaults (theta 160000, 8192 positions,
  * one token type); {@code new}'s of its {@code NewConfig} (theta 10000, 512 positions, no token types).
  *
- * <p>Refused with their key named: rope scaling ({@code rope_scaling} / a {@code rope_type} other than {@code
- * default}: gte-base-en-v1.5's NTK scaling changes every frequency, not just theta), {@code logn_attention_scale},
- * {@code layer_norm_type} other than {@code layer_norm}, unpacked q/k/v ({@code pack_qkv: false}).
+ * <p>{@code new}'s {@code rope_scaling} {@code {"type": "ntk", "factor": F}} (gte-base-en-v1.5: theta 500000, factor
+ * 2; gte-multilingual-base) is the remote code's fixed NTK scaling ({@link OpParams.Rope.Scaling#ntk}). Refused with
+ * their key named: another rope scaling (a {@code mixed_b}, a factor below 1, another type; for {@code gte}, any
+ * {@code rope_type} but {@code default}), {@code logn_attention_scale}, {@code layer_norm_type} other than {@code
+ * layer_norm}, unpacked q/k/v ({@code pack_qkv: false}).
  */
 final class GteFamily implements EncoderFamily {
     static final Names NAMES = new Names(
@@ -57,10 +59,9 @@ final class GteFamily implements EncoderFamily {
     @Override
     public EncoderConfig read(JsonFields r, String modelType) {
         boolean hub = modelType.equals("new");
+        OpParams.Rope.Scaling ntk = OpParams.Rope.Scaling.NONE;
         if (hub) {
-            if (r.get("rope_scaling") != null)
-                throw AttnException.badInput(r.source() + ": rope_scaling " + r.get("rope_scaling")
-                        + " is not supported (attn runs GTE's plain rotary positions, rope_scaling null)");
+            if (r.get("rope_scaling") != null) ntk = ntk(r);
             if (!r.string("position_embedding_type", "rope").equals("rope"))
                 throw AttnException.badInput(r.source() + ": position_embedding_type \""
                         + r.string("position_embedding_type", null) + "\" is not supported for GTE (only \"rope\")");
@@ -74,8 +75,10 @@ final class GteFamily implements EncoderFamily {
                         r.source() + ": pack_qkv false is not supported (GTE's weights hold one qkv_proj)");
         }
         int hidden = r.integer("hidden_size", 768), heads = r.integer("num_attention_heads", 12);
-        Rope rope = Rope.read(r, hub ? 10000.0 : 160000.0, hub ? "rope_theta" : null)
-                .unscaled(r, "GTE");
+        Rope rope =
+                hub // the remote code reads rope_theta and rope_scaling itself: transformers' rope types do not apply
+                        ? new Rope(r.number("rope_theta", 10000.0), 1.0, ntk)
+                        : Rope.read(r, 160000.0, null).unscaled(r, "GTE");
         return new EncoderConfig(
                 modelType,
                 r.integer("vocab_size", hub ? 30528 : 250048),
@@ -92,6 +95,34 @@ final class GteFamily implements EncoderFamily {
                 NAMES,
                 new EncoderConfig.Variant(
                         rope.rotary(hidden, heads), EncoderConfig.Glu.GATE_SECOND, true, true, false, true));
+    }
+
+    /**
+     * The remote code's {@code rope_scaling} ({@code NewEmbeddings._init_rope}): {@code {"type": "ntk", "factor": F}}
+     * with no {@code mixed_b}, its fixed NTK scaling ({@link OpParams.Rope.Scaling#ntk}). The remote code builds its
+     * cos/sin cache for {@code max_position_embeddings * factor} positions, which takes the scaled frequencies for every
+     * sequence length only when {@code factor > 1}; a factor of 1 scales nothing (the same frequencies either way).
+     * Refused by name: another type (the remote code raises on them too), a {@code mixed_b}, a factor below 1 (its
+     * frequencies would then depend on the sequence length).
+     */
+    private static OpParams.Rope.Scaling ntk(JsonFields r) {
+        JsonFields rs = r.object("rope_scaling");
+        String at = r.source() + ": rope_scaling ";
+        String type = rs.string("type", rs.string("rope_type", null));
+        if (!"ntk".equals(type))
+            throw AttnException.badInput(at + "type " + (type == null ? "missing" : "\"" + type + "\"")
+                    + " is not supported for GTE (only \"ntk\", as Alibaba-NLP's remote code)");
+        if (rs.get("mixed_b") != null)
+            throw AttnException.badInput(at + "mixed_b " + rs.get("mixed_b")
+                    + " is not supported (attn runs the fixed NTK scaling, mixed_b null)");
+        if (!(rs.get("factor") instanceof Number))
+            throw AttnException.badInput(at + "factor is " + (rs.get("factor") == null ? "missing" : rs.get("factor"))
+                    + ": a number is needed for ntk");
+        double factor = rs.number("factor", 0);
+        if (!(factor >= 1 && factor < Float.MAX_VALUE))
+            throw AttnException.badInput(at + "factor " + factor
+                    + " is not supported (at least 1: below it the remote code's frequencies depend on the length)");
+        return factor == 1 ? OpParams.Rope.Scaling.NONE : OpParams.Rope.Scaling.ntk(factor);
     }
 
     /**

@@ -56,8 +56,35 @@ class RotaryFamiliesTest {
                  "logn_attention_scale": false, "type_vocab_size": 0, "max_position_embeddings": 8192}""");
         assertEquals(new EncoderConfig.Rotary(20000f, 64), c.variant().rotary());
         assertEquals(0, c.typeVocabSize());
-        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
-                .contains("rope_scaling"));
+        // gte-base-en-v1.5's fixed NTK scaling (theta 500000, factor 2): frequencies of base 1e6, each / 2^(2/64)
+        EncoderConfig ntk = read("{\"model_type\": \"new\", \"hidden_size\": 768, \"num_attention_heads\": 12,"
+                + " \"rope_theta\": 500000, \"rope_scaling\": {\"factor\": 2.0, \"type\": \"ntk\"}}");
+        var scaling = io.attn.graph.OpParams.Rope.Scaling.ntk(2.0);
+        assertEquals(
+                new EncoderConfig.Rotary(500000f, 64, scaling), ntk.variant().rotary());
+        var freq =
+                new io.attn.graph.OpParams.Rope(500000f, 64, 0, io.attn.graph.OpParams.Rope.Positions.RANGE, scaling);
+        float div = (float) Math.pow(2.0, 2.0 / 64);
+        assertEquals(1f / div, freq.invFreq(0));
+        assertEquals((1f / (float) Math.pow(1e6, 2f / 64)) / div, freq.invFreq(1));
+        assertEquals("ntk, factor 2.0", scaling.describe());
+        // a factor of 1 scales nothing (the remote code's cache keeps the plain frequencies)
+        assertEquals(
+                new EncoderConfig.Rotary(20000f, 64),
+                read("{\"model_type\": \"new\", \"rope_theta\": 20000, \"rope_scaling\": {\"type\": \"ntk\","
+                                + " \"factor\": 1}}")
+                        .variant()
+                        .rotary());
+        // what the remote code does not run, or attn does not: named
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2.0}}")
+                .contains("rope_scaling type \"dynamic\" is not supported for GTE (only \"ntk\""));
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0,"
+                        + " \"mixed_b\": 0.6}}")
+                .contains("rope_scaling mixed_b 0.6 is not supported"));
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 0.5}}")
+                .contains("rope_scaling factor 0.5 is not supported"));
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\"}}")
+                .contains("rope_scaling factor is missing"));
         // scaling the decoders run is still refused where the family has none
         assertTrue(
                 refused("{\"model_type\": \"gte\", \"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2.0}}")

@@ -1017,6 +1017,15 @@ public final class ParityCases {
             Node pos = c.in("pos", Tensor.of(new float[] {3000}, 1));
             all.add(c.done(c.g.rope(x, pos, 10000f, 32, 0, OpParams.Rope.Scaling.linear(4)), FP32, ROPE_WHY));
         }
+        {
+            // GTE's remote-code NTK scaling (gte-multilingual-base style: theta 20000, factor 8): base theta * 8, every
+            // frequency / 8^(2/64); far position ids
+            CaseBuilder c = new CaseBuilder("rope scaling ntk factor 8 (2,2,3,64) theta 20000 position ids");
+            float[] ids = {0, 5, 511, 2, 4000, 8191};
+            Node x = c.normal("x", 2, 2, 3, 64);
+            Node p = c.in("ids", Tensor.of(ids, 2, 3));
+            all.add(c.done(c.g.rope(x, p, 20000f, 64, 0, OpParams.Rope.Scaling.ntk(8)), FP32, ROPE_WHY));
+        }
     }
 
     private static void glu(List<ParityCase> all) {

@@ -199,7 +199,7 @@ class TransformersOpsTest {
                 assertTrue(ulps <= 1, c.get("name") + " inv_freq[" + i + "] " + p.invFreq(i) + " vs " + hf[i]);
                 off += ulps;
                 // what a double-precision exponent gives instead
-                float exact = scaling(c).apply((float) (1 / Math.pow(theta, 2.0 * i / rd)));
+                float exact = scaling(c).apply((float) (1 / Math.pow(theta, 2.0 * i / rd)), rd);
                 int du = Math.abs(Float.floatToIntBits(exact) - Float.floatToIntBits(hf[i]));
                 doubleOff += du > 1 ? 1 : 0;
                 doubleMaxUlps = Math.max(doubleMaxUlps, du);

@@ -45,6 +45,7 @@ class FamiliesTest {
             "distilbert",
             "mpnet",
             "gte",
+            "gte-ntk",
             "nomic_bert",
             "modernbert",
             "qwen3",

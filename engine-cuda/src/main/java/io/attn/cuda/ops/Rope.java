@@ -13,6 +13,9 @@ import io.attn.tensor.Shape;
  * ROPE ({@code rope.cu}): the rotate-half rotation of the first rotary dims of x {@code (B, H, L, D)}, the rest copied.
  * Runtime positions (a start, or per-row ids) are read on the device; a bad one makes its token's rotated dims NaN.
  * The frequencies' scaling ({@link OpParams.Rope.Scaling}) travels as scalars; the kernel applies it as the Java one.
+ * NTK travels as what it computes: the frequencies of base {@code theta * factor} divided by {@code factor^(2/R)}, the
+ * kernel's linear kind with those two float32 values ({@link OpParams.Rope.Scaling#base}, {@link
+ * OpParams.Rope.Scaling#divisor}), the same operations as {@link OpParams.Rope#invFreq}.
  */
 public final class Rope {
     private Rope() {}
@@ -39,16 +42,16 @@ public final class Rope {
                         .i32(l)
                         .i32(d)
                         .i32(r)
-                        .f32(p.theta())
+                        .f32(sc.base(p.theta()))
                         .i32(p.offset())
                         .i32(mode)
                         .i32(
                                 switch (sc.kind()) {
                                     case NONE -> 0;
-                                    case LINEAR -> 1;
+                                    case LINEAR, NTK -> 1;
                                     case LLAMA3 -> 2;
                                 })
-                        .f32((float) sc.factor())
+                        .f32(sc.kind() == OpParams.Rope.Scaling.Kind.NTK ? sc.divisor(r) : (float) sc.factor())
                         .f32(llama3 ? (float) (sc.originalMaxPositions() / sc.lowFreqFactor()) : 0f)
                         .f32(llama3 ? (float) (sc.originalMaxPositions() / sc.highFreqFactor()) : 0f)
                         .f32((float) sc.originalMaxPositions())
