@@ -85,13 +85,20 @@ class EmbedderTest {
     static double[] pool(DTensor h, Pooling p, boolean normalize) {
         int len = h.dim(0), e = h.dim(1);
         double[] v = new double[e];
+        // sentence-transformers' Pooling on one text: mean, its sum over sqrt(len) (mean_sqrt_len_tokens), the mean
+        // weighted by position 1, 2, ... (weightedmean: sum (t + 1) x_t / sum (t + 1)), max, the first token
         for (int k = 0; k < e; k++) {
-            double acc = p == Pooling.MAX ? Double.NEGATIVE_INFINITY : 0;
+            double acc = p == Pooling.MAX ? Double.NEGATIVE_INFINITY : 0, weights = 0;
             for (int t = 0; t < (p == Pooling.CLS ? 1 : len); t++) {
-                double x = h.data()[t * e + k];
-                acc = p == Pooling.MAX ? Math.max(acc, x) : acc + x;
+                double x = h.data()[t * e + k], w = p == Pooling.WEIGHTED_MEAN ? t + 1 : 1;
+                acc = p == Pooling.MAX ? Math.max(acc, x) : acc + w * x;
+                weights += w;
             }
-            v[k] = p == Pooling.MEAN ? acc / len : acc;
+            v[k] = switch (p) {
+                case MEAN, WEIGHTED_MEAN -> acc / weights;
+                case MEAN_SQRT_LEN -> acc / Math.sqrt(len);
+                default -> acc;
+            };
         }
         if (normalize) {
             double n = 0;
@@ -112,7 +119,15 @@ class EmbedderTest {
     }
 
     @ParameterizedTest
-    @CsvSource({"mean,false", "mean,true", "cls,true", "max,false"})
+    @CsvSource({
+        "mean,false",
+        "mean,true",
+        "cls,true",
+        "max,false",
+        "mean_sqrt_len_tokens,false",
+        "weightedmean,false",
+        "weightedmean,true"
+    })
     void pooledVectorsMatchTheReference(String pooling, boolean normalize) throws Exception {
         Path folder = dir.resolve("st-" + pooling + normalize);
         TinyBert.folder(folder, weights);

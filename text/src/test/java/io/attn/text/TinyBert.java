@@ -74,7 +74,9 @@ final class TinyBert {
                 dir.resolve("1_Pooling/config.json"),
                 "{\"word_embedding_dimension\":" + HIDDEN + ",\"pooling_mode_cls_token\":" + pooling.equals("cls")
                         + ",\"pooling_mode_mean_tokens\":" + pooling.equals("mean") + ",\"pooling_mode_max_tokens\":"
-                        + pooling.equals("max") + ",\"pooling_mode_mean_sqrt_len_tokens\":false}");
+                        + pooling.equals("max") + ",\"pooling_mode_mean_sqrt_len_tokens\":"
+                        + pooling.equals("mean_sqrt_len_tokens") + ",\"pooling_mode_weightedmean_tokens\":"
+                        + pooling.equals("weightedmean") + "}");
         if (maxSeqLength > 0)
             Files.writeString(
                     dir.resolve("sentence_bert_config.json"),
