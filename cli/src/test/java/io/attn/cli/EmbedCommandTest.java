@@ -133,6 +133,83 @@ class EmbedCommandTest {
         }
     }
 
+    /**
+     * Prompts end to end against sentence-transformers: {@code tests/families/xlm-roberta} (prompts {@code query: } and
+     * {@code passage: }, default {@code query}) through {@code attn embed}'s JSON-lines path, each way of choosing the
+     * prompt against the vectors sentence-transformers 6.0.1 gave for it ({@code expected.json}, tools/make_families.py):
+     * within cosine 0.99999 and 1e-4 x norm, the family suite's bound. An unknown name is bad input naming the
+     * model's prompts.
+     */
+    @Test
+    void promptsAreSentenceTransformersOnes() throws IOException {
+        Path model = Path.of("../tests/families/xlm-roberta");
+        var x = com.google.gson.JsonParser.parseString(Files.readString(model.resolve("expected.json")))
+                .getAsJsonObject();
+        List<String> texts = new ArrayList<>();
+        for (var t : x.getAsJsonArray("texts")) texts.add(t.getAsString());
+        java.util.Map<String, float[][]> st = new java.util.HashMap<>();
+        for (var enc : x.getAsJsonArray("encodings")) {
+            var o = enc.getAsJsonObject();
+            var rows = o.getAsJsonArray("embeddings");
+            float[][] v = new float[rows.size()][];
+            for (int i = 0; i < v.length; i++) {
+                var row = rows.get(i).getAsJsonArray();
+                v[i] = new float[row.size()];
+                for (int k = 0; k < v[i].length; k++) v[i][k] = row.get(k).getAsFloat();
+            }
+            st.put(o.get("prompt_name").isJsonNull() ? "" : o.get("prompt_name").getAsString(), v);
+        }
+        assertEquals(java.util.Set.of("", "query", "passage"), st.keySet());
+        Path in = dir.resolve("texts.jsonl");
+        List<String> lines = new ArrayList<>();
+        for (String t : texts) {
+            var o = new com.google.gson.JsonObject();
+            o.addProperty("text", t);
+            lines.add(o.toString());
+        }
+        Files.write(in, lines, StandardCharsets.UTF_8);
+        String[][] ways = {{}, {"--prompt-name", "passage"}, {"--prompt", "passage: "}, {"--prompt", ""}};
+        String[] want = {"query", "passage", "passage", ""};
+        for (int w = 0; w < ways.length; w++) {
+            Path out = dir.resolve("out" + w + ".npy");
+            List<String> args = new ArrayList<>(List.of(
+                    "embed",
+                    "--model",
+                    model.toString(),
+                    "--device",
+                    "cpu",
+                    "--input",
+                    in.toString(),
+                    "--output",
+                    out.toString()));
+            args.addAll(List.of(ways[w]));
+            var r = RunCommandTest.cli(args.toArray(String[]::new));
+            assertEquals(0, r.code(), r.err());
+            Tensor got = Npy.read(out);
+            int e = got.dim(1);
+            for (int i = 0; i < texts.size(); i++) {
+                float[] a = java.util.Arrays.copyOfRange(got.data(), i * e, (i + 1) * e), b = st.get(want[w])[i];
+                double dot = 0, na = 0, nb = 0, worst = 0;
+                for (int k = 0; k < e; k++) {
+                    dot += (double) a[k] * b[k];
+                    na += (double) a[k] * a[k];
+                    nb += (double) b[k] * b[k];
+                    worst = Math.max(worst, Math.abs(a[k] - b[k]));
+                }
+                String what = String.join(" ", ways[w]) + " text " + i;
+                assertTrue(dot / Math.sqrt(na * nb) >= 0.99999, what + ": cosine " + dot / Math.sqrt(na * nb));
+                assertTrue(worst <= 1e-4 * Math.sqrt(nb), what + ": max abs error " + worst);
+            }
+        }
+        // the prompts differ enough that a wrong choice fails the bound
+        assertTrue(Math.abs(st.get("query")[0][0] - st.get("passage")[0][0]) > 1e-3);
+        var r = RunCommandTest.cli(
+                "embed", "--model", model.toString(), "--device", "cpu", "--text", "x", "--prompt-name", "nope");
+        assertEquals(3, r.code(), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("nope") && r.err().contains("passage"), r.err());
+    }
+
     @Test
     void badInputLeavesNothingBehind() throws IOException {
         Path m = TinyTextModel.folder(dir, false);
