@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code attn quantize} end to end on tests/families/bert: int8 and float16 copies that {@code attn embed} loads;
+ * {@code attn quantize} end to end on tests/families/bert: int8, float16 and bfloat16 copies that {@code attn embed} loads;
  * bad input (an unknown quantization config, a folder that exists, an .onnx file, an unknown dtype) exits 3 with one
  * line, leaving no folder behind. The arithmetic is judged against ONNX Runtime in the text module's QuantizeTest.
  */
@@ -26,14 +26,19 @@ class QuantizeCommandTest {
 
     @Test
     void int8AndFloat16CopiesEmbed() throws IOException {
-        for (String[] args : new String[][] {{}, {"--per-channel"}, {"--dtype", "float16"}}) {
+        for (String[] args : new String[][] {{}, {"--per-channel"}, {"--dtype", "float16"}, {"--dtype", "bfloat16"}}) {
             Path out = dir.resolve("q" + String.join("", args));
             String[] cmd = Stream.concat(
                             Stream.of("quantize", BERT.toString(), "--out", out.toString()), Stream.of(args))
                     .toArray(String[]::new);
             var r = RunCommandTest.cli(cmd);
             assertEquals(0, r.code(), r.err());
-            assertTrue(r.out().contains(args.length == 2 ? "float tensors as float16" : "15 int8 tensors"), r.out());
+            assertTrue(r.out().contains(args.length == 2 ? "float tensors as " + args[1] : "15 int8 tensors"), r.out());
+            if (args.length == 2) { // the weights stored in that dtype (safetensors' F16 / BF16)
+                String header = new String(
+                        Files.readAllBytes(out.resolve("model.safetensors")), 8, 4096, StandardCharsets.ISO_8859_1);
+                assertTrue(header.contains(args[1].equals("float16") ? "\"F16\"" : "\"BF16\""), header);
+            }
             assertTrue(Files.exists(out.resolve("tokenizer.json")));
             assertTrue(Files.exists(out.resolve("1_Pooling/config.json")));
             String config = Files.readString(out.resolve("config.json"), StandardCharsets.UTF_8);
