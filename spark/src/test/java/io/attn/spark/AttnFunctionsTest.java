@@ -52,6 +52,29 @@ class AttnFunctionsTest {
         assertArrayEquals(LibraryCheck.embed(model, cls, List.of("the sky is blue"))[0], LibraryCheck.floats(lit, "e"));
     }
 
+    /**
+     * An int8 folder ({@code attn quantize}'s, from tests/families/bert) in Spark SQL: each row the library's vector of
+     * the same folder, bitwise (its int8 products on the executors as in the library); and not the float model's.
+     */
+    @Test
+    void aQuantizedFolderEmbedsAsInTheLibrary() throws Exception {
+        SparkSession spark = LocalSpark.get();
+        Path bert = Path.of("../tests/families/bert"), q = dir.resolve("bert-int8");
+        io.attn.text.TextModel.read(bert)
+                .quantized(new io.attn.engine.Quantization.Options(false, false))
+                .writeFolderFrom(bert, q, io.attn.tensor.DType.F32);
+        LibraryCheck.docs(spark, 2).createOrReplaceTempView("qdocs");
+        AttnFunctions.register(spark, q.toString());
+        List<Row> rows = spark.sql("SELECT id, text, attn_embed(text) AS e FROM qdocs WHERE id < 60 ORDER BY id")
+                .collectAsList();
+        LibraryCheck.assertRows(q, rows, "e", EmbedderOptions.defaults());
+        Row first =
+                rows.stream().filter(r -> r.getAs("text") != null).findFirst().orElseThrow();
+        String text = first.getAs("text");
+        float[] fp32 = LibraryCheck.embed(bert, EmbedderOptions.defaults(), List.of(text))[0];
+        assertTrue(!java.util.Arrays.equals(fp32, LibraryCheck.floats(first, "e")), "the int8 folder ran as float32");
+    }
+
     @Test
     void aMissingModelIsRefusedAtRegistration() {
         String missing = dir.resolve("nothing-here").toString();
