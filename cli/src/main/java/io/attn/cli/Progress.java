@@ -16,6 +16,9 @@ import java.util.function.DoubleConsumer;
  * <p>Thread-safe: the ticking timer and the listener draw under one lock.
  */
 final class Progress {
+    /** Least time between two draws of the bar as the ops run (ProgressTest sets 0: every op draws). */
+    static volatile long minDrawNanos = 100_000_000L;
+
     private final int total;
     private final boolean batch;
     private final boolean tty = Terminal.stderr();
@@ -56,7 +59,7 @@ final class Progress {
     private synchronized void advance(double f) {
         fraction = Math.min(Math.max(f, 0), 1);
         long now = System.nanoTime();
-        if (now - lastDraw >= 100_000_000L || fraction == 1) draw(now);
+        if (now - lastDraw >= minDrawNanos || fraction == 1) draw(now);
     }
 
     private synchronized void tick() {

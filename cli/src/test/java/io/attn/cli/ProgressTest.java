@@ -48,7 +48,16 @@ class ProgressTest {
         Path x = dir.resolve("x.npy");
         Npy.write(x, RandomStateDicts.uniform(2, -1, 1, 2, 300, 16));
         System.setProperty("attn.stderr.tty", "true");
-        var r = RunCommandTest.cli(args(x, dir.resolve("y.npy")));
+        // every op draws (the bar otherwise draws at most every 100 ms: a warm JVM ran this pass in less, and the test
+        // saw only the first and the last draw)
+        long interval = Progress.minDrawNanos;
+        Progress.minDrawNanos = 0;
+        RunCommandTest.Result r;
+        try {
+            r = RunCommandTest.cli(args(x, dir.resolve("y.npy")));
+        } finally {
+            Progress.minDrawNanos = interval;
+        }
         assertEquals(0, r.code(), r.err());
         String err = r.err();
         java.util.List<Integer> percents = new java.util.ArrayList<>();
