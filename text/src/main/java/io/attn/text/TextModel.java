@@ -39,9 +39,10 @@ import java.util.Set;
  * {@code default_prompt_name}). Without the sentence-transformers files the pooling is mean, not normalized, with no
  * prompt.
  *
- * <p>The maximum length in tokens is the truncation of {@code tokenizer.json} when it sets one, else {@code
- * max_seq_length} ({@code sentence_bert_config.json}; sentence-transformers 6 keeps it as {@code tokenizer_config.json}'s
- * {@code model_max_length}), else the model's positions ({@link #maxPositions()}).
+ * <p>The maximum length in tokens is {@code max_seq_length} ({@code sentence_bert_config.json}; sentence-transformers 6
+ * keeps it as {@code tokenizer_config.json}'s {@code model_max_length}), as sentence-transformers takes it, else the
+ * truncation of {@code tokenizer.json} when it sets one (a bare export's), else the model's positions ({@link
+ * #maxPositions()}); never more than those.
  *
  * <p>Immutable after reading; the weights are not copied when handed to an engine.
  */
@@ -696,15 +697,18 @@ public final class TextModel {
     }
 
     /**
-     * tokenizer.json's truncation when set, else max_seq_length (sentence_bert_config.json, else tokenizer_config.json's
-     * model_max_length), else the model's positions; at most those.
+     * max_seq_length (sentence_bert_config.json, else tokenizer_config.json's model_max_length), as sentence-transformers
+     * and text-embeddings-inference take it (both ignore tokenizer.json's truncation); else tokenizer.json's truncation
+     * (a bare export with no other file: langchain4j's); else the model's positions; at most those.
      */
     private static int maxLength(Path tokenizer, int maxSeqLength, int maxPositions) {
         if (!Files.exists(tokenizer)) throw AttnException.badInput(tokenizer + ": no such file (tokenizer.json)");
         Object t = Json.topLevelMember(tokenizer, "truncation");
-        int n = 0;
-        if (t instanceof Map<?, ?>) n = JsonFields.of(t, tokenizer.toString()).integer("max_length", 0);
-        if (n <= 0) n = maxSeqLength;
+        int fromTokenizer = 0;
+        if (t instanceof Map<?, ?>)
+            fromTokenizer = JsonFields.of(t, tokenizer.toString()).integer("max_length", 0);
+        int n = maxSeqLength;
+        if (n <= 0) n = fromTokenizer;
         if (n <= 0) n = maxPositions;
         return Math.min(n, maxPositions);
     }

@@ -196,6 +196,34 @@ class EmbedderTest {
         assertTrue(e.getMessage().contains("max_position_embeddings"), e.getMessage());
     }
 
+    /**
+     * The maximum length on a model of 1000 positions whose tokenizer.json truncates at 128 (all-MiniLM-L6-v2's file):
+     * sentence-transformers' max_seq_length wins (sentence_bert_config.json: 300; sentence-transformers and TEI never
+     * read tokenizer.json's truncation: all-MiniLM-L6-v2 embeds 256 tokens there), else tokenizer_config.json's
+     * model_max_length (sentence-transformers 6 keeps it there: 200), else the tokenizer's 128 (a bare export, as
+     * langchain4j ships it).
+     */
+    @Test
+    void sentenceTransformersMaxSeqLengthWinsOverTheTokenizersTruncation() throws Exception {
+        var w = io.attn.reference.layers.RandomStateDicts.bert(
+                TinyBert.VOCAB, TinyBert.HIDDEN, TinyBert.LAYERS, TinyBert.FFN, 1000, 2, 11);
+        String text = "word ".repeat(400);
+        Path bare = TinyBert.folder(dir.resolve("len-bare"), w, 1000);
+        Path st = TinyBert.folder(dir.resolve("len-st"), w, 1000);
+        TinyBert.sentenceTransformers(st, "mean", false, 300);
+        Path st6 = TinyBert.folder(dir.resolve("len-st6"), w, 1000);
+        java.nio.file.Files.writeString(st6.resolve("tokenizer_config.json"), "{\"model_max_length\": 200}");
+        int[][] cases = {{128}, {300}, {200}};
+        Path[] folders = {bare, st, st6};
+        for (int i = 0; i < folders.length; i++)
+            try (Embedder m = Embedder.load(engine, folders[i])) {
+                assertEquals(cases[i][0], m.maxLength(), folders[i].toString());
+                Embeddings e = m.embedWithUsage(List.of(text));
+                assertEquals(cases[i][0], e.tokens()[0], folders[i].toString());
+                assertTrue(e.truncated()[0]);
+            }
+    }
+
     @Test
     void theDefaultBatchBudgetGrowsToALongerMaxLength() throws Exception {
         // a model of 5000 positions (ModernBERT and NomicBERT have 8192): by default the budget of 4096 tokens grows to

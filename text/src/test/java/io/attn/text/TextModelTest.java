@@ -166,8 +166,8 @@ class TextModelTest {
         TextModel m = TextModel.read(d);
         assertEquals(Pooling.CLS, m.pooling());
         assertTrue(m.normalize());
-        // tokenizer.json sets truncation 128 (it comes first), capped by the 64 positions
-        assertEquals(TinyBert.MAX_POS, m.maxLength());
+        // max_seq_length comes first, as in sentence-transformers (tokenizer.json's truncation, 128, is for bare files)
+        assertEquals(16, m.maxLength());
     }
 
     @Test
