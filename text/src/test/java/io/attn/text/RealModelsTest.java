@@ -31,8 +31,9 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Real pretrained weights: all-MiniLM-L6-v2 (6 layers, mean pooling) and bge-small-en-v1.5 (12 layers, CLS pooling),
- * both normalized, from the fp32 ONNX exports and tokenizers that langchain4j ships (test dependencies). Each is
+ * Real pretrained weights: all-MiniLM-L6-v2 (6 layers, mean pooling), bge-small-en-v1.5 (12 layers, CLS pooling) and
+ * bge-small-zh (BAAI's Chinese model: a Chinese vocabulary; CLS pooling), normalized, from the fp32 ONNX exports and
+ * tokenizers that langchain4j ships (test dependencies). Each is
  * converted to a Hugging Face folder ({@code attn convert}'s path) and embedded through the library. The oracles:
  *
  * <ul>
@@ -91,7 +92,13 @@ class RealModelsTest {
                         "bge-small-en-v1.5.onnx",
                         "bge-small-en-v1.5-tokenizer.json",
                         Pooling.CLS,
-                        new BgeSmallEnV15EmbeddingModel())));
+                        new BgeSmallEnV15EmbeddingModel())),
+                Arguments.of(new Model(
+                        "bge-small-zh",
+                        "bge-small-zh.onnx",
+                        "bge-small-zh-tokenizer.json",
+                        Pooling.CLS,
+                        new dev.langchain4j.model.embedding.onnx.bgesmallzh.BgeSmallZhEmbeddingModel())));
     }
 
     static Path resource(String name) throws IOException {
