@@ -75,10 +75,15 @@ final class GteFamily implements EncoderFamily {
                         r.source() + ": pack_qkv false is not supported (GTE's weights hold one qkv_proj)");
         }
         int hidden = r.integer("hidden_size", 768), heads = r.integer("num_attention_heads", 12);
-        Rope rope =
-                hub // the remote code reads rope_theta and rope_scaling itself: transformers' rope types do not apply
-                        ? new Rope(r.number("rope_theta", 10000.0), 1.0, ntk)
-                        : Rope.read(r, 160000.0, null).unscaled(r, "GTE");
+        if (ntk != OpParams.Rope.Scaling.NONE && r.get("rope_parameters") != null)
+            throw AttnException.badInput(r.source() + ": rope_scaling and rope_parameters both set (the remote code"
+                    + " reads rope_theta and rope_scaling; give one of them)");
+        // the remote code reads rope_theta and rope_scaling itself (transformers' rope types do not apply there); a
+        // config with transformers' rope_parameters is read as transformers' GTE reads it
+        Rope rope = hub && r.get("rope_parameters") == null
+                ? new Rope(r.number("rope_theta", 10000.0), 1.0, ntk)
+                : Rope.read(r, hub ? 10000.0 : 160000.0, hub ? "rope_theta" : null)
+                        .unscaled(r, "GTE");
         return new EncoderConfig(
                 modelType,
                 r.integer("vocab_size", hub ? 30528 : 250048),
@@ -108,7 +113,7 @@ final class GteFamily implements EncoderFamily {
     private static OpParams.Rope.Scaling ntk(JsonFields r) {
         JsonFields rs = r.object("rope_scaling");
         String at = r.source() + ": rope_scaling ";
-        String type = rs.string("type", rs.string("rope_type", null));
+        String type = rs.string("type", null); // the remote code reads rope_scaling["type"] only
         if (!"ntk".equals(type))
             throw AttnException.badInput(at + "type " + (type == null ? "missing" : "\"" + type + "\"")
                     + " is not supported for GTE (only \"ntk\", as Alibaba-NLP's remote code)");

@@ -85,6 +85,17 @@ class RotaryFamiliesTest {
                 .contains("rope_scaling factor 0.5 is not supported"));
         assertTrue(refused("{\"model_type\": \"new\", \"rope_scaling\": {\"type\": \"ntk\"}}")
                 .contains("rope_scaling factor is missing"));
+        // transformers' rope_parameters in a new config: read as before (theta, no scaling); with rope_scaling too,
+        // refused
+        assertEquals(
+                new EncoderConfig.Rotary(30000f, 64),
+                read("{\"model_type\": \"new\", \"rope_parameters\": {\"rope_theta\": 30000, \"rope_type\":"
+                                + " \"default\"}}")
+                        .variant()
+                        .rotary());
+        assertTrue(refused("{\"model_type\": \"new\", \"rope_parameters\": {\"rope_theta\": 30000},"
+                        + " \"rope_scaling\": {\"type\": \"ntk\", \"factor\": 2.0}}")
+                .contains("rope_scaling and rope_parameters both set"));
         // scaling the decoders run is still refused where the family has none
         assertTrue(
                 refused("{\"model_type\": \"gte\", \"rope_parameters\": {\"rope_type\": \"linear\", \"factor\": 2.0}}")
@@ -197,5 +208,48 @@ class RotaryFamiliesTest {
         assertTrue(refused("""
                         {"model_type": "modernbert", "rope_parameters": {"sliding_attention":
                          {"rope_theta": 10000.0, "rope_type": "linear", "factor": 2}}}""").contains("rope_parameters.sliding_attention.rope_type \"linear\""));
+    }
+    /**
+     * The NTK frequencies against torch's, computed as the remote code computes them (tools/make_gte_ntk.py's {@code
+     * remote_ntk_inv_freq}: {@code 1 / ((theta * F) ** (arange(0, 64, 2).float() / 64)) / F ** (2 / 64)} in torch 2.13
+     * float32) for gte-base-en-v1.5's settings and gte-multilingual-base style ones: within 1 ulp each (torch's float32
+     * {@code pow} is not correctly rounded), mostly equal.
+     */
+    @Test
+    void ntkFrequenciesAreTorchs() {
+        int[][] torch = {
+            {
+                0x3f7a83b2, 0x3f22adf2, 0x3ed3483a, 0x3e8933e7, 0x3e3231a1, 0x3de76e81, 0x3d964996, 0x3d433016,
+                0x3cfd80b8, 0x3ca49ebc, 0x3c55cd70, 0x3c0ad6e3, 0x3bb451cc, 0x3b6a313f, 0x3b18148a, 0x3ac58425,
+                0x3a80436e, 0x3a269573, 0x39d85a57, 0x398c7edf, 0x39367874, 0x38ecfc6a, 0x3899e4f5, 0x3847df52,
+                0x3801cb1d, 0x37a89228, 0x375aef09, 0x370e2beb, 0x36b8a5ae, 0x366fd01f, 0x361bbaeb, 0x35ca41b0
+            },
+            {
+                0x3f6fe4b9, 0x3f24f6d4, 0x3ee2e091, 0x3e9c0373, 0x3e569135, 0x3e138c67, 0x3dcaecd6, 0x3d8b8aef,
+                0x3d3fea2e, 0x3d03f8aa, 0x3cb58074, 0x3c799f20, 0x3c2ba75e, 0x3bec13d7, 0x3ba25712, 0x3b5f44b0,
+                0x3b198824, 0x3ad32776, 0x3a913390, 0x3a47b280, 0x3a0952b2, 0x39bcdcac, 0x3981df42, 0x39329d5b,
+                0x38f5a6a1, 0x38a8ec5e, 0x38685281, 0x381fc1ff, 0x37dbb783, 0x379716f0, 0x374fcb9c, 0x370ee449
+            }
+        };
+        float[] theta = {500000f, 20000f};
+        double[] factor = {2.0, 8.0};
+        int off = 0;
+        for (int c = 0; c < 2; c++) {
+            var p = new io.attn.graph.OpParams.Rope(
+                    theta[c],
+                    64,
+                    0,
+                    io.attn.graph.OpParams.Rope.Positions.RANGE,
+                    io.attn.graph.OpParams.Rope.Scaling.ntk(factor[c]));
+            for (int i = 0; i < 32; i++) {
+                int ulps = Math.abs(Float.floatToIntBits(p.invFreq(i)) - torch[c][i]);
+                assertTrue(
+                        ulps <= 1,
+                        "theta " + theta[c] + " pair " + i + ": " + p.invFreq(i) + " vs torch "
+                                + Float.intBitsToFloat(torch[c][i]));
+                off += ulps;
+            }
+        }
+        assertTrue(off <= 4, off + " of 64 frequencies one ulp off torch's");
     }
 }

@@ -9,8 +9,8 @@ import java.nio.file.Path;
  *
  * @param pooling null: the model's (sentence-transformers' Pooling module; mean without one)
  * @param normalize null: the model's (true when it lists a Normalize module)
- * @param maxLength 0: the model's (tokenizer.json's truncation, else max_seq_length, else max_position_embeddings);
- *     at most max_position_embeddings
+ * @param maxLength 0: the model's (sentence-transformers' max_seq_length, else tokenizer.json's truncation, else
+ *     max_position_embeddings); at most max_position_embeddings
  * @param maxBatchSize the most texts in one forward pass
  * @param maxBatchTokens the most tokens in one forward pass, padding included (batch size times its longest text):
  *     with the batch size, this bounds the working memory whatever the number or length of the texts; 0 (the

@@ -508,6 +508,7 @@ public final class TextModel {
                         ? tokenizerOverride
                         : Files.exists(transformer.resolve("tokenizer.json")) ? tokenizerIn(transformer) : null;
                 TextModel m = readOnnx(onnx, tok);
+                int seq = maxSeqLength(dir, transformer); // the folder's sentence-transformers length first, as below
                 return new TextModel(
                         dir.getFileName().toString(),
                         m.source,
@@ -517,7 +518,7 @@ public final class TextModel {
                         pooling.pooling(),
                         dense,
                         normalize,
-                        m.maxLength,
+                        seq > 0 ? Math.min(seq, m.maxPositions()) : m.maxLength,
                         prompts,
                         activation);
             }
@@ -530,11 +531,7 @@ public final class TextModel {
             activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
         Map<String, Tensor> weights = Quantization.check(config, readWeights(transformer), transformer.toString());
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
-        int seq = 0;
-        Path sbert = firstExisting(
-                transformer.resolve("sentence_bert_config.json"), dir.resolve("sentence_bert_config.json"));
-        if (sbert != null) seq = JsonFields.read(sbert).integer("max_seq_length", 0);
-        if (seq <= 0) seq = modelMaxLength(transformer.resolve("tokenizer_config.json"));
+        int seq = maxSeqLength(dir, transformer);
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
@@ -683,6 +680,20 @@ public final class TextModel {
     }
 
     // ---------------------------------------------------------------------------------------------------- helpers
+
+    /**
+     * sentence-transformers' maximum length of a folder: {@code sentence_bert_config.json}'s {@code max_seq_length} (in
+     * the transformer's folder or the model's), else {@code tokenizer_config.json}'s {@code model_max_length}; 0 when
+     * neither says.
+     */
+    private static int maxSeqLength(Path dir, Path transformer) {
+        int seq = 0;
+        Path sbert = firstExisting(
+                transformer.resolve("sentence_bert_config.json"), dir.resolve("sentence_bert_config.json"));
+        if (sbert != null) seq = JsonFields.read(sbert).integer("max_seq_length", 0);
+        if (seq <= 0) seq = modelMaxLength(transformer.resolve("tokenizer_config.json"));
+        return seq;
+    }
 
     /**
      * {@code tokenizer_config.json}'s {@code model_max_length}: where sentence-transformers 6 keeps a model's maximum

@@ -170,6 +170,30 @@ class TextModelTest {
         assertEquals(16, m.maxLength());
     }
 
+    /**
+     * An ONNX export's folder (model.onnx and tokenizer.json, Xenova's layout) takes sentence-transformers' length
+     * first too: langchain4j's all-MiniLM-L6-v2 file, whose tokenizer.json truncates at 128, then the folder's
+     * sentence_bert_config.json (256, the hub model's), then tokenizer_config.json's model_max_length alone.
+     */
+    @Test
+    void anOnnxFolderTakesMaxSeqLengthFirst() throws IOException {
+        Path d = dir.resolve("onnx-len");
+        Files.createDirectories(d);
+        for (String[] f : new String[][] {
+            {"all-minilm-l6-v2.onnx", "model.onnx"}, {"all-minilm-l6-v2-tokenizer.json", "tokenizer.json"}
+        })
+            try (var in = TextModelTest.class.getClassLoader().getResourceAsStream(f[0])) {
+                Files.copy(java.util.Objects.requireNonNull(in, f[0]), d.resolve(f[1]));
+            }
+        assertEquals(128, TextModel.read(d).maxLength());
+        Files.writeString(d.resolve("tokenizer_config.json"), "{\"model_max_length\": 300}");
+        assertEquals(300, TextModel.read(d).maxLength());
+        Files.writeString(d.resolve("sentence_bert_config.json"), "{\"max_seq_length\": 256}");
+        assertEquals(256, TextModel.read(d).maxLength());
+        Files.writeString(d.resolve("sentence_bert_config.json"), "{\"max_seq_length\": 4096}");
+        assertEquals(512, TextModel.read(d).maxLength()); // at most the positions
+    }
+
     @Test
     void maxSeqLengthAppliesWhenTheTokenizerSetsNoTruncation() throws IOException {
         Path d = dir.resolve("seq");

@@ -380,12 +380,14 @@ public final class Gemm {
 
     /**
      * Most floats of a K step's B block ({@code kc x nc}, 256 KB: in L2) for which a row block runs row tile by row
-     * tile, each across all the block's column panels, instead of panel by panel down the rows. With a short K step
-     * (attention's QK^T: K = 64) a tile's stores are large next to its FMAs, and panel order writes C a 2-line piece per
-     * row, 96 rows apart, that each misses on its own; row order writes each row of C in sequence, which the hardware
-     * prefetcher streams, and reads the block's B panels again per row tile from L2. Measured on Zen 4 (family 25 model
-     * 17), 64 x (512x64 . 64x512^T) into an output allocated once, alternating processes: 1 thread medians 28.2-37.8 ->
-     * 24.6-31.8 ms, 2 threads 14.9-16.3 -> 12.6-13.9 ms; the PV shape (K = 512, N = 64) and the Linear shapes did not
+     * tile, each across all the block's column panels, instead of panel by panel down the rows. The rule is the block's
+     * size, not K's: a short K step (attention's QK^T: K = 64) or a narrow block (the PV shape's N = 64; the narrow
+     * column blocks of few-row products). With a short K step a tile's stores are large next to its FMAs, and panel
+     * order writes C a 2-line piece per row, 96 rows apart, that each misses on its own; row order writes each row of C
+     * in sequence, which the hardware prefetcher streams, and reads the block's B panels again per row tile from L2.
+     * Measured on Zen 4 (family 25 model 17), 64 x (512x64 . 64x512^T) into an output allocated once, alternating
+     * processes: 1 thread medians 28.2-37.8 -> 24.6-31.8 ms, 2 threads 14.9-16.3 -> 12.6-13.9 ms; PV (row order too:
+     * 512 x 64 = 32K floats) 24.1-26.4 -> 24.4-26.1, and in row order for every block size the Linear shapes did not
      * move. Every element gets the same FMA sequence either way.
      */
     static final int ROWS_OUTER_MAX = 1 << 16;
@@ -484,7 +486,7 @@ public final class Gemm {
                     packA(a, ao, false, m, k, i0 + mc / MR * MR, mc % MR, p0, kc, alpha, s.pa);
                 }
                 // column panels outside, row tiles inside (each panel's B read from L1 by the block's row tiles);
-                // with a short K step the other way round (see ROWS_OUTER_MAX)
+                // for a B block of at most ROWS_OUTER_MAX floats the other way round (see there)
                 boolean rowsOuter = (long) kc * nc <= ROWS_OUTER_MAX;
                 int rowTiles = (mc + MR - 1) / MR, panels = (nc + NR - 1) / NR;
                 for (int outer = 0; outer < (rowsOuter ? rowTiles : panels); outer++) {
