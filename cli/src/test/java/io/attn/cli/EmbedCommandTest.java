@@ -46,6 +46,38 @@ class EmbedCommandTest {
         }
     }
 
+    /** {@code attn embed --input INPUT --output OUT.npy} (plus {@code extra}) on the CPU: its rows. */
+    static float[][] embedFile(Path model, Path input, Path out, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of(
+                "embed",
+                "--model",
+                model.toString(),
+                "--device",
+                "cpu",
+                "--input",
+                input.toString(),
+                "--output",
+                out.toString()));
+        args.addAll(List.of(extra));
+        var r = RunCommandTest.cli(args.toArray(String[]::new));
+        assertEquals(0, r.code(), r.err());
+        Tensor t = Npy.read(out);
+        int e = t.dim(1);
+        float[][] v = new float[t.dim(0)][];
+        for (int i = 0; i < v.length; i++) v[i] = java.util.Arrays.copyOfRange(t.data(), i * e, (i + 1) * e);
+        return v;
+    }
+
+    static double cosine(float[] a, float[] b) {
+        double dot = 0, na = 0, nb = 0;
+        for (int k = 0; k < a.length; k++) {
+            dot += (double) a[k] * b[k];
+            na += (double) a[k] * a[k];
+            nb += (double) b[k] * b[k];
+        }
+        return dot / Math.sqrt(na * nb);
+    }
+
     @Test
     void textsPrintTheCosineTable() throws IOException {
         Path m = TinyTextModel.folder(dir, true);
@@ -171,33 +203,16 @@ class EmbedCommandTest {
         String[][] ways = {{}, {"--prompt-name", "passage"}, {"--prompt", "passage: "}, {"--prompt", ""}};
         String[] want = {"query", "passage", "passage", ""};
         for (int w = 0; w < ways.length; w++) {
-            Path out = dir.resolve("out" + w + ".npy");
-            List<String> args = new ArrayList<>(List.of(
-                    "embed",
-                    "--model",
-                    model.toString(),
-                    "--device",
-                    "cpu",
-                    "--input",
-                    in.toString(),
-                    "--output",
-                    out.toString()));
-            args.addAll(List.of(ways[w]));
-            var r = RunCommandTest.cli(args.toArray(String[]::new));
-            assertEquals(0, r.code(), r.err());
-            Tensor got = Npy.read(out);
-            int e = got.dim(1);
+            float[][] got = embedFile(model, in, dir.resolve("out" + w + ".npy"), ways[w]);
             for (int i = 0; i < texts.size(); i++) {
-                float[] a = java.util.Arrays.copyOfRange(got.data(), i * e, (i + 1) * e), b = st.get(want[w])[i];
-                double dot = 0, na = 0, nb = 0, worst = 0;
-                for (int k = 0; k < e; k++) {
-                    dot += (double) a[k] * b[k];
-                    na += (double) a[k] * a[k];
+                float[] a = got[i], b = st.get(want[w])[i];
+                double nb = 0, worst = 0;
+                for (int k = 0; k < b.length; k++) {
                     nb += (double) b[k] * b[k];
                     worst = Math.max(worst, Math.abs(a[k] - b[k]));
                 }
                 String what = String.join(" ", ways[w]) + " text " + i;
-                assertTrue(dot / Math.sqrt(na * nb) >= 0.99999, what + ": cosine " + dot / Math.sqrt(na * nb));
+                assertTrue(cosine(a, b) >= 0.99999, what + ": cosine " + cosine(a, b));
                 assertTrue(worst <= 1e-4 * Math.sqrt(nb), what + ": max abs error " + worst);
             }
         }

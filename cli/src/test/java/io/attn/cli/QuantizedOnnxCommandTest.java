@@ -6,13 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.langchain4j.model.embedding.onnx.allminilml6v2q.AllMiniLmL6V2QuantizedEmbeddingModel;
-import io.attn.io.Npy;
-import io.attn.tensor.Tensor;
 import io.attn.text.onnx.proto.OnnxProto.ModelProto;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
@@ -43,45 +40,16 @@ class QuantizedOnnxCommandTest {
         return m.resolve("all-minilm-l6-v2-q.onnx");
     }
 
-    private float[][] embed(Path model, Path out) throws IOException {
-        var r = RunCommandTest.cli(
-                "embed",
-                "--model",
-                model.toString(),
-                "--device",
-                "cpu",
-                "--input",
-                MIXED.toString(),
-                "--output",
-                out.toString());
-        assertEquals(0, r.code(), r.err());
-        Tensor t = Npy.read(out);
-        int e = t.dim(1);
-        float[][] v = new float[t.dim(0)][];
-        for (int i = 0; i < v.length; i++) v[i] = Arrays.copyOfRange(t.data(), i * e, (i + 1) * e);
-        return v;
-    }
-
-    static double cosine(float[] a, float[] b) {
-        double dot = 0, na = 0, nb = 0;
-        for (int k = 0; k < a.length; k++) {
-            dot += (double) a[k] * b[k];
-            na += (double) a[k] * a[k];
-            nb += (double) b[k] * b[k];
-        }
-        return dot / Math.sqrt(na * nb);
-    }
-
     @Test
     void embedAndConvertMatchLangchain4jsQuantizedModel() throws IOException {
         Path q = model();
-        float[][] ours = embed(q, dir.resolve("q.npy"));
+        float[][] ours = EmbedCommandTest.embedFile(q, MIXED, dir.resolve("q.npy"));
         List<String> texts = Files.readAllLines(MIXED);
         assertEquals(texts.size(), ours.length);
         var l4j = new AllMiniLmL6V2QuantizedEmbeddingModel();
         double[] cos = texts.stream()
                 .filter(t -> !t.isBlank()) // langchain4j refuses blank texts
-                .mapToDouble(t -> cosine(l4j.embed(t).content().vector(), ours[texts.indexOf(t)]))
+                .mapToDouble(t -> EmbedCommandTest.cosine(l4j.embed(t).content().vector(), ours[texts.indexOf(t)]))
                 .sorted()
                 .toArray();
         assertTrue(cos.length >= 50, "texts " + cos.length);
@@ -91,7 +59,7 @@ class QuantizedOnnxCommandTest {
         Path folder = dir.resolve("converted");
         var c = RunCommandTest.cli("convert", q.toString(), "--out", folder.toString());
         assertEquals(0, c.code(), c.err());
-        float[][] converted = embed(folder, dir.resolve("c.npy"));
+        float[][] converted = EmbedCommandTest.embedFile(folder, MIXED, dir.resolve("c.npy"));
         for (int i = 0; i < ours.length; i++) assertArrayEquals(ours[i], converted[i], "text " + i);
         var seen = RunCommandTest.cli("inspect", folder.toString());
         assertEquals(0, seen.code(), seen.err());
