@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/families/gte-ntk: the `gte` fixture's weights as the hub's remote-code GTE (`model_type` "new", Alibaba-NLP's
-NewModel) with gte-multilingual-base style NTK rope scaling (`rope_theta` 20000, `rope_scaling` {"type": "ntk",
+NewModel) with NTK rope scaling (`rope_theta` 20000, `rope_scaling` {"type": "ntk",
 "factor": 8.0}), and what that model computes.
 
 transformers has no `new` model (it is remote code that needs the network), so the judge is transformers' own GteModel

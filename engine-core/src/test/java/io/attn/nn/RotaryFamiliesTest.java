@@ -212,7 +212,7 @@ class RotaryFamiliesTest {
     /**
      * The NTK frequencies against torch's, computed as the remote code computes them (tools/make_gte_ntk.py's {@code
      * remote_ntk_inv_freq}: {@code 1 / ((theta * F) ** (arange(0, 64, 2).float() / 64)) / F ** (2 / 64)} in torch 2.13
-     * float32) for gte-base-en-v1.5's settings and gte-multilingual-base style ones: within 1 ulp each (torch's float32
+     * float32) for gte-base-en-v1.5's settings (theta 500000, factor 2) and the gte-ntk fixture's (20000, 8) at head size 64: within 1 ulp each (torch's float32
      * {@code pow} is not correctly rounded), mostly equal.
      */
     @Test
@@ -251,5 +251,35 @@ class RotaryFamiliesTest {
             }
         }
         assertTrue(off <= 4, off + " of 64 frequencies one ulp off torch's");
+    }
+    /**
+     * The hub's own configs of gte-base-en-v1.5 and gte-large-en-v1.5 (Alibaba-NLP, remote code: every key they hold,
+     * auto_map and the remote code's switches included): read whole, with their NTK scaling.
+     */
+    @Test
+    void theHubsGteV15ConfigsRead() {
+        String common = "\"architectures\": [\"NewModel\"], \"auto_map\": {\"AutoConfig\":"
+                + " \"Alibaba-NLP/new-impl--configuration.NewConfig\", \"AutoModel\":"
+                + " \"Alibaba-NLP/new-impl--modeling.NewModel\"}, \"attention_probs_dropout_prob\": 0.0,"
+                + " \"classifier_dropout\": null, \"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1,"
+                + " \"initializer_range\": 0.02, \"layer_norm_eps\": 1e-12, \"layer_norm_type\": \"layer_norm\","
+                + " \"logn_attention_clip1\": false, \"logn_attention_scale\": false, \"max_position_embeddings\": 8192,"
+                + " \"model_type\": \"new\", \"pack_qkv\": true, \"pad_token_id\": 0, \"position_embedding_type\":"
+                + " \"rope\", \"rope_scaling\": {\"factor\": 2.0, \"type\": \"ntk\"}, \"torch_dtype\": \"float32\","
+                + " \"unpad_inputs\": false, \"use_memory_efficient_attention\": false, \"vocab_size\": 30528";
+        EncoderConfig base = read("{" + common + ", \"hidden_size\": 768, \"intermediate_size\": 3072,"
+                + " \"num_attention_heads\": 12, \"num_hidden_layers\": 12, \"rope_theta\": 500000,"
+                + " \"type_vocab_size\": 0}");
+        assertEquals(
+                new EncoderConfig.Rotary(500000f, 64, io.attn.graph.OpParams.Rope.Scaling.ntk(2.0)),
+                base.variant().rotary());
+        assertEquals(0, base.typeVocabSize());
+        EncoderConfig large = read("{" + common + ", \"hidden_size\": 1024, \"intermediate_size\": 4096,"
+                + " \"num_attention_heads\": 16, \"num_hidden_layers\": 24, \"rope_theta\": 160000,"
+                + " \"type_vocab_size\": 2}");
+        assertEquals(
+                new EncoderConfig.Rotary(160000f, 64, io.attn.graph.OpParams.Rope.Scaling.ntk(2.0)),
+                large.variant().rotary());
+        assertEquals(24, large.numHiddenLayers());
     }
 }

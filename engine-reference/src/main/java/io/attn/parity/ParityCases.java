@@ -1018,7 +1018,8 @@ public final class ParityCases {
             all.add(c.done(c.g.rope(x, pos, 10000f, 32, 0, OpParams.Rope.Scaling.linear(4)), FP32, ROPE_WHY));
         }
         {
-            // GTE's remote-code NTK scaling (gte-multilingual-base style: theta 20000, factor 8): base theta * 8, every
+            // GTE's remote-code NTK scaling (theta 20000, factor 8: a large factor, so that the division shows): base
+            // theta * 8, every
             // frequency / 8^(2/64); far position ids
             CaseBuilder c = new CaseBuilder("rope scaling ntk factor 8 (2,2,3,64) theta 20000 position ids");
             float[] ids = {0, 5, 511, 2, 4000, 8191};
