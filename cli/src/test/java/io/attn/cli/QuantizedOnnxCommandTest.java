@@ -96,7 +96,25 @@ class QuantizedOnnxCommandTest {
                                 }
                             return p.toBuilder().setGraph(g).build();
                         },
-                        "onnx::MatMul_787_quantized"));
+                        "onnx::MatMul_787_quantized"),
+                new Bad(
+                        "perrow-q.onnx",
+                        p -> { // a zero point per row of a weight (attn runs one per tensor or per column)
+                            var g = p.getGraph().toBuilder();
+                            for (int i = 0; i < g.getInitializerCount(); i++)
+                                if (g.getInitializer(i).getName().equals("onnx::MatMul_798_zero_point")) {
+                                    g.setInitializer(
+                                            i,
+                                            g.getInitializer(i).toBuilder()
+                                                    .clearDims()
+                                                    .addDims(384)
+                                                    .setRawData(
+                                                            com.google.protobuf.ByteString.copyFrom(new byte[384])));
+                                    break;
+                                }
+                            return p.toBuilder().setGraph(g).build();
+                        },
+                        "384 zero points"));
         for (Bad b : bad) {
             Path file = q.resolveSibling(b.name());
             Files.write(file, b.change().apply(m).toByteArray());

@@ -123,6 +123,7 @@ class OnnxQuantizedTest {
         assertTrue(
                 e.getMessage().contains("intermediate.dense") && e.getMessage().contains("384 zero points"),
                 e.getMessage());
+        assertEquals(1, e.getMessage().lines().count());
     }
 
     private static Path rewrite(String name, UnaryOperator<ModelProto> change) throws IOException {
