@@ -11,6 +11,7 @@ Run (from the repository root, in a venv outside the repository; no network need
     python3 tools/make_families.py --only bert qwen3    # just those
     python3 tools/make_families.py --shape multilingual-e5-small --out /tmp/e5-small   # a big one, not committed
     python3 tools/make_families.py --shape modernbert-base --out /tmp/modernbert-base
+    python3 tools/make_families.py --shape all-mpnet-base-v2 --out /tmp/all-mpnet-base-v2
 
 Made with torch 2.13.0+cpu, transformers 5.18.0, sentence-transformers 6.0.1, tokenizers 0.23.2, onnx 1.23.1,
 onnxscript 0.7.2, onnxruntime 1.30.0, numpy 2.4.6 (Python 3.11, CPU). Other versions may write other files or other
@@ -812,6 +813,12 @@ SHAPES = {
             vocab_size=250002, hidden_size=384, num_hidden_layers=12, num_attention_heads=12, intermediate_size=1536,
             max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-12, pad_token_id=t.pad_token_id,
             bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)),
+    "all-mpnet-base-v2": dict(
+        family="mpnet", msl=384,
+        cfg=lambda t: __import__("transformers").MPNetConfig(
+            vocab_size=30527, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
+            max_position_embeddings=514, relative_attention_num_buckets=32, layer_norm_eps=1e-5,
+            pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)),
     "modernbert-base": dict(
         family="modernbert", msl=8192,
         cfg=lambda t: __import__("transformers").ModernBertConfig(

@@ -32,7 +32,7 @@ extern "C" __global__ void attention_f32(const float* __restrict__ q, const floa
     size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
     const float* kb = k + kvh * S * D;
     const float* vb = v + kvh * S * Dv;
-    const float* mr = mask_row(mask, maskKind, b, h, i, S, maskStrideB, maskStrideH);
+    const float* mr = mask_row(mask, maskKind, b, h, i, L, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     float qv[MAXT], acc[MAXT];

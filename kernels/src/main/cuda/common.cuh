@@ -63,16 +63,27 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
 // Causal masks key j > query i (top-left aligned); the callers apply it (by bounds, or by setting dead before
 // APPLY_MASKS). The attn mask is (L, S) or (B|1, H|1, L, S), given by its element strides maskStrideB / maskStrideH
 // (0 = broadcast; both 0 for an (L, S) mask), row stride S; key padding is (B, S). Kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added
-// to the scaled score; -inf masks out), 0 = none (the pointer is not read).
+// to the scaled score; -inf masks out), 0 = none (the pointer is not read). Kind 3 = RELATIVE: an additive bias by
+// relative position, (H|1, L + S - 1) (maskStrideB 0, maskStrideH L + S - 1 or 0), element j - i + L - 1 of head h's
+// row added to the score of query i, key j (MaskKind.RELATIVE in engine-core).
 #define MASK_NONE 0
 #define MASK_BOOL 1
 #define MASK_ADD 2
+#define MASK_REL 3
 
-// Row i of the attn mask of head (b, h) (i = 0: the head's whole (L, S) plane), or null without a mask.
-__device__ __forceinline__ const float* mask_row(const float* mask, int maskKind, int b, int h, int i, int S,
+// Row i of the attn mask of head (b, h), or null without a mask: element j of the row is query i's mask value for key
+// j. Row 0 is the plane the flash kernels index with MASK_AT. A relative bias's row i starts at its element L - 1 - i
+// (so the row is a window into the head's L + S - 1 diagonals).
+__device__ __forceinline__ const float* mask_row(const float* mask, int maskKind, int b, int h, int i, int L, int S,
                                                  int maskStrideB, int maskStrideH) {
-    return maskKind != MASK_NONE ? mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH + (size_t)i * S : nullptr;
+    if (maskKind == MASK_NONE) return nullptr;
+    const float* plane = mask + (size_t)b * maskStrideB + (size_t)h * maskStrideH;
+    return maskKind == MASK_REL ? plane + (L - 1 - i) : plane + (size_t)i * S;
 }
+
+// Where query i's value for key j lies from mask_row(..., 0, ...): i * S + j, or j - i for a relative bias (a row
+// stride of -1: one multiply-add either way, the stride chosen once per kernel).
+#define MASK_AT(i, j, S, maskKind) ((long long)(i) * ((maskKind) == MASK_REL ? -1 : (S)) + (j))
 
 // The key-padding row of batch b, or null without key padding.
 __device__ __forceinline__ const float* kpm_row(const float* kpm, int kpmKind, int b, int S) {
@@ -81,7 +92,7 @@ __device__ __forceinline__ const float* kpm_row(const float* kpm, int kpmKind, i
 
 // The masking rule, applied to the scaled score x (a float lvalue) of one key: maskValue is the key's attn-mask
 // value, kpmValue its key-padding value, each read only when its kind is not MASK_NONE and dead is still false. A BOOL
-// value != 0 sets dead (masked out); an ADDITIVE value is added to x. The caller may set dead first (causal, out of
+// value != 0 sets dead (masked out); an ADDITIVE (or RELATIVE) value is added to x. The caller may set dead first (causal, out of
 // bounds) and turns a dead score into -inf. A macro, not a function: expanded in place, the flash kernels' inner
 // loops keep their select-based code (an inlined function leaves nvcc with branches there).
 #define APPLY_MASKS(x, dead, maskValue, maskKind, kpmValue, kpmKind) \

@@ -63,7 +63,7 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
     size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
     const float* kb = k + kvh * S * D;
     const float* vb = v + kvh * S * D;
-    const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
+    const float* mb = mask_row(mask, maskKind, b, h, 0, L, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     load_tile<FA_BR, D>(Qs, qb, q0, L);
@@ -91,7 +91,7 @@ __device__ __forceinline__ void flash_f32(const float* __restrict__ q, const flo
             int i = q0 + warp * FA_RPW + r;
             float x = scale * s[r];
             bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
-            APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
+            APPLY_MASKS(x, dead, mb[MASK_AT(i, j, S, maskKind)], maskKind, kr[j], kpmKind);
             if (dead) x = -CUDART_INF_F;
             float mNew = fmaxf(m[r], warp_max(x));
             float p = x == -CUDART_INF_F ? 0.f : expf(x - mNew);

@@ -268,7 +268,7 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
     size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
     const unsigned short* kb = k + kvh * S * D;
     const unsigned short* vb = v + kvh * S * D;
-    const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
+    const float* mb = mask_row(mask, maskKind, b, h, 0, L, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
     const bool anyMask = maskKind != MASK_NONE || kpmKind != MASK_NONE;
     const int w0 = q0 + warp * RW;  // the warp's first query row
@@ -347,7 +347,7 @@ __device__ __forceinline__ void fa2(const unsigned short* __restrict__ q, const 
                             // outside the window: j - i outside [-winL, winR], one unsigned compare
                             bool dead = j >= S || i >= L || (causal && j > i)
                                         || (unsigned)(j - i + winL) > (unsigned)(winL + winR);
-                            APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
+                            APPLY_MASKS(x, dead, mb[MASK_AT(i, j, S, maskKind)], maskKind, kr[j], kpmKind);
                             sc[mt][nt][e] = dead ? -CUDART_INF_F : x * LOG2E;
                         }
                     }

@@ -202,7 +202,7 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
     size_t kvh = (size_t)b * HKV + h / (H / HKV);  // grouped-query attention: K/V head of query head h
     const float* kb = k + kvh * S * D;
     const float* vb = v + kvh * S * D;
-    const float* mb = mask_row(mask, maskKind, b, h, 0, S, maskStrideB, maskStrideH);
+    const float* mb = mask_row(mask, maskKind, b, h, 0, L, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
     int w0 = q0 + warp * 16;           // the warp's first query row
     int r0 = w0 + g, r1 = r0 + 8;      // the two query rows this lane's fragments touch
@@ -277,7 +277,7 @@ __device__ __forceinline__ void flash_tf32(const float* __restrict__ q, const fl
                         int i = e < 2 ? r0 : r1, j = j0 + nt * 8 + 2 * t + (e & 1);
                         float x = scale * sc[nt][e];
                         bool dead = j >= S || i >= L || (causal && j > i) || j < i - winL || j > i + winR;
-                        APPLY_MASKS(x, dead, mb[(size_t)i * S + j], maskKind, kr[j], kpmKind);
+                        APPLY_MASKS(x, dead, mb[MASK_AT(i, j, S, maskKind)], maskKind, kr[j], kpmKind);
                         x = dead ? -CUDART_INF_F : x * TF_LOG2E;
                         sc[nt][e] = x;
                     }

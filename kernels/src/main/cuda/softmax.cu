@@ -38,7 +38,7 @@ extern "C" __global__ void softmax_f32(const float* x, float* y, int H, int L, i
     int b = (int)(row / ((size_t)L * H));
     const float* xr = x + row * S;
     float* yr = y + row * S;
-    const float* mr = mask_row(mask, maskKind, b, h, i, S, maskStrideB, maskStrideH);
+    const float* mr = mask_row(mask, maskKind, b, h, i, L, S, maskStrideB, maskStrideH);
     const float* kr = kpm_row(kpm, kpmKind, b, S);
 
     float m = -CUDART_INF_F;

@@ -148,16 +148,23 @@ public final class GraphBuilder {
             if (attnMask == null)
                 throw new IllegalArgumentException("mask spec names an attention mask but none given");
             Shape m = attnMask.shape();
-            boolean ok = (m.rank() == 2 && m.dim(0) == l && m.dim(1) == s)
-                    || (m.rank() == 4
-                            && (m.dim(0) == 1 || m.dim(0) == b)
-                            && (m.dim(1) == 1 || m.dim(1) == h)
-                            && m.dim(2) == l
-                            && m.dim(3) == s);
-            if (!ok)
-                throw shape("attention mask " + m + " does not fit scores (" + b + ", " + h + ", " + l + ", " + s
-                        + "): expected (L, S) = (" + l + ", " + s + ") or (B|1, H|1, L, S)");
-            in.add(attnMask);
+            if (mask.attnMask() == MaskKind.RELATIVE) {
+                if (m.rank() != 2 || (m.dim(0) != 1 && m.dim(0) != h) || m.dim(1) != l + s - 1)
+                    throw shape("relative position bias " + m + " does not fit scores (" + b + ", " + h + ", " + l
+                            + ", " + s + "): expected (H|1, L + S - 1) = (" + h + "|1, " + (l + s - 1) + ")");
+                in.add(attnMask);
+            } else {
+                boolean ok = (m.rank() == 2 && m.dim(0) == l && m.dim(1) == s)
+                        || (m.rank() == 4
+                                && (m.dim(0) == 1 || m.dim(0) == b)
+                                && (m.dim(1) == 1 || m.dim(1) == h)
+                                && m.dim(2) == l
+                                && m.dim(3) == s);
+                if (!ok)
+                    throw shape("attention mask " + m + " does not fit scores (" + b + ", " + h + ", " + l + ", " + s
+                            + "): expected (L, S) = (" + l + ", " + s + ") or (B|1, H|1, L, S)");
+                in.add(attnMask);
+            }
         } else if (attnMask != null) throw new IllegalArgumentException("attention mask given but mask spec says NONE");
         if (mask.keyPadding() != MaskKind.NONE) {
             if (keyPadding == null)

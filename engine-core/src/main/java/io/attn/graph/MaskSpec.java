@@ -6,13 +6,16 @@ package io.attn.graph;
  * <ul>
  *   <li>{@code causal}: query {@code i} may not see key {@code j > i}, i.e. the mask {@code triu(ones(L,S), 1)}
  *       (top-left aligned, as {@code is_causal=True} in {@code scaled_dot_product_attention}).
- *   <li>{@code attnMask}: an extra input of shape {@code (L, S)} or {@code (B|1, H|1, L, S)}.
+ *   <li>{@code attnMask}: an extra input of shape {@code (L, S)} or {@code (B|1, H|1, L, S)}; or, of kind {@link
+ *       MaskKind#RELATIVE}, a bias by relative position of shape {@code (H|1, L + S - 1)}: element {@code [h, j - i + L
+ *       - 1]} is added to the score of query {@code i}, key {@code j} (MPNet's and T5's relative position bias).
  *   <li>{@code keyPadding}: an extra input of shape {@code (B, S)}; BOOL: non-zero marks padding keys; ADDITIVE: added
  *       to the scores of key {@code s} in every row of batch item {@code b}.
  *   <li>{@code segments} (ATTENTION only): a ragged batch. The {@code L = S} positions of each batch item hold sequences
  *       of these lengths one after another; a query sees only the keys of its own sequence (a block-diagonal mask), and
  *       {@code causal} applies within each sequence. This replaces padding: sequences of different lengths run in one
- *       op without padded positions, and each sequence's result is what it would be alone. No other mask goes with it.
+ *       op without padded positions, and each sequence's result is what it would be alone. No other mask goes with it
+ *       but a {@link MaskKind#RELATIVE} bias (its offsets {@code j - i} within a sequence are those of the whole).
  *   <li>{@code windowLeft}, {@code windowRight}: a sliding window. Query {@code i} sees only keys {@code j} with
  *       {@code i - windowLeft <= j <= i + windowRight}; {@link #UNBOUNDED} (-1) leaves that side open. It is a rule,
  *       not a mask array: ATTENTION skips the key tiles outside it, so work and memory stay {@code O(L x window)}
@@ -43,6 +46,8 @@ public record MaskSpec(
 
     public MaskSpec {
         if (attnMask == null || keyPadding == null) throw new IllegalArgumentException("mask kinds must not be null");
+        if (keyPadding == MaskKind.RELATIVE)
+            throw new IllegalArgumentException("a key-padding mask is BOOL or ADDITIVE, not RELATIVE");
         if (windowLeft < UNBOUNDED || windowRight < UNBOUNDED)
             throw new IllegalArgumentException(
                     "window sides must be >= 0 (or UNBOUNDED, -1), got left " + windowLeft + ", right " + windowRight);
@@ -51,8 +56,9 @@ public record MaskSpec(
             if (segments.isEmpty()) throw new IllegalArgumentException("a ragged batch needs at least one sequence");
             for (int n : segments)
                 if (n <= 0) throw new IllegalArgumentException("sequence lengths must be positive, got " + segments);
-            if (attnMask != MaskKind.NONE || keyPadding != MaskKind.NONE)
-                throw new IllegalArgumentException("a ragged batch (segments) takes no attention or padding mask");
+            if ((attnMask != MaskKind.NONE && attnMask != MaskKind.RELATIVE) || keyPadding != MaskKind.NONE)
+                throw new IllegalArgumentException(
+                        "a ragged batch (segments) takes no attention or padding mask but a relative bias");
         }
     }
 
@@ -98,6 +104,18 @@ public record MaskSpec(
         java.util.List<Integer> l = new java.util.ArrayList<>(lengths.length);
         for (int n : lengths) l.add(n);
         return new MaskSpec(causal, MaskKind.NONE, MaskKind.NONE, l);
+    }
+
+    /** These masks with a {@link MaskKind#RELATIVE} bias as the attention mask (which must be absent so far). */
+    public MaskSpec relative() {
+        if (attnMask != MaskKind.NONE)
+            throw new IllegalArgumentException("an attention mask is already set: " + attnMask);
+        return new MaskSpec(causal, MaskKind.RELATIVE, keyPadding, segments, windowLeft, windowRight);
+    }
+
+    /** Whether the attention mask is a bias by relative position ({@link MaskKind#RELATIVE}). */
+    public boolean relativeBias() {
+        return attnMask == MaskKind.RELATIVE;
     }
 
     /** Whether this is a ragged batch ({@link #segments} given). */

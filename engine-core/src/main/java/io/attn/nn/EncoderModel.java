@@ -146,29 +146,33 @@ public final class EncoderModel {
         return config;
     }
 
-    /** Name of the graph input that carries MPNet's relative position bias {@code (1, H, L, L)}. */
+    /**
+     * Name of the graph input that carries MPNet's relative position bias {@code (H, 2L - 1)}, an attention mask of kind
+     * {@link io.attn.graph.MaskKind#RELATIVE}.
+     */
     public static final String POSITION_BIAS = "position_bias";
 
-    /** Whether the graph takes {@link #POSITION_BIAS} (then it runs padded batches, not ragged ones). */
+    /** Whether the graph takes {@link #POSITION_BIAS}. */
     public boolean takesPositionBias() {
         return relativeBias != null;
     }
 
     /**
-     * MPNet's relative position bias for sequences of {@code len} tokens, {@code (1, H, L, L)}: for query i and key j
-     * the table's row for the bucket of {@code j - i} ({@link MpnetFamily#bucket}), one value per head. transformers
-     * computes it once per forward from the positions {@code 0..L-1} and adds it to every layer's scores.
+     * MPNet's relative position bias for sequences of up to {@code len} tokens, {@code (H, 2 len - 1)}: element {@code
+     * [h, j - i + len - 1]} is the table's value for head h in the row of the bucket of {@code j - i} ({@link
+     * MpnetFamily#bucket}), which the attention op adds to the score of query i and key j ({@link
+     * io.attn.graph.MaskKind#RELATIVE}). transformers computes the (1, H, L, L) bias once per forward from the
+     * positions {@code 0..L-1} and adds it to every layer's scores; these are its {@code 2L - 1} diagonals. A ragged
+     * batch of T tokens takes {@code positionBias(T)}: the offsets within each sequence are among those of the whole.
      */
     public Tensor positionBias(int len) {
-        int h = config.numAttentionHeads(), buckets = config.relativeAttentionBuckets();
-        int[] bucketOf = new int[2 * len - 1]; // by j - i + len - 1
-        for (int d = -(len - 1); d < len; d++) bucketOf[d + len - 1] = MpnetFamily.bucket(d, buckets);
-        float[] out = new float[h * len * len];
-        for (int k = 0; k < h; k++)
-            for (int i = 0; i < len; i++)
-                for (int j = 0; j < len; j++)
-                    out[(k * len + i) * len + j] = relativeBias[bucketOf[j - i + len - 1] * h + k];
-        return Tensor.of(out, 1, h, len, len);
+        int h = config.numAttentionHeads(), buckets = config.relativeAttentionBuckets(), n = 2 * len - 1;
+        float[] out = new float[h * n];
+        for (int d = -(len - 1); d < len; d++) {
+            int row = MpnetFamily.bucket(d, buckets) * h;
+            for (int k = 0; k < h; k++) out[k * n + d + len - 1] = relativeBias[row + k];
+        }
+        return Tensor.of(out, h, n);
     }
 
     /** Whether the graph takes {@link #TOKEN_TYPES}. */

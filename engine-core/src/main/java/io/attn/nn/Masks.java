@@ -6,8 +6,9 @@ import io.attn.graph.Node;
 
 /**
  * The masks for one attention block as graph nodes: an attention mask {@code (L, S)} or {@code (B|1, H|1, L, S)}
- * (bool or additive), a key-padding mask {@code (B, S)} (bool or additive), and the causal flag; or, for a ragged batch,
- * the lengths of the sequences laid one after another. Null nodes mean absent.
+ * (bool or additive) or a relative bias {@code (H|1, L + S - 1)}, a key-padding mask {@code (B, S)} (bool or additive),
+ * and the causal flag; or, for a ragged batch, the lengths of the sequences laid one after another (with a relative
+ * bias or none). Null nodes mean absent.
  */
 public record Masks(
         Node attnMask,
@@ -47,6 +48,16 @@ public record Masks(
         return new Masks(attnMask, attnKind, keyPadding, keyPaddingKind, causal, segments, left, right);
     }
 
+    /**
+     * These masks with a bias by relative position {@code (H|1, L + S - 1)} as the attention mask ({@link
+     * MaskKind#RELATIVE}; there must be none so far). Padded or ragged batches alike.
+     */
+    public Masks relative(Node bias) {
+        if (attnMask != null) throw new IllegalArgumentException("an attention mask is already set");
+        return new Masks(
+                bias, MaskKind.RELATIVE, keyPadding, keyPaddingKind, causal, segments, windowLeft, windowRight);
+    }
+
     /** A ragged batch: sequences of {@code lengths} one after another (see {@link MaskSpec#segments}). */
     public static Masks segments(int[] lengths, boolean causal) {
         return new Masks(null, MaskKind.NONE, null, MaskKind.NONE, causal, lengths.clone());
@@ -62,8 +73,11 @@ public record Masks(
     }
 
     public MaskSpec spec() {
-        MaskSpec s =
-                segments != null ? MaskSpec.segments(causal, segments) : new MaskSpec(causal, attnKind, keyPaddingKind);
+        MaskSpec s = segments == null
+                ? new MaskSpec(causal, attnKind, keyPaddingKind)
+                : attnKind == MaskKind.RELATIVE
+                        ? MaskSpec.segments(causal, segments).relative()
+                        : MaskSpec.segments(causal, segments);
         return windowLeft == MaskSpec.UNBOUNDED && windowRight == MaskSpec.UNBOUNDED
                 ? s
                 : s.window(windowLeft, windowRight);

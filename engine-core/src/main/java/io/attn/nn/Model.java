@@ -121,8 +121,8 @@ public final class Model implements AutoCloseable {
     }
 
     /**
-     * Whether this model runs ragged batches on {@code backend}: a token model without a position bias (MPNet's needs
-     * padded batches) on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
+     * Whether this model runs ragged batches on {@code backend}: a token model (but a classifier that pools by the mean)
+     * on a backend that runs them ({@link #supportsRaggedBatches(Backend)}).
      */
     public boolean runsRaggedBatches(Backend backend) {
         return (root instanceof Root.Encoder && paddedOnly() == null || root instanceof Root.CausalEncoder)
@@ -133,8 +133,6 @@ public final class Model implements AutoCloseable {
     private String paddedOnly() {
         if (!(root instanceof Root.Encoder(EncoderModel m, var h))) return null;
         String type = config.encoder().modelType();
-        if (m.takesPositionBias())
-            return type + " adds a relative position bias to its attention: it takes padded batches, not ragged ones";
         // a head that pools by the mean: in a padded row its sum over the tokens starts at the row's first token
         // whatever the batch holds (bitwise the same in any batch); in a ragged row it would not
         if (h != null && h.head().mean())
@@ -295,14 +293,9 @@ public final class Model implements AutoCloseable {
                                                 .mapToInt(Integer::intValue)
                                                 .toArray(),
                                         false)
-                                : m.takesPositionBias()
-                                        ? new Masks(
-                                                nodes.get(EncoderModel.POSITION_BIAS),
-                                                MaskKind.ADDITIVE,
-                                                nodes.get(KEY_PADDING),
-                                                kind(k, KEY_PADDING),
-                                                false)
-                                        : Masks.keyPadding(nodes.get(KEY_PADDING), false);
+                                : new Masks(null, MaskKind.NONE, nodes.get(KEY_PADDING), kind(k, KEY_PADDING), false);
+                        // MPNet's relative position bias: (H, 2L - 1), padded or ragged
+                        if (m.takesPositionBias()) masks = masks.relative(nodes.get(EncoderModel.POSITION_BIAS));
                         Node hidden = m.forward(
                                 f,
                                 x,

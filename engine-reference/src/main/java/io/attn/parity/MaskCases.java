@@ -96,6 +96,16 @@ final class MaskCases {
                 return t;
             });
 
+    /**
+     * A relative position bias alone, one row of {@code L + S - 1} diagonals per head (MPNet's and T5's): normal with
+     * sigma 1, the size of MPNet's trained biases.
+     */
+    static final Masking RELATIVE = new Masking(
+            "relative(H,L+S-1)",
+            spec(false, MaskKind.RELATIVE, MaskKind.NONE),
+            (c, b, h, l, s) -> c.normalT(1.0, h, l + s - 1),
+            null);
+
     static final List<Masking> ALL = List.of(
             new Masking("none", MaskSpec.NONE, null, null),
             new Masking("causal", MaskSpec.CAUSAL, null, null),
@@ -195,5 +205,28 @@ final class MaskCases {
                     "window 2/1 + bool padding",
                     spec(false, MaskKind.NONE, MaskKind.BOOL).window(2, 1),
                     null,
-                    (c, b, h, l, s) -> tailPadding(b, s, 1f)));
+                    (c, b, h, l, s) -> tailPadding(b, s, 1f)),
+            RELATIVE,
+            new Masking(
+                    "causal+relative(1,L+S-1)+bool padding",
+                    spec(true, MaskKind.RELATIVE, MaskKind.BOOL),
+                    (c, b, h, l, s) -> c.normalT(1.0, 1, l + s - 1),
+                    (c, b, h, l, s) -> tailPadding(b, s, 1f)),
+            new Masking(
+                    "all-masked rows: relative(H,L+S-1) with -inf diagonals",
+                    spec(false, MaskKind.RELATIVE, MaskKind.NONE),
+                    (c, b, h, l, s) -> relativeWithDeadDiagonals(c, h, l, s),
+                    null));
+
+    /**
+     * A relative bias with -inf on some diagonals: head 0 masks every key at or after its query (the offsets {@code 0
+     * .. S - 1}: query 0 sees no key, an all-masked row of zeros), the other heads the offset +1 (each query's next key)
+     * only.
+     */
+    static Tensor relativeWithDeadDiagonals(CaseBuilder c, int h, int l, int s) {
+        Tensor t = c.normalT(1.0, h, l + s - 1);
+        for (int j = 0; j < s; j++) t.set(Float.NEGATIVE_INFINITY, 0, j + l - 1);
+        for (int hh = 1; hh < h; hh++) t.set(Float.NEGATIVE_INFINITY, hh, l);
+        return t;
+    }
 }

@@ -606,6 +606,69 @@ public final class ParityCases {
         raggedAttention(all);
         groupedQueryAttention(all);
         windowedAttention(all);
+        relativeAttention(all);
+    }
+
+    /**
+     * A relative position bias ({@link MaskKind#RELATIVE}, {@code (H|1, L + S - 1)}: MPNet's), beyond the small
+     * every-mask cases: several key tiles of every backend (64 keys on the CPU, 32-128 in the CUDA kernels) with a last
+     * tile cut short, two query blocks, head dims 32/64/128, one row of biases shared by the heads, with causal, a
+     * window, key padding, grouped K/V heads, a decoding step (L = 1), and ragged batches (the offsets within a sequence
+     * are those of the whole). Inputs uniform in [-1, 1] as {@link #TILES_16_BIT} assumes, the biases normal (sigma 1).
+     */
+    private static void relativeAttention(List<ParityCase> all) {
+        // label, B, H, Hkv, L, S, D, heads of the bias (H or 1), spec
+        record R(String label, int b, int h, int hkv, int l, int s, int d, boolean perHead, MaskSpec spec) {}
+        MaskSpec rel = new MaskSpec(false, MaskKind.RELATIVE, MaskKind.NONE);
+        List<R> rs = List.of(
+                new R("alone", 2, 4, 4, 70, 70, 64, true, rel),
+                new R("shared by the heads", 1, 2, 2, 150, 150, 32, false, rel),
+                new R("L<S", 1, 2, 2, 19, 135, 128, true, rel),
+                new R("causal", 1, 2, 2, 130, 130, 128, true, new MaskSpec(true, MaskKind.RELATIVE, MaskKind.NONE)),
+                new R("window 16/16", 1, 2, 2, 200, 200, 64, true, rel.window(16, 16)),
+                new R(
+                        "+ bool padding",
+                        3,
+                        2,
+                        2,
+                        45,
+                        45,
+                        64,
+                        true,
+                        new MaskSpec(false, MaskKind.RELATIVE, MaskKind.BOOL)),
+                new R("gqa group 2", 1, 4, 2, 66, 66, 64, true, rel),
+                new R("decode step", 2, 2, 2, 1, 65, 64, true, rel));
+        for (R r : rs) {
+            CaseBuilder c = new CaseBuilder("attention relative bias " + r.label() + " B" + r.b() + " H" + r.h()
+                    + (r.hkv() != r.h() ? " Hkv" + r.hkv() : "") + " L" + r.l() + " S" + r.s() + " D" + r.d());
+            Node q = c.in("q", c.uniformT(-1, 1, r.b(), r.h(), r.l(), r.d()));
+            Node k = c.in("k", c.uniformT(-1, 1, r.b(), r.hkv(), r.s(), r.d()));
+            Node v = c.in("v", c.uniformT(-1, 1, r.b(), r.hkv(), r.s(), r.d()));
+            Node am = c.in("relative_bias", c.normalT(1.0, r.perHead() ? r.h() : 1, r.l() + r.s() - 1));
+            Node kp = r.spec().keyPadding() == MaskKind.BOOL
+                    ? c.in("key_padding", MaskCases.tailPadding(r.b(), r.s(), 1f))
+                    : null;
+            all.add(c.done(
+                    c.g.attention(q, k, v, Float.NaN, r.spec(), am, kp),
+                    FP32,
+                    "fp32: scores of D <= 128 terms in [-1, 1] plus biases of about 1, outputs convex combinations of"
+                            + " rows of v; 16 bits: see TILES_16_BIT",
+                    TILES_16_BIT));
+        }
+        // ragged batches: the bias (H, 2T - 1) of the whole plane of T positions, each sequence reading its offsets
+        for (boolean causal : new boolean[] {false, true}) {
+            int[] len = {70, 3, 9};
+            int t = 82;
+            CaseBuilder c = new CaseBuilder(
+                    "attention relative bias ragged [70, 3, 9]" + (causal ? " causal" : "") + " B1 H4 Hkv2 D32");
+            Node q = c.normal("q", 1, 4, t, 32), k = c.normal("k", 1, 2, t, 32), v = c.normal("v", 1, 2, t, 32);
+            Node am = c.in("relative_bias", c.normalT(1.0, 4, 2 * t - 1));
+            all.add(c.done(
+                    c.g.attention(
+                            q, k, v, Float.NaN, MaskSpec.segments(causal, len).relative(), am, null),
+                    FP32,
+                    FP32_WHY));
+        }
     }
 
     /**

@@ -41,7 +41,8 @@ public final class PlantedBugBackend implements Backend {
         ROPE_INTERLEAVED, // GPT-J's layout: pairs (2i, 2i+1) instead of transformers' rotate-half (i, i + R/2)
         GLU_ACTIVATES_FIRST_HALF, // ignores which half is activated: always act(x[..., :F]) * x[..., F:]
         GQA_HEAD_MODULO, // grouped-query attention: query head h reads K/V head h % Hkv (repeat, not repeat_interleave)
-        WINDOW_OFF_BY_ONE // a sliding window one key wider on each side: i - left - 1 <= j <= i + right + 1
+        WINDOW_OFF_BY_ONE, // a sliding window one key wider on each side: i - left - 1 <= j <= i + right + 1
+        RELATIVE_BIAS_TRANSPOSED // a relative bias read at the offset i - j (the query's from the key) instead of j - i
     }
 
     record Buf(float[] a) implements Buffer {
@@ -322,7 +323,11 @@ public final class PlantedBugBackend implements Backend {
             float[] m = in[next++];
             for (int j = 0; j < s; j++) {
                 int idx = i * s + j;
-                if (ms.rank() == 4 && bug != Breakage.MASK_IGNORES_BROADCAST) {
+                if (spec.relativeBias()) {
+                    int offset = bug == Breakage.RELATIVE_BIAS_TRANSPOSED ? i - j : j - i;
+                    // (H|1, L + S - 1); the transposed read stays inside its head's row only where L == S
+                    idx = (ms.dim(0) == 1 ? 0 : h) * (l + s - 1) + Math.floorMod(offset + l - 1, l + s - 1);
+                } else if (ms.rank() == 4 && bug != Breakage.MASK_IGNORES_BROADCAST) {
                     int mb = ms.dim(0) == 1 ? 0 : b, mh = ms.dim(1) == 1 ? 0 : h;
                     idx = ((mb * ms.dim(1) + mh) * l + i) * s + j;
                 }

@@ -174,7 +174,7 @@ public final class Reference {
 
     /**
      * The masks of a SOFTMAX or ATTENTION node, read per PyTorch: BOOL non-zero = masked out (score -inf), ADDITIVE
-     * added to the scaled score; causal masks key j > query i; a sliding window masks keys outside {@code [i - left, i +
+     * added to the scaled score, RELATIVE too (the element of the key's offset from the query); causal masks key j > query i; a sliding window masks keys outside {@code [i - left, i +
      * right]}.
      */
     private static final class Masks {
@@ -217,7 +217,8 @@ public final class Reference {
                 if (segmentOf != null && segmentOf[j] != segmentOf[i]) row[j] = Double.NEGATIVE_INFINITY;
                 if (attn != null) {
                     int idx;
-                    if (attnShape.rank() == 2) idx = i * s + j;
+                    if (spec.relativeBias()) idx = (attnShape.dim(0) == 1 ? 0 : hh) * (l + s - 1) + j - i + l - 1;
+                    else if (attnShape.rank() == 2) idx = i * s + j;
                     else {
                         int mb = attnShape.dim(0) == 1 ? 0 : b, mh = attnShape.dim(1) == 1 ? 0 : hh;
                         idx = ((mb * attnShape.dim(1) + mh) * l + i) * s + j;
@@ -232,7 +233,7 @@ public final class Reference {
             return switch (kind) {
                 case NONE -> score;
                 case BOOL -> m != 0 ? Double.NEGATIVE_INFINITY : score;
-                case ADDITIVE -> score + m;
+                case ADDITIVE, RELATIVE -> score + m;
             };
         }
     }

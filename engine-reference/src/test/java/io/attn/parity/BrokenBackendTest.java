@@ -35,13 +35,15 @@ class BrokenBackendTest {
                         PlantedBugBackend.Breakage.SCALE_WRITES_INPUT,
                         c -> c.op() == Op.SCALE && !c.name().contains("+-inf"),
                         "modified input"),
-                // -1e9 stands in for bool/causal masking only; a row made all -inf by an additive mask still gives
-                // zeros (the tiles' additive row 2 too; at D64 their random masks leave a query with -inf keys before
+                // -1e9 stands in for bool/causal masking only; a row made all -inf by an additive mask or a relative
+                // bias still gives zeros (the tiles' additive row 2 too; at D64 their random masks leave a query with
+                // -inf keys before
                 // its causally masked ones, which then share its weight); next to scores of -1e30, -1e9 is no -inf
                 of(
                         PlantedBugBackend.Breakage.MASKED_ROW_UNIFORM,
                         c -> hasAllMaskedRow(c)
                                         && !c.name().contains("additive row of -inf")
+                                        && !c.name().contains("with -inf diagonals")
                                         && !c.name().contains("all-masked row: causal+additive(B,1,L,S)")
                                 || c.name()
                                         .equals("attention tiles all-masked row: causal+additive(B,1,L,S)+additive"
@@ -114,6 +116,8 @@ class BrokenBackendTest {
                                                         .matches(
                                                                 "attention window (4/4|40/40|.*many tiles|causal 15|gqa).*")
                                                 || c.name().contains(" S65 D8 ")
+                                                // the relative bias's own cases (all with S > 32)
+                                                || c.name().startsWith("attention relative bias")
                                                 || c.name().contains("finite additive padding")),
                         null),
                 // only the head size 128 cases (the flash kernels' largest) can see it
@@ -134,6 +138,10 @@ class BrokenBackendTest {
                         c -> c.name().contains("window") && !c.name().contains("wider than L"),
                         null),
                 of(
+                        PlantedBugBackend.Breakage.RELATIVE_BIAS_TRANSPOSED,
+                        c -> c.name().contains("relative"),
+                        null),
+                of(
                         PlantedBugBackend.Breakage.GLU_ACTIVATES_FIRST_HALF,
                         c -> c.op() == Op.GLU && c.name().contains("activated second"),
                         null),
@@ -141,7 +149,9 @@ class BrokenBackendTest {
                 of(
                         PlantedBugBackend.Breakage.GQA_HEAD_MODULO,
                         c -> (c.name().startsWith("attention gqa") || c.name().startsWith("attention window gqa"))
-                                && !c.name().contains(" Hkv1 "),
+                                        && !c.name().contains(" Hkv1 ")
+                                || c.name().startsWith("attention relative bias")
+                                        && c.name().contains(" Hkv2 "),
                         null));
     }
 

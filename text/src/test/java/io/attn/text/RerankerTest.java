@@ -91,7 +91,7 @@ class RerankerTest {
 
     @Test
     void mpnetRerankerMatchesCrossEncoder() {
-        check("mpnet-reranker", false); // padded batches: MPNet's position bias takes no ragged ones
+        check("mpnet-reranker", false); // ragged batches with MPNet's relative position bias (the op's RELATIVE mask)
     }
 
     @Test

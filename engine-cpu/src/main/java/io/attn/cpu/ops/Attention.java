@@ -159,7 +159,7 @@ public final class Attention {
         // grouped-query attention: query head hh reads K/V head hh / group of its batch item (group 1: plain)
         int hkv = sk.dim(1), group = h / hkv;
         if (p.mask().segmented()) {
-            segmented(par, p, b * h, h, hkv, l, d, dv, in, out, causalTile);
+            segmented(par, node, p, b * h, h, hkv, l, d, dv, in, out, causalTile);
             return;
         }
         Masks masks = new Masks(p.mask(), node, in, 3, l, s);
@@ -198,6 +198,7 @@ public final class Attention {
      */
     private static void segmented(
             Parallel par,
+            Node node,
             OpParams.Attention p,
             int planes,
             int heads,
@@ -211,7 +212,8 @@ public final class Attention {
         int[] len = p.mask().segmentLengths();
         int[] start = new int[len.length];
         for (int g = 1; g < len.length; g++) start[g] = start[g - 1] + len[g - 1];
-        Masks masks = new Masks(p.mask(), null, in, 3, t, t); // the causal rule only: no mask inputs
+        // the causal rule, and a relative bias if any (its offsets within a sequence are those of the whole plane)
+        Masks masks = new Masks(p.mask(), node, in, 3, t, t);
         int rows = BR;
         while (rows > BR_SMALL && (long) planes * blocks(len, rows) < 4L * par.threads()) rows /= 2;
         int br = rows;
@@ -226,12 +228,12 @@ public final class Attention {
             int bh = task / perPlane, i = task % perPlane, g = seq[i];
             int base = bh * t + start[g];
             int kvBase = (bh / heads * kvHeads + bh % heads / (heads / kvHeads)) * t + start[g];
-            // heads = 1: the batch and head indices only address mask inputs, and a ragged batch has none
+            // the batch and head indices only address mask inputs: a ragged batch's relative bias is per head
             block(
                     bh,
                     from[i],
                     br,
-                    1,
+                    heads,
                     len[g],
                     len[g],
                     d,
@@ -299,8 +301,10 @@ public final class Attention {
         boolean causal = masks.causal(), windowed = masks.windowed() && (masks.left() < l - 1 || masks.right() < s - 1);
         // keys per tile: BC, or causal attention's own width (at most BC; rows keep the stride BCP)
         int tb = causal ? causalTile : BC;
-        // fast path: no mask inputs and a key tile of whole 4-vector chunks (the score kernel's width)
-        boolean fast = masks.noMaskInputs() && BCP == BC && BC % (4 * VL) == 0;
+        // fast path: no mask inputs (or a relative bias alone) and a key tile of whole 4-vector chunks (the score
+        // kernel's width)
+        boolean relative = masks.relativeOnly();
+        boolean fast = (masks.noMaskInputs() || relative) && BCP == BC && BC % (4 * VL) == 0;
         // a tile of fewer than tb keys, unmasked and not causal: a sequence shorter than one tile (a sentence, alone or
         // in a ragged batch), or the last tile of a longer one whose length is not a multiple of tb (a 66-token
         // sentence: 64 keys, then 2). The fast kernels on its keys rounded up to SHORT_KEYS (w), the padded columns'
@@ -391,6 +395,13 @@ public final class Attention {
                     for (; c0 + 4 * VL <= w; c0 += 4 * VL) lazy &= fastScores(qs, qso, d, kt, c0, st, r, m, live);
                     if (c0 < w)
                         lazy &= fastScores6x2(qs, qso, d, kt, c0, st, r, m); // a short sequence's last 2 vectors
+                    if (relative) {
+                        // the bias of each query row (not the padding rows), in base-2 units as the scores; the lazy
+                        // test above saw the scores without it, so the rows take the exact step below
+                        for (int rr = 0; rr < live; rr++)
+                            masks.addRelative(st, rr * BCP, bc, h, i0 + r + rr, j0, LOG2E);
+                        lazy = false;
+                    }
                     if (bc < w) { // a short tile's padded keys
                         for (int rr = 0; rr < GR; rr++)
                             Arrays.fill(st, rr * BCP + bc, rr * BCP + w, Float.NEGATIVE_INFINITY);

@@ -11,7 +11,8 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * Turns raw scores into masked, scaled scores for attention {@code (B, H, L, S)}, following {@link MaskSpec}: a masked
- * score becomes {@code -inf}; an additive mask is added after scaling ({@code -inf} there masks too). Unmasked scores
+ * score becomes {@code -inf}; an additive mask is added after scaling ({@code -inf} there masks too), a relative bias
+ * likewise (its element of the key's offset from the query). Unmasked scores
  * are clamped to {@code [-MAX_VALUE, MAX_VALUE]}, so huge finite inputs can overflow neither into {@code inf - inf =
  * NaN} nor into a fake "fully masked" row. A sliding window masks the keys outside it. Immutable; one per op call.
  */
@@ -25,6 +26,8 @@ final class Masks {
     private final MaskKind attnKind, padKind;
     private final float[] attn, pad;
     private final int mb, mh, l, s; // attention mask dims (mb, mh are 1 when broadcast)
+    private final boolean relative; // the attention mask is a bias by relative position, (mh, l + s - 1)
+    private final boolean finiteBias; // ... and every element of it finite
     /** Per batch item, one past its last key that the key-padding mask leaves visible; null without that mask. */
     private final int[] keyEnd;
 
@@ -42,15 +45,17 @@ final class Masks {
         this.l = l;
         this.s = s;
         int next = first;
+        this.relative = attnKind == MaskKind.RELATIVE;
         if (attnKind != MaskKind.NONE) {
             Shape ms = node.input(next).shape();
             attn = in[next++];
             mb = ms.rank() == 4 ? ms.dim(0) : 1;
-            mh = ms.rank() == 4 ? ms.dim(1) : 1;
+            mh = relative ? ms.dim(0) : ms.rank() == 4 ? ms.dim(1) : 1;
         } else {
             attn = null;
             mb = mh = 1;
         }
+        finiteBias = relative && finite(attn, mh * (l + s - 1));
         pad = padKind != MaskKind.NONE ? in[next] : null;
         // (B, S): B from the node's shape (a buffer may be longer than its value)
         keyEnd = pad == null
@@ -108,6 +113,36 @@ final class Masks {
     }
 
     /**
+     * Whether the only mask input is a bias by relative position ({@link MaskKind#RELATIVE}) whose elements are all
+     * finite (a bias of -inf masks keys, which only {@link #apply} does).
+     */
+    boolean relativeOnly() {
+        return finiteBias && pad == null;
+    }
+
+    private static boolean finite(float[] a, int n) {
+        for (int i = 0; i < n; i++) if (!Float.isFinite(a[i])) return false;
+        return true;
+    }
+
+    /**
+     * Adds {@code maskScale} times the relative bias of head {@code h} to {@code row[off + c]}, {@code c in [0, n)},
+     * the raw (already scaled) scores of query {@code i} against keys {@code j0 + c}: the fast path's step for a
+     * {@link #relativeOnly} mask, which leaves scores unclamped as that path does (the same two roundings as {@link
+     * #apply}'s). The bias of those keys lies in one
+     * run, from element {@code j0 - i + l - 1} of the head's row.
+     */
+    void addRelative(float[] row, int off, int n, int h, int i, int j0, float maskScale) {
+        int ao = (mh == 1 ? 0 : h) * (l + s - 1) + l - 1 - i + j0;
+        int c = 0;
+        for (int ub = SP.loopBound(n); c < ub; c += SP.length())
+            FloatVector.fromArray(SP, row, off + c)
+                    .add(FloatVector.fromArray(SP, attn, ao + c).mul(maskScale))
+                    .intoArray(row, off + c);
+        for (; c < n; c++) row[off + c] += attn[ao + c] * maskScale;
+    }
+
+    /**
      * Rewrites {@code row[off + c]}, {@code c in [0, n)}, which holds raw scores of query {@code i} against keys {@code
      * j0 + c} of batch {@code b}, head {@code h}, into masked scaled scores.
      */
@@ -120,7 +155,11 @@ final class Masks {
      * maskScale} (attention works with scores in base-2 units: {@code log2(e)} there).
      */
     void apply(float[] row, int off, int n, int b, int h, int i, int j0, float scale, float maskScale) {
-        int ao = attn == null ? 0 : ((((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * l + i) * s) + j0;
+        int ao = attn == null
+                ? 0
+                : relative
+                        ? (mh == 1 ? 0 : h) * (l + s - 1) + l - 1 - i + j0 // element j - i + l - 1 of the head's row
+                        : ((((mb == 1 ? 0 : b) * mh + (mh == 1 ? 0 : h)) * l + i) * s) + j0;
         int po = b * s + j0;
         int ub = SP.loopBound(n);
         for (int c = 0; c < ub; c += SP.length())

@@ -10,7 +10,8 @@ import io.attn.tensor.Shape;
 /**
  * The mask arguments that softmax_f32, attention_f32 and the flash kernels share, taken from a node's inputs: the attn
  * mask with its batch / head element strides (0 for a broadcast dim), the key-padding mask, and each one's kind (0
- * none, 1 BOOL, 2 ADDITIVE: {@code common.cuh}).
+ * none, 1 BOOL, 2 ADDITIVE, 3 RELATIVE: {@code common.cuh}; a relative bias {@code (H|1, L + S - 1)} has batch stride
+ * 0 and head stride {@code L + S - 1}, or 0 when broadcast).
  */
 record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer kpm, int kpmKind, int winL, int winR) {
     /**
@@ -35,7 +36,8 @@ record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer
         if (spec.attnMask() != MaskKind.NONE) {
             Shape ms = node.input(i).shape();
             mask = in[i];
-            if (ms.rank() == 4) {
+            if (spec.relativeBias()) strideH = ms.dim(0) == 1 ? 0 : l + s - 1; // (H|1, L + S - 1)
+            else if (ms.rank() == 4) {
                 strideB = ms.dim(0) == 1 ? 0 : ms.dim(1) * l * s;
                 strideH = ms.dim(1) == 1 ? 0 : l * s;
             }
@@ -51,6 +53,7 @@ record Masks(CudaBuffer mask, int maskKind, int strideB, int strideH, CudaBuffer
             case NONE -> 0;
             case BOOL -> 1;
             case ADDITIVE -> 2;
+            case RELATIVE -> 3;
         };
     }
 }
