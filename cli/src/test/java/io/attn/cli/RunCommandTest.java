@@ -505,6 +505,13 @@ class RunCommandTest {
         assertEquals(10000.0, mc.get("local_rope_theta"));
         assertEquals(160000.0, mc.get("rope_theta"));
 
+        // MPNet: its relative position bias (the fixture's config: 32 buckets)
+        Map<?, ?> mpnet = (Map<?, ?>) io.attn.io.Json.parse(
+                ok("inspect", "--json", "../tests/families/mpnet").out());
+        assertEquals(
+                "32 buckets (T5's, max distance 128), shared by the layers",
+                ((Map<?, ?>) mpnet.get("config")).get("relative_attention_bias"));
+
         // Mistral: its sliding window, understood
         Map<?, ?> mistral = (Map<?, ?>) io.attn.io.Json.parse(
                 ok("inspect", "--json", "../tests/families/mistral").out());

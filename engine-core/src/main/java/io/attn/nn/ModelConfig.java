@@ -153,6 +153,11 @@ public record ModelConfig(
                 m.put("max_position_embeddings", encoder.maxPositionEmbeddings());
                 m.put("type_vocab_size", encoder.typeVocabSize());
                 if (encoder.positionOffset() != 0) m.put("first_position_id", encoder.positionOffset());
+                if (encoder.relativeAttentionBuckets() > 0)
+                    m.put(
+                            "relative_attention_bias",
+                            encoder.relativeAttentionBuckets() + " buckets (T5's, max distance "
+                                    + MpnetFamily.MAX_DISTANCE + "), shared by the layers");
                 EncoderConfig.Variant v = encoder.variant();
                 if (v.rotary() != null) {
                     m.put("positions", "rotary");
