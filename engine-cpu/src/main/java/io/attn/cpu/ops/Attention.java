@@ -27,10 +27,11 @@ import jdk.incubator.vector.VectorSpecies;
  * exponential per 16 scores, summed into per-row vector sums reduced once per block, and a 6 x 4-vector {@code P.V}
  * kernel. A sequence shorter than one tile (unmasked, not causal: a sentence) takes the same kernels on its keys
  * rounded up to {@link #SHORT_KEYS}, the padded scores set to -inf, at any head size ({@code P.V} on the 6 x 4 kernel
- * where the value head is whole 4-vector chunks, else on 4-row tiles). Masked tiles, causal diagonal tiles and ragged
- * edges take the general path ({@link Masks}, exact running
- * max). Causal attention stops at the
- * block's last query and skips rows above each tile. A sliding window ({@link io.attn.graph.MaskSpec#windowed}) walks
+ * where the value head is whole 4-vector chunks, else on 4-row tiles). A relative position bias alone (all finite,
+ * {@link io.attn.graph.MaskKind#RELATIVE}) keeps these kernels: each row's run of biases is added to its scores and the
+ * rows take the exact online-softmax step (the lazy test saw the scores before the bias). Masked tiles, causal
+ * diagonal tiles and ragged edges take the general path ({@link Masks}, exact running max). Causal attention stops at
+ * the block's last query and skips rows above each tile. A sliding window ({@link io.attn.graph.MaskSpec#windowed}) walks
  * only the key tiles between the block's first row's window start and its last row's window end, and in each tile only
  * the groups of rows whose windows reach it, so work is {@code O(L x (window + tile))}; groups whose every row has the
  * whole tile in its window keep the fast path. Keys past the last one that a key-padding mask leaves visible to a

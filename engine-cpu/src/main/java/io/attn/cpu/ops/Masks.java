@@ -12,9 +12,9 @@ import jdk.incubator.vector.VectorSpecies;
 /**
  * Turns raw scores into masked, scaled scores for attention {@code (B, H, L, S)}, following {@link MaskSpec}: a masked
  * score becomes {@code -inf}; an additive mask is added after scaling ({@code -inf} there masks too), a relative bias
- * likewise (its element of the key's offset from the query). Unmasked scores
- * are clamped to {@code [-MAX_VALUE, MAX_VALUE]}, so huge finite inputs can overflow neither into {@code inf - inf =
- * NaN} nor into a fake "fully masked" row. A sliding window masks the keys outside it. Immutable; one per op call.
+ * likewise (its element of the key's offset from the query). Unmasked scores are clamped to {@code [-MAX_VALUE,
+ * MAX_VALUE]}, so huge finite inputs can overflow neither into {@code inf - inf = NaN} nor into a fake "fully masked"
+ * row. A sliding window masks the keys outside it. Immutable; one per op call.
  */
 final class Masks {
     private static final VectorSpecies<Float> SP = FloatVector.SPECIES_PREFERRED;
@@ -129,8 +129,7 @@ final class Masks {
      * Adds {@code maskScale} times the relative bias of head {@code h} to {@code row[off + c]}, {@code c in [0, n)},
      * the raw (already scaled) scores of query {@code i} against keys {@code j0 + c}: the fast path's step for a
      * {@link #relativeOnly} mask, which leaves scores unclamped as that path does (the same two roundings as {@link
-     * #apply}'s). The bias of those keys lies in one
-     * run, from element {@code j0 - i + l - 1} of the head's row.
+     * #apply}'s). The bias of those keys lies in one run, from element {@code j0 - i + l - 1} of the head's row.
      */
     void addRelative(float[] row, int off, int n, int h, int i, int j0, float maskScale) {
         int ao = (mh == 1 ? 0 : h) * (l + s - 1) + l - 1 - i + j0;
