@@ -12,8 +12,9 @@ import java.util.List;
  * A Hugging Face text encoder of BERT's shape in eval mode, without its pooler: transformers' {@code BertModel},
  * {@code XLMRobertaModel} / {@code RobertaModel} / {@code CamembertModel}, {@code DistilBertModel} and {@code
  * MPNetModel}, the encoders of most sentence-embedding models. The family ({@link EncoderFamily}) names the weights and
- * the first position id; MPNet adds a relative position bias to every layer's scores (fed as an additive attention
- * mask {@link #POSITION_BIAS}, {@code (1, H, L, L)}, with the key-padding mask).
+ * the first position id; MPNet adds a relative position bias to every layer's scores (fed as the attention mask
+ * {@link #POSITION_BIAS} of kind {@link io.attn.graph.MaskKind#RELATIVE}, {@code (H, 2L - 1)}, with the key-padding
+ * mask or in a ragged batch).
  *
  * <pre>
  * x = LayerNorm(word_embeddings[ids] (+ token_type_embeddings[types]) + position_embeddings[offset + positions])
