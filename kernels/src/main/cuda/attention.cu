@@ -5,7 +5,8 @@
 // Masks exactly as softmax.cu: causal (key j > query i masked), a sliding window (keys outside i - winL .. i + winR
 //   never visited; 2^30 - 1 for an open side), attn mask (L, S) or (B|1, H|1, L, S) given by its
 //   element strides maskStrideB / maskStrideH (0 = broadcast), key padding (B, S); kind 1 = BOOL (non-zero masks
-//   out), 2 = ADDITIVE. A query whose every key is masked gets a zero output row.
+//   out), 2 = ADDITIVE, 3 = RELATIVE (a bias (H|1, L + S - 1) by the key's offset j - i: common.cuh). A query
+//   whose every key is masked gets a zero output row.
 // Launch: one warp per query row; block = 128 threads (4 rows), grid.x = ceil(B*H*L / 4). No shared memory.
 //   Each lane holds q[d] and the output accumulator for d = lane + 32 t (t < 4); the dot product is a warp
 //   reduction per key, so the kernel does S sequential steps: simple, not fast (a later kernel tiles K/V in

@@ -5,7 +5,8 @@
 //   o[b,h,i,:] = sum_j p_j v[b,h,j,:],  p = softmax_j(scale * q_i . k_j + masks)
 // Masks exactly as softmax.cu / attention.cu: causal (key j > query i masked, top-left aligned), attn mask (L, S) or
 //   (B|1, H|1, L, S) given by element strides maskStrideB / maskStrideH (0 = broadcast), key padding (B, S);
-//   kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to the scaled score). A query row whose every key is
+//   kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to the scaled score), 3 = RELATIVE (a bias (H|1,
+//   L + S - 1) by the key's offset, added likewise; common.cuh's MASK_AT). A query row whose every key is
 //   masked gets a zero output row.
 // Launch: block = 128 threads (4 warps), one block per (b, h, tile of BR = 32 query rows):
 //   grid.x = B * H * ceil(L / 32). Static shared memory: Q tile 32 x D, one K-or-V tile 32 x (D + 1) (the +1 pad

@@ -8,7 +8,7 @@
 //   (8-byte aligned: float2 loads/stores); D in {64, 128}, Dv == D. Entries flash_bf16_d64, flash_bf16_d128
 //   (precision bf16) and flash_f16_d64, flash_f16_d128 (precision fp16). Same argument list and masks as
 //   flash_attention.cu (causal top-left aligned; attn mask (L, S) or (B|1, H|1, L, S) by strides; key padding (B, S);
-//   kind 1 BOOL, 2 ADDITIVE; fully masked rows -> zeros).
+//   kind 1 BOOL, 2 ADDITIVE, 3 RELATIVE; fully masked rows -> zeros).
 // Numerics: Q, K, V and the probabilities P are rounded to 16 bits (round to nearest even) when they become mma
 //   operands; products are accumulated in fp32; the softmax (scale, masks, max, exp2, sums) is fp32. bf16 keeps
 //   fp32's range with an 8-bit significand (unit round-off 2^-9); fp16 has 11 bits (2^-12) but overflows beyond

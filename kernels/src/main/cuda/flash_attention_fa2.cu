@@ -9,7 +9,8 @@
 // What it computes: o[b,h,i,:] = sum_j p_j v[b,h,j,:], p = softmax_j(scale * q_i . k_j + masks), as
 //   flash_attention.cu. Masks as there: causal (key j > query i masked, top-left aligned), attn mask (L, S) or
 //   (B|1, H|1, L, S) by element strides maskStrideB / maskStrideH (0 = broadcast), key padding (B, S); kind 1 BOOL
-//   (non-zero masks out), 2 ADDITIVE (added to the scaled score); a row whose every key is masked gets zeros.
+//   (non-zero masks out), 2 ADDITIVE (added to the scaled score), 3 RELATIVE (a relative bias, added likewise:
+//   common.cuh); a row whose every key is masked gets zeros.
 // Layout: q (B, H, L, D), k and v (B, H, S, D) as 16-bit values (bf16 for the fa2_bf16_* entries, fp16 for fa2_f16_*),
 //   16-byte aligned (cp.async); o (B, H, L, D) fp32, 8-byte aligned (float2 stores). D in {64, 128}, Dv == D. The
 //   host converts fp32 tensors once per call with the converter entries f32_to_bf16 / f32_to_f16 (x, out, n): 256

@@ -6,7 +6,8 @@
 //   aligned (cp.async 16-byte copies, float2 stores: the host checks and otherwise runs flash_attention.cu);
 //   D in {32, 64, 128}, Dv == D. Same argument list and masks as flash_attention.cu: causal (key j > query i masked,
 //   top-left aligned), attn mask (L, S) or (B|1, H|1, L, S) by element strides maskStrideB / maskStrideH, key padding
-//   (B, S); kind 1 BOOL (non-zero masks out), 2 ADDITIVE (added to the scaled score); a row whose every key is masked
+//   (B, S); kind 1 BOOL (non-zero masks out), 2 ADDITIVE (added to the scaled score), 3 RELATIVE (a relative bias,
+//   added likewise: common.cuh); a row whose every key is masked
 //   gets a zero output row.
 // Needs sm_80 (tf32 mma.sync, cvt.rna.tf32.f32, cp.async): compiled for compute_80 (kernels/build-ptx.sh), loaded
 //   only on devices of capability >= 8.0 (Kernels.minCapability). Under ATTN_HOST_EMU the host emulator's stand-ins

@@ -7,7 +7,8 @@
 //   key padding: (B, S).
 // Semantics (MaskSpec javadoc in engine-core):
 //   s = scale * x; causal masks key j > query i (triu(ones(L,S),1), top-left aligned);
-//   mask kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to s; -inf masks out), 0 = none;
+//   mask kind 1 = BOOL (non-zero masks out), 2 = ADDITIVE (added to s; -inf masks out), 0 = none, 3 = RELATIVE
+//   (added as ADDITIVE, element j - i + L - 1 of a (H|1, L + S - 1) bias: common.cuh's mask_row);
 //   a sliding window: keys j < i - winL or j > i + winR masked (the host passes 2^30 - 1 for an open side);
 //   a row whose every key is masked (max = -inf) gives all-zero weights.
 // Launch: grid.x = B*H*L (one block per row), block = 256 threads (any multiple of 32 up to 1024),

@@ -131,7 +131,7 @@ public final class Model implements AutoCloseable {
 
     /** Why this encoder takes padded batches only, not ragged ones; null when it takes both. */
     private String paddedOnly() {
-        if (!(root instanceof Root.Encoder(EncoderModel m, var h))) return null;
+        if (!(root instanceof Root.Encoder(EncoderModel _, var h))) return null;
         String type = config.encoder().modelType();
         // a head that pools by the mean: in a padded row its sum over the tokens starts at the row's first token
         // whatever the batch holds (bitwise the same in any batch); in a ragged row it would not

@@ -37,8 +37,8 @@ class BrokenBackendTest {
                         "modified input"),
                 // -1e9 stands in for bool/causal masking only; a row made all -inf by an additive mask or a relative
                 // bias still gives zeros (the tiles' additive row 2 too; at D64 their random masks leave a query with
-                // -inf keys before
-                // its causally masked ones, which then share its weight); next to scores of -1e30, -1e9 is no -inf
+                // -inf keys before its causally masked ones, which then share its weight); next to scores of -1e30,
+                // -1e9 is no -inf
                 of(
                         PlantedBugBackend.Breakage.MASKED_ROW_UNIFORM,
                         c -> hasAllMaskedRow(c)

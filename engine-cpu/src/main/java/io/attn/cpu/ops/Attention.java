@@ -195,7 +195,8 @@ public final class Attention {
     /**
      * A ragged batch: each (batch, head) plane of {@code t} rows holds sequences one after another, each attending to
      * itself. Every sequence runs as its own problem (the blocks and key tiles start at its first row), so its rows get
-     * exactly what the sequence alone gets, on the fast path (no mask inputs).
+     * exactly what the sequence alone gets, on the fast path (no mask inputs, or a relative bias alone: a sequence's
+     * offsets {@code j - i} are the whole plane's, so the bias is indexed as for a plane of {@code t} rows).
      */
     private static void segmented(
             Parallel par,
