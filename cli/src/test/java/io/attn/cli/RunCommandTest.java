@@ -512,6 +512,13 @@ class RunCommandTest {
                 "32 buckets (T5's, max distance 128), shared by the layers",
                 ((Map<?, ?>) mpnet.get("config")).get("relative_attention_bias"));
 
+        // JinaBERT (a bert with position_embedding_type alibi): ALiBi in place of the position table
+        Map<?, ?> jina = (Map<?, ?>) io.attn.io.Json.parse(
+                ok("inspect", "--json", "../tests/families/jina-bert").out());
+        assertEquals(
+                "alibi: -slope_h |j - i| added to the scores (no position table)",
+                ((Map<?, ?>) jina.get("config")).get("positions"));
+
         // Mistral: its sliding window, understood
         Map<?, ?> mistral = (Map<?, ?>) io.attn.io.Json.parse(
                 ok("inspect", "--json", "../tests/families/mistral").out());

@@ -41,6 +41,8 @@ final class BertFamily implements EncoderFamily {
 
     @Override
     public EncoderConfig read(JsonFields r, String modelType) {
+        // JinaBERT: BERT's keys and names with ALiBi in place of the position table and a gated feed-forward
+        if ("alibi".equals(r.string("position_embedding_type", "absolute"))) return JinaBert.read(r, modelType);
         checkAbsoluteEncoder(r);
         return bertKeys(r, modelType, 30522, r.integer("type_vocab_size", 2), 0, 0, NAMES);
     }

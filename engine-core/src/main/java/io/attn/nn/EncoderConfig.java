@@ -17,7 +17,8 @@ import io.attn.graph.OpParams;
  * @param positionOffset the position id of a sequence's first token: 0, or {@code pad_token_id + 1} for RoBERTa's
  *     family and MPNet (whose positions count from past the padding index)
  * @param relativeAttentionBuckets MPNet's relative position buckets ({@code relative_attention_num_buckets}): a bias
- *     per head and bucket added to every layer's attention scores; 0 for none
+ *     per head and bucket added to every layer's attention scores; {@link #ALIBI} for ALiBi's linear bias by distance
+ *     (JinaBERT's {@code position_embedding_type: alibi}); 0 for none
  * @param variant what a rotary, gated family does otherwise than BERT ({@link Variant#BERT} for BERT's shape)
  */
 public record EncoderConfig(
@@ -242,7 +243,7 @@ public record EncoderConfig(
         if (positionOffset < 0 || positionOffset >= maxPositionEmbeddings)
             throw AttnException.badInput("the first position id " + positionOffset
                     + " (pad_token_id + 1) is outside max_position_embeddings " + maxPositionEmbeddings);
-        if (relativeAttentionBuckets < 0 || relativeAttentionBuckets == 1)
+        if (relativeAttentionBuckets < ALIBI || relativeAttentionBuckets == 1)
             throw AttnException.badInput(
                     "relative_attention_num_buckets must be 0 or at least 2, got " + relativeAttentionBuckets);
         if (variant == null) throw new IllegalArgumentException("variant is null");
@@ -315,6 +316,17 @@ public record EncoderConfig(
                 0,
                 0,
                 EncoderFamily.BERT.names());
+    }
+
+    /**
+     * {@link #relativeAttentionBuckets} of a model with ALiBi's bias: {@code -slope_h |j - i|} added to head h's score
+     * of query i and key j, the slopes of ALiBi's paper ({@link EncoderModel#alibiSlopes}), no position table.
+     */
+    public static final int ALIBI = -1;
+
+    /** Whether the attention scores take ALiBi's linear bias by distance ({@link #ALIBI}). */
+    public boolean alibi() {
+        return relativeAttentionBuckets == ALIBI;
     }
 
     /** The most tokens one sequence may have: the positions past the offset. */

@@ -44,6 +44,7 @@ public final class EncoderModel {
     private final EncoderConfig config;
     private final Table word, position, tokenType;
     private final float[] relativeBias; // (buckets, H), MPNet's; null for the other families
+    private final float[] alibiSlopes; // (H), ALiBi's (JinaBERT); null for the other families
     private final LayerNorm embeddingNorm, finalNorm; // finalNorm: pre-norm families' (null otherwise)
     private final List<TransformerEncoderLayer> layers = new ArrayList<>();
 
@@ -53,7 +54,9 @@ public final class EncoderModel {
         EncoderConfig.Variant v = c.variant();
         int e = c.hiddenSize(), f = c.intermediateSize(), h = c.numAttentionHeads();
         word = Table.load(sd, n.word(), c.vocabSize(), e);
-        position = v.rotary() != null ? null : Table.load(sd, n.position(), c.maxPositionEmbeddings(), e);
+        position = v.rotary() != null || n.position() == null
+                ? null
+                : Table.load(sd, n.position(), c.maxPositionEmbeddings(), e);
         tokenType = n.tokenType() == null || c.typeVocabSize() == 0
                 ? null
                 : Table.load(sd, n.tokenType(), c.typeVocabSize(), e);
@@ -61,7 +64,8 @@ public final class EncoderModel {
         finalNorm = v.preNorm() == null
                 ? null
                 : LayerNorm.load(sd, v.preNorm().finalNorm(), e, c.layerNormEps(), v.normBias());
-        relativeBias = c.relativeAttentionBuckets() == 0
+        alibiSlopes = c.alibi() ? alibiSlopes(h) : null;
+        relativeBias = c.relativeAttentionBuckets() <= 0
                 ? null
                 : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
                         .data();
@@ -153,13 +157,56 @@ public final class EncoderModel {
      */
     public static final String POSITION_BIAS = "position_bias";
 
-    /** Whether the graph takes {@link #POSITION_BIAS}. */
+    /** Whether the graph takes {@link #POSITION_BIAS} (MPNet's buckets or ALiBi's slopes). */
     public boolean takesPositionBias() {
-        return relativeBias != null;
+        return relativeBias != null || alibiSlopes != null;
     }
 
     /**
-     * MPNet's relative position bias for sequences of up to {@code len} tokens, {@code (H, 2 len - 1)}: element {@code
+     * ALiBi's slopes for {@code heads} heads, as its paper's code (and JinaBERT's, and text-embeddings-inference's)
+     * computes them in double precision: for a power of two n, {@code start^(i + 1)} with {@code start = 2^(-2^-(log2 n
+     * - 3))} (so 2^-8/n ... 2^-8 in geometric steps); otherwise those of the largest power of two below, then every
+     * other slope of twice that power, until there are {@code heads}. Rounded to float, as {@code torch.Tensor(list)}
+     * rounds them.
+     */
+    static float[] alibiSlopes(int heads) {
+        double[] d = new double[heads];
+        int pow2 = Integer.highestOneBit(heads);
+        double[] base = slopesPowerOf2(pow2);
+        System.arraycopy(base, 0, d, 0, pow2);
+        if (pow2 != heads) {
+            double[] twice = slopesPowerOf2(2 * pow2);
+            for (int i = 0; i < heads - pow2; i++) d[pow2 + i] = twice[2 * i];
+        }
+        float[] out = new float[heads];
+        for (int i = 0; i < heads; i++) out[i] = (float) d[i];
+        return out;
+    }
+
+    /**
+     * ALiBi's bias for sequences of up to {@code len} tokens, {@code (H, 2 len - 1)}: {@code -slope_h |d|} at element
+     * {@code d + len - 1}, in float as the models' torch code computes it (the negated float slope times the distance).
+     */
+    static Tensor alibiBias(float[] slopes, int len) {
+        int h = slopes.length, n = 2 * len - 1;
+        float[] out = new float[h * n];
+        for (int k = 0; k < h; k++) {
+            float neg = -slopes[k];
+            for (int d = -(len - 1); d < len; d++) out[k * n + d + len - 1] = neg * (float) Math.abs(d);
+        }
+        return Tensor.of(out, h, n);
+    }
+
+    private static double[] slopesPowerOf2(int n) {
+        double start = Math.pow(2, -Math.pow(2, -(Integer.numberOfTrailingZeros(n) - 3))); // n a power of two
+        double[] s = new double[n];
+        for (int i = 0; i < n; i++) s[i] = start * Math.pow(start, i);
+        return s;
+    }
+
+    /**
+     * The relative position bias for sequences of up to {@code len} tokens, {@code (H, 2 len - 1)}; ALiBi's is {@code
+     * -slope_h |d|} at element {@code d + len - 1}. MPNet's: element {@code
      * [h, j - i + len - 1]} is the table's value for head h in the row of the bucket of {@code j - i} ({@link
      * MpnetFamily#bucket}), which the attention op adds to the score of query i and key j ({@link
      * io.attn.graph.MaskKind#RELATIVE}). transformers computes the (1, H, L, L) bias once per forward from the
@@ -169,6 +216,7 @@ public final class EncoderModel {
     public Tensor positionBias(int len) {
         int h = config.numAttentionHeads(), buckets = config.relativeAttentionBuckets(), n = 2 * len - 1;
         float[] out = new float[h * n];
+        if (alibiSlopes != null) return alibiBias(alibiSlopes, len);
         for (int d = -(len - 1); d < len; d++) {
             int row = MpnetFamily.bucket(d, buckets) * h;
             for (int k = 0; k < h; k++) out[k * n + d + len - 1] = relativeBias[row + k];

@@ -153,6 +153,8 @@ public record ModelConfig(
                 m.put("max_position_embeddings", encoder.maxPositionEmbeddings());
                 m.put("type_vocab_size", encoder.typeVocabSize());
                 if (encoder.positionOffset() != 0) m.put("first_position_id", encoder.positionOffset());
+                if (encoder.alibi())
+                    m.put("positions", "alibi: -slope_h |j - i| added to the scores (no position table)");
                 if (encoder.relativeAttentionBuckets() > 0)
                     m.put(
                             "relative_attention_bias",

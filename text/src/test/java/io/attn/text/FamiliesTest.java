@@ -46,6 +46,7 @@ class FamiliesTest {
             "mpnet",
             "gte",
             "gte-ntk",
+            "jina-bert",
             "nomic_bert",
             "modernbert",
             "qwen3",
