@@ -83,6 +83,11 @@ final class BertFamily implements EncoderFamily {
         if (!pos.equals("absolute"))
             throw AttnException.badInput(
                     r.source() + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
+        checkEncoder(r);
+    }
+
+    /** An encoder: transformers' BERT-shaped configs can also describe decoders. */
+    static void checkEncoder(JsonFields r) {
         if (r.bool("is_decoder", false) || r.bool("add_cross_attention", false))
             throw AttnException.badInput(
                     r.source() + ": a decoder (is_decoder / add_cross_attention) is not supported: attn runs encoders");

@@ -16,26 +16,25 @@ import io.attn.io.JsonFields;
 final class JinaBert {
     private JinaBert() {}
 
+    /** BERT's names ({@link BertFamily#NAMES}) without the position table, with the gated feed-forward's. */
     static final EncoderFamily.Names NAMES = new EncoderFamily.Names(
-            "embeddings.word_embeddings.weight",
+            BertFamily.NAMES.word(),
             null,
-            "embeddings.token_type_embeddings.weight",
-            "embeddings.LayerNorm.",
-            "encoder.layer.%d.",
-            "attention.self.query.",
-            "attention.self.key.",
-            "attention.self.value.",
-            "attention.output.dense.",
-            "attention.output.LayerNorm.",
+            BertFamily.NAMES.tokenType(),
+            BertFamily.NAMES.embeddingNorm(),
+            BertFamily.NAMES.layer(),
+            BertFamily.NAMES.query(),
+            BertFamily.NAMES.key(),
+            BertFamily.NAMES.value(),
+            BertFamily.NAMES.attentionOutput(),
+            BertFamily.NAMES.attentionNorm(),
             "mlp.gated_layers.",
             "mlp.wo.",
             "mlp.layernorm.");
 
     /** A {@code bert} config whose {@code position_embedding_type} is {@code alibi}. */
     static EncoderConfig read(JsonFields r, String modelType) {
-        if (r.bool("is_decoder", false) || r.bool("add_cross_attention", false))
-            throw AttnException.badInput(
-                    r.source() + ": a decoder (is_decoder / add_cross_attention) is not supported: attn runs encoders");
+        BertFamily.checkEncoder(r);
         String ff = r.string("feed_forward_type", "original");
         if (!ff.equals("geglu"))
             throw AttnException.badInput(r.source() + ": position_embedding_type \"alibi\" with feed_forward_type \""
