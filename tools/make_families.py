@@ -334,6 +334,23 @@ def tok_mistral(msl):
     return LlamaTokenizer(vocab=vocab, merges=merges, model_max_length=msl, add_bos_token=True,
                           add_eos_token=True, pad_token="</s>", padding_side="left")
 
+
+def tok_gemma(msl):
+    # Gemma 3 / EmbeddingGemma: GemmaTokenizer (spaces replaced by "▁", BPE with byte fallback <0x00>..<0xFF>),
+    # <pad>=0 <eos>=1 <bos>=2 <unk>=3 <mask>=4; as EmbeddingGemma's tokenizer.json, <bos> before and <eos> after every
+    # text; padded on the right
+    from tokenizers import normalizers, pre_tokenizers
+    from transformers import GemmaTokenizer
+
+    pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True)
+    words = {tuple(w): n for w, n in sorted(_words(None, pre).items())}
+    base = ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"] + [f"<0x{i:02X}>" for i in range(256)]
+    base += sorted({c for w in words for c in w})
+    vocab, merges = _vocab_from_merges(base, bpe_train(words, 700), 700)
+    t = GemmaTokenizer(vocab=vocab, merges=merges, model_max_length=msl, padding_side="right")
+    _eos_post_processor(t, "<eos>", bos="<bos>")
+    return t
+
 # ------------------------------------------------------------------------------------------------------------- families
 # name: model_type, tokenizer, config factory (given the tokenizer), pooling, normalize, max_seq_length, prompts.
 # Hidden sizes 32-48, 2 layers, 4 heads; decoders use fewer key/value heads than query heads (GQA/MQA).
@@ -445,6 +462,23 @@ def cfg_qwen3_window(t):
                        pad_token_id=t.pad_token_id, eos_token_id=t.eos_token_id, bos_token_id=None)
 
 
+def cfg_gemma3(t):
+    from transformers import Gemma3TextConfig
+    # EmbeddingGemma's shape, small: bidirectional attention (use_bidirectional_attention), 3 heads of 32 over 1
+    # key/value head (head_dim 32 != hidden 48 / 3), query_pre_attn_scalar 24 (not head_dim), sliding_window 10
+    # (|i - j| <= 5) in the sliding layers, a full layer between them; local theta 1e4, global 1e6 with linear
+    # scaling 2 (Gemma 3's larger models scale the global layers' rope)
+    return Gemma3TextConfig(vocab_size=len(t), hidden_size=48, num_hidden_layers=3, num_attention_heads=3,
+                            num_key_value_heads=1, head_dim=32, intermediate_size=96, max_position_embeddings=128,
+                            query_pre_attn_scalar=24, sliding_window=10, use_bidirectional_attention=True,
+                            layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+                            rope_parameters={
+                                "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
+                                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+                            hidden_activation="gelu_pytorch_tanh", pad_token_id=t.pad_token_id,
+                            bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)
+
+
 QWEN3_QUERY = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
 FAMILIES = {
@@ -488,6 +522,12 @@ FAMILIES = {
     # stella style projection to fewer dimensions (no bias, no activation) with use_residual (a projected residual)
     "bert-dense": dict(model_type="bert", tok=tok_bert, cfg=cfg_bert, pooling="cls", normalize=True, msl=24,
                        dense=[dict(out=24, bias=True, act="tanh"), dict(out=16, bias=False, act=None, residual=True)]),
+    # EmbeddingGemma style: a bidirectional Gemma 3 (sandwich norms, (1 + w) RMSNorms, scaled embeddings), mean
+    # pooling, two Dense projections without bias or activation (768 -> 3072 -> 768 there), EmbeddingGemma's prompts
+    "gemma3": dict(model_type="gemma3_text", tok=tok_gemma, cfg=cfg_gemma3, pooling="mean", normalize=True, msl=32,
+                   window=("sliding_window", 1024),
+                   dense=[dict(out=96, bias=False, act=None), dict(out=48, bias=False, act=None)],
+                   prompts={"query": "task: search result | query: ", "document": "title: none | text: "}),
 }
 
 

@@ -519,6 +519,15 @@ class RunCommandTest {
                 "alibi: -slope_h |j - i| added to the scores (no position table)",
                 ((Map<?, ?>) jina.get("config")).get("positions"));
 
+        // Gemma 3 (EmbeddingGemma's shape): bidirectional, its symmetric window, its own score scale, local rope
+        Map<?, ?> gemma = (Map<?, ?>) ((Map<?, ?>) io.attn.io.Json.parse(
+                        ok("inspect", "--json", "../tests/families/gemma3").out()))
+                .get("config");
+        assertEquals("|i - j| <= 5 in layers [0, 2]", gemma.get("sliding_window"));
+        assertEquals(10000.0, gemma.get("local_rope_theta"));
+        assertEquals(Double.parseDouble(Float.toString((float) (1 / Math.sqrt(24)))), gemma.get("attention_scale"));
+        assertTrue(((String) gemma.get("architecture")).contains("bidirectional attention"), gemma.toString());
+
         // Mistral: its sliding window, understood
         Map<?, ?> mistral = (Map<?, ?>) io.attn.io.Json.parse(
                 ok("inspect", "--json", "../tests/families/mistral").out());

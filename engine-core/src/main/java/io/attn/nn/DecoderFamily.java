@@ -114,6 +114,27 @@ final class DecoderFamily implements EncoderFamily {
                                 kvHeads, headDim, modelType.equals("qwen3"), "norm.", window.size(), window.layers())));
     }
 
+    /**
+     * A config's {@code layer_types}, per layer whether it is {@code sliding_attention} (the other kind is {@code
+     * full_attention}); null when the config has none. Refused with the key named: another layer kind, another length
+     * than the layers.
+     */
+    static List<Boolean> layerTypes(JsonFields r, int numLayers) {
+        List<Object> types = r.array("layer_types");
+        if (types == null) return null;
+        if (types.size() != numLayers)
+            throw AttnException.badInput(r.source() + ": layer_types has " + types.size() + " entries for " + numLayers
+                    + " layers (num_hidden_layers)");
+        List<Boolean> out = new java.util.ArrayList<>();
+        for (Object t : types) {
+            if (!"full_attention".equals(t) && !"sliding_attention".equals(t))
+                throw AttnException.badInput(r.source() + ": layer_types holds \"" + t
+                        + "\" (attn runs \"full_attention\" and \"sliding_attention\" decoder layers)");
+            out.add("sliding_attention".equals(t));
+        }
+        return out;
+    }
+
     /** A decoder's sliding window: {@code size} (0: none) and the layers it applies to (null: every layer). */
     record Window(int size, List<Boolean> layers) {
         static final Window NONE = new Window(0, null);
@@ -138,17 +159,9 @@ final class DecoderFamily implements EncoderFamily {
             if (win <= 0) throw AttnException.badInput(r.source() + ": sliding_window must be positive, got " + w);
         }
         List<Boolean> layers = new java.util.ArrayList<>();
-        List<Object> types = r.array("layer_types");
+        List<Boolean> types = layerTypes(r, numLayers);
         if (types != null) {
-            if (types.size() != numLayers)
-                throw AttnException.badInput(r.source() + ": layer_types has " + types.size() + " entries for "
-                        + numLayers + " layers (num_hidden_layers)");
-            for (Object t : types) {
-                if (!"full_attention".equals(t) && !"sliding_attention".equals(t))
-                    throw AttnException.badInput(r.source() + ": layer_types holds \"" + t
-                            + "\" (attn runs \"full_attention\" and \"sliding_attention\" decoder layers)");
-                layers.add("sliding_attention".equals(t));
-            }
+            layers.addAll(types);
             if (w == null && layers.contains(true))
                 throw AttnException.badInput(r.source() + ": layer_types holds \"sliding_attention\" but there is no"
                         + " sliding_window" + (qwen ? " (use_sliding_window is false)" : ""));

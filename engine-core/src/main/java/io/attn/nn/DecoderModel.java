@@ -20,8 +20,12 @@ import java.util.List;
  * x = norm(x)
  * </pre>
  *
- * Graph inputs as {@link EncoderModel}'s (ids, positions from 0, a key-padding mask or a ragged batch); the attention
- * is causal. Its output is the last hidden state {@code (B, L, E)}, as {@code AutoModel} gives it; the embedder pools
+ * Gemma 3 ({@link GemmaFamily}) adds what {@link EncoderConfig.Gemma} lists: scaled embeddings, {@code (1 + weight)}
+ * norms, norms of the attention's and the feed-forward's outputs before the residuals, its own score scale, local
+ * rotary positions, and (EmbeddingGemma) bidirectional attention.
+ *
+ * <p>Graph inputs as {@link EncoderModel}'s (ids, positions from 0, a key-padding mask or a ragged batch); the attention
+ * is causal ({@link #causal}). Its output is the last hidden state {@code (B, L, E)}, as {@code AutoModel} gives it; the embedder pools
  * the last token. Immutable once loaded; thread-safe.
  */
 public final class DecoderModel {
@@ -39,6 +43,7 @@ public final class DecoderModel {
         int e = c.hiddenSize(), h = c.numAttentionHeads(), hd = d.headDim(), kv = d.kvHeads();
         float eps = c.layerNormEps();
         word = EncoderModel.Table.load(sd, n.word(), c.vocabSize(), e);
+        EncoderConfig.Gemma gemma = d.gemma();
         LayerConfig lc = new LayerConfig(e, h, c.intermediateSize(), "gelu", eps, true, false);
         for (int i = 0; i < c.numHiddenLayers(); i++) {
             String p = n.layer(i), attn = p + "self_attn";
@@ -52,16 +57,29 @@ public final class DecoderModel {
                     Linear.load(sd, p + n.key(), e, kv * hd, v.qkvBias()),
                     Linear.load(sd, p + n.value(), e, kv * hd, v.qkvBias()),
                     Linear.load(sd, p + n.attentionOutput(), h * hd, e, v.outBias()),
-                    d.qkNorm() ? RmsNorm.load(sd, attn + ".q_norm.", hd, eps) : null,
-                    d.qkNorm() ? RmsNorm.load(sd, attn + ".k_norm.", hd, eps) : null);
+                    d.qkNorm() ? rmsNorm(sd, attn + ".q_norm.", hd, eps, gemma) : null,
+                    d.qkNorm() ? rmsNorm(sd, attn + ".k_norm.", hd, eps, gemma) : null,
+                    gemma != null ? gemma.attentionScale() : (float) (1.0 / Math.sqrt(hd)));
             layers.add(new TransformerEncoderLayer(
                     lc,
                     a,
                     EncoderModel.feedForward(sd, p, c),
-                    RmsNorm.load(sd, p + n.attentionNorm(), e, eps),
-                    RmsNorm.load(sd, p + n.ffnNorm(), e, eps)));
+                    rmsNorm(sd, p + n.attentionNorm(), e, eps, gemma),
+                    rmsNorm(sd, p + n.ffnNorm(), e, eps, gemma),
+                    gemma != null ? rmsNorm(sd, p + GemmaFamily.POST_ATTENTION_NORM, e, eps, gemma) : null,
+                    gemma != null ? rmsNorm(sd, p + GemmaFamily.POST_FFN_NORM, e, eps, gemma) : null));
         }
-        norm = RmsNorm.load(sd, d.finalNorm(), e, eps);
+        norm = rmsNorm(sd, d.finalNorm(), e, eps, gemma);
+    }
+
+    /** An RMSNorm: Gemma's scale by {@code 1 + weight}, the others' by {@code weight}. */
+    private static RmsNorm rmsNorm(StateDict sd, String prefix, int dim, float eps, EncoderConfig.Gemma gemma) {
+        return gemma != null ? RmsNorm.loadOffset(sd, prefix, dim, eps) : RmsNorm.load(sd, prefix, dim, eps);
+    }
+
+    /** Whether the attention is causal: every decoder's but a bidirectional Gemma's (EmbeddingGemma). */
+    public boolean causal() {
+        return config.variant().decoder().causal();
     }
 
     public EncoderConfig config() {
@@ -76,7 +94,9 @@ public final class DecoderModel {
         GraphBuilder g = f.builder();
         if (ids.shape().rank() != 2)
             throw AttnException.shape("token ids have shape " + ids.shape() + ": expected (B, L) or (L)");
-        if (!masks.causal()) throw new IllegalArgumentException("a decoder's attention is causal");
+        if (masks.causal() != causal())
+            throw new IllegalArgumentException(
+                    causal() ? "this decoder's attention is causal" : "this model's attention is bidirectional");
         int len = masks.segments() == null
                 ? ids.shape().dim(1)
                 : java.util.Arrays.stream(masks.segments()).max().orElse(0);
@@ -86,15 +106,21 @@ public final class DecoderModel {
         f.segments(masks.segments());
         f.padding(masks.keyPaddingKind() == io.attn.graph.MaskKind.BOOL ? masks.keyPadding() : null);
         Node x = word.lookup(g, ids);
-        EncoderConfig.Rotary rotary = config.variant().rotary();
-        // the sliding window (Mistral's in every layer, Qwen's in some): keys i - w < j <= i, a rule in the op (never
-        // an (L, S) mask)
         EncoderConfig.Decoder d = config.variant().decoder();
+        EncoderConfig.Gemma gemma = d.gemma();
+        if (gemma != null) x = g.scale(x, gemma.embedScale());
+        // the sliding window (Mistral's in every layer, Qwen's and Gemma's in some): keys i - w < j <= i, or |i - j| <=
+        // w / 2 for a bidirectional Gemma; a rule in the op (never an (L, S) mask)
         int w = d.slidingWindow();
-        Masks windowed = w > 0 ? masks.window(w - 1, io.attn.graph.MaskSpec.UNBOUNDED) : masks;
+        Masks windowed = w <= 0
+                ? masks
+                : d.causal() ? masks.window(w - 1, io.attn.graph.MaskSpec.UNBOUNDED) : masks.window(w / 2, w / 2);
         for (int i = 0; i < layers.size(); i++) {
             TransformerEncoderLayer l = layers.get(i);
             Masks m = d.windowed(i) ? windowed : masks;
+            EncoderConfig.Rotary rotary = gemma != null && gemma.localLayers().get(i)
+                    ? gemma.localRotary()
+                    : config.variant().rotary();
             x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, m, rotary, positions));
         }
         return norm.forward(f, x);

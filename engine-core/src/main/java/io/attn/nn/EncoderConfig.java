@@ -157,6 +157,7 @@ public record EncoderConfig(
      *     layers (a window rule in the attention op, O(L x window)); 0 for every earlier key
      * @param windowedLayers which layers take the window (Qwen's from {@code max_window_layers}, or {@code layer_types});
      *     null: every layer (Mistral)
+     * @param gemma what Gemma 3's text model does otherwise ({@link Gemma}); null for the others
      */
     public record Decoder(
             int kvHeads,
@@ -164,11 +165,23 @@ public record EncoderConfig(
             boolean qkNorm,
             String finalNorm,
             int slidingWindow,
-            java.util.List<Boolean> windowedLayers) {
+            java.util.List<Boolean> windowedLayers,
+            Gemma gemma) {
         public Decoder {
             if (slidingWindow < 0)
                 throw AttnException.badInput("sliding_window must be positive, got " + slidingWindow);
             if (windowedLayers != null) windowedLayers = java.util.List.copyOf(windowedLayers);
+        }
+
+        /** A decoder of the Llama shape (no {@link Gemma} settings). */
+        public Decoder(
+                int kvHeads,
+                int headDim,
+                boolean qkNorm,
+                String finalNorm,
+                int slidingWindow,
+                java.util.List<Boolean> windowedLayers) {
+            this(kvHeads, headDim, qkNorm, finalNorm, slidingWindow, windowedLayers, null);
         }
 
         /** The window in every layer (0: none). */
@@ -184,6 +197,39 @@ public record EncoderConfig(
         /** Whether layer {@code i} attends through the sliding window. */
         public boolean windowed(int i) {
             return slidingWindow > 0 && (windowedLayers == null || windowedLayers.get(i));
+        }
+
+        /** Whether the attention is causal (every decoder's but a bidirectional Gemma's). */
+        public boolean causal() {
+            return gemma == null || !gemma.bidirectional();
+        }
+    }
+
+    /**
+     * What Gemma 3's text model ({@code gemma3_text}: transformers' {@code Gemma3TextModel}, EmbeddingGemma) does besides
+     * a decoder's settings ({@link GemmaFamily}): the embeddings scaled by {@code embedScale}; four RMSNorms per layer,
+     * each scaling by {@code 1 + weight} (the input norm, a norm of the attention's output before the residual, the
+     * feed-forward's pre-norm and a norm of its output); the scores scaled by {@code query_pre_attn_scalar^-0.5}; the
+     * {@code sliding_attention} layers with rotary positions of their own.
+     *
+     * @param embedScale {@code sqrt(hidden_size)}, as float32 (transformers' {@code embed_scale} buffer)
+     * @param attentionScale the scores' scale, {@code query_pre_attn_scalar^-0.5}
+     * @param bidirectional {@code use_bidirectional_attention} (EmbeddingGemma): no causal mask; the sliding window then
+     *     {@code |i - j| <= sliding_window / 2} (transformers' {@code |i - j| < sliding_window // 2 + 1})
+     * @param localLayers which layers are {@code sliding_attention} (their rotary positions are {@code localRotary}
+     *     whether or not the window cuts)
+     * @param localRotary the {@code sliding_attention} layers' rotary positions ({@code rope_local_base_freq}); the
+     *     others take {@link Variant#rotary}
+     */
+    public record Gemma(
+            float embedScale,
+            float attentionScale,
+            boolean bidirectional,
+            java.util.List<Boolean> localLayers,
+            Rotary localRotary) {
+        public Gemma {
+            localLayers = java.util.List.copyOf(localLayers);
+            java.util.Objects.requireNonNull(localRotary, "localRotary");
         }
     }
 

@@ -110,10 +110,11 @@ public interface EncoderFamily {
     EncoderFamily QWEN2 = DecoderFamily.QWEN2;
     EncoderFamily MISTRAL = DecoderFamily.MISTRAL;
     EncoderFamily LLAMA = DecoderFamily.LLAMA;
+    EncoderFamily GEMMA3 = new GemmaFamily();
 
     /** Every family the engine runs: the encoders, then the decoder embedders ({@link DecoderModel}). */
-    List<EncoderFamily> ALL =
-            List.of(BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, MODERNBERT, QWEN3, QWEN2, MISTRAL, LLAMA);
+    List<EncoderFamily> ALL = List.of(
+            BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, MODERNBERT, QWEN3, QWEN2, MISTRAL, LLAMA, GEMMA3);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {

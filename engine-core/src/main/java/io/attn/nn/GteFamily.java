@@ -147,20 +147,26 @@ final class GteFamily implements EncoderFamily {
 
         static Rope read(JsonFields r, double theta, String legacyTheta) {
             JsonFields p = r.object("rope_parameters");
-            double fraction = 1.0;
-            OpParams.Rope.Scaling scaling;
-            if (p != null) {
-                theta = p.number("rope_theta", theta);
-                fraction = p.number("partial_rotary_factor", 1.0);
-                scaling = scaling(p, "rope_parameters", p.string("rope_type", "default"));
-            } else {
-                if (legacyTheta != null) theta = r.number(legacyTheta, theta);
-                JsonFields old = r.object("rope_scaling");
-                scaling = old == null
-                        ? OpParams.Rope.Scaling.NONE
-                        : scaling(old, "rope_scaling", old.string("rope_type", old.string("type", "default")));
-            }
-            return new Rope(theta, fraction, scaling);
+            if (p != null) return of(p, "rope_parameters", theta);
+            if (legacyTheta != null) theta = r.number(legacyTheta, theta);
+            JsonFields old = r.object("rope_scaling");
+            return new Rope(
+                    theta,
+                    1.0,
+                    old == null
+                            ? OpParams.Rope.Scaling.NONE
+                            : scaling(old, "rope_scaling", old.string("rope_type", old.string("type", "default"))));
+        }
+
+        /**
+         * One {@code rope_parameters} object ({@code where} names it in messages): {@code rope_theta} (else {@code
+         * theta}), {@code partial_rotary_factor}, the scaling its {@code rope_type} names.
+         */
+        static Rope of(JsonFields p, String where, double theta) {
+            return new Rope(
+                    p.number("rope_theta", theta),
+                    p.number("partial_rotary_factor", 1.0),
+                    scaling(p, where, p.string("rope_type", "default")));
         }
 
         private static OpParams.Rope.Scaling scaling(JsonFields p, String where, String type) {

@@ -53,7 +53,7 @@ public final class Model implements AutoCloseable {
         /** A text encoder; {@code head} its sequence-classification head, or null. */
         record Encoder(EncoderModel m, ClassifierHead.Loaded head) implements Root {}
 
-        /** A decoder embedder's transformer (causal, no head). */
+        /** A decoder embedder's transformer (causal, or bidirectional as EmbeddingGemma's; no head). */
         record CausalEncoder(DecoderModel m) implements Root {}
     }
 
@@ -319,8 +319,8 @@ public final class Model implements AutoCloseable {
                                                 k.segments().stream()
                                                         .mapToInt(Integer::intValue)
                                                         .toArray(),
-                                                true)
-                                        : Masks.keyPadding(nodes.get(KEY_PADDING), true));
+                                                m.causal())
+                                        : Masks.keyPadding(nodes.get(KEY_PADDING), m.causal()));
                 };
         List<Node> outputs = new ArrayList<>();
         outputs.add(out);

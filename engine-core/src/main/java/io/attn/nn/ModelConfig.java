@@ -173,7 +173,22 @@ public record ModelConfig(
                 }
                 EncoderConfig.Decoder dec = v.decoder();
                 if (dec != null) {
-                    m.put("architecture", "decoder: causal attention, pre-norm RMSNorm layers, final RMSNorm");
+                    EncoderConfig.Gemma gemma = dec.gemma();
+                    m.put(
+                            "architecture",
+                            gemma == null
+                                    ? "decoder: causal attention, pre-norm RMSNorm layers, final RMSNorm"
+                                    : "decoder (Gemma 3): " + (dec.causal() ? "causal" : "bidirectional")
+                                            + " attention, pre-norm RMSNorm layers with norms of the attention and"
+                                            + " feed-forward outputs, RMSNorms scaling by 1 + weight, embeddings x "
+                                            + gemma.embedScale() + ", final RMSNorm");
+                    if (gemma != null) {
+                        m.put("attention_scale", Double.parseDouble(Float.toString(gemma.attentionScale())));
+                        m.put(
+                                "local_rope_theta",
+                                Double.parseDouble(
+                                        Float.toString(gemma.localRotary().theta())));
+                    }
                     m.put("num_key_value_heads", dec.kvHeads());
                     m.put(
                             "attention",
@@ -191,7 +206,11 @@ public record ModelConfig(
                             for (int i = 0; i < dec.windowedLayers().size(); i++) if (dec.windowed(i)) on.add(i);
                             layersOf = " in layers " + on;
                         }
-                        m.put("sliding_window", "causal, i - " + dec.slidingWindow() + " < j <= i" + layersOf);
+                        m.put(
+                                "sliding_window",
+                                dec.causal()
+                                        ? "causal, i - " + dec.slidingWindow() + " < j <= i" + layersOf
+                                        : "|i - j| <= " + dec.slidingWindow() / 2 + layersOf);
                     }
                 }
                 if (v.glu() != null)

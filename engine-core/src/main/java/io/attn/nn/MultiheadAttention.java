@@ -21,6 +21,7 @@ public final class MultiheadAttention {
     private final int kvHeads, headDim; // grouped-query attention: K/V heads (a divisor of numHeads), head size
     private final Linear q, k, v, out;
     private final RmsNorm qNorm, kNorm; // Qwen3's per-head RMSNorm of queries and keys before RoPE; null: none
+    private final float scale; // the scores' scale in forwardRotary: 1 / sqrt(headDim), or Gemma's own
 
     /** Loads from {@code sd} under {@code prefix} (e.g. {@code "layers.0.self_attn."}, or {@code ""}). */
     public MultiheadAttention(StateDict sd, String prefix, int embedDim, int numHeads, boolean bias) {
@@ -34,6 +35,7 @@ public final class MultiheadAttention {
         this.headDim = embedDim / numHeads;
         this.qNorm = null;
         this.kNorm = null;
+        this.scale = defaultScale(headDim);
         int e = embedDim;
         // float (3E, E), or int8 (E, 3E) with its scales and zero points (attn quantize of a DecoderOnlyLM)
         Linear in =
@@ -63,6 +65,7 @@ public final class MultiheadAttention {
         this.out = out;
         this.qNorm = null;
         this.kNorm = null;
+        this.scale = defaultScale(headDim);
     }
 
     /**
@@ -83,6 +86,23 @@ public final class MultiheadAttention {
             Linear out,
             RmsNorm qNorm,
             RmsNorm kNorm) {
+        this(name, embedDim, numHeads, kvHeads, headDim, q, k, v, out, qNorm, kNorm, defaultScale(headDim));
+    }
+
+    /** As above, the scores scaled by {@code scale} (Gemma's {@code query_pre_attn_scalar^-0.5}). */
+    MultiheadAttention(
+            String name,
+            int embedDim,
+            int numHeads,
+            int kvHeads,
+            int headDim,
+            Linear q,
+            Linear k,
+            Linear v,
+            Linear out,
+            RmsNorm qNorm,
+            RmsNorm kNorm,
+            float scale) {
         if (embedDim <= 0 || numHeads <= 0 || kvHeads <= 0 || headDim <= 0 || numHeads % kvHeads != 0)
             throw AttnException.shape("hidden size " + embedDim + ", " + numHeads + " heads of " + headDim + ", "
                     + kvHeads + " key/value heads: the heads must be a multiple of the key/value heads (" + name + ")");
@@ -97,6 +117,11 @@ public final class MultiheadAttention {
         this.out = out;
         this.qNorm = qNorm;
         this.kNorm = kNorm;
+        this.scale = scale;
+    }
+
+    private static float defaultScale(int headDim) {
+        return (float) (1.0 / Math.sqrt(headDim));
     }
 
     public int embedDim() {
@@ -146,7 +171,6 @@ public final class MultiheadAttention {
         qh = g.rope(qh, positions, rotary.theta(), rotary.dims(), 0, rotary.scaling());
         kh = g.rope(kh, positions, rotary.theta(), rotary.dims(), 0, rotary.scaling());
         Node vh = v.forwardHeads(f, x, kvHeads);
-        float scale = (float) (1.0 / Math.sqrt(headDim));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
     }

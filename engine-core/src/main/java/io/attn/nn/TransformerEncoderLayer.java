@@ -11,6 +11,7 @@ import java.util.function.UnaryOperator;
  * <pre>
  * post-norm: x = norm1(x + self_attn(x));  x = norm2(x + ff(x))
  * pre-norm:  x = x + self_attn(norm1(x));  x = x + ff(norm2(x))
+ * sandwich:  x = x + post_attn(self_attn(norm1(x)));  x = x + post_ff(ff(norm2(x)))   (Gemma)
  * </pre>
  */
 public final class TransformerEncoderLayer {
@@ -18,6 +19,7 @@ public final class TransformerEncoderLayer {
     private final MultiheadAttention selfAttn;
     private final FeedForward ff;
     private final Norm norm1, norm2;
+    private final Norm postAttn, postFf; // Gemma's norms of the blocks' outputs before the residuals; null: none
 
     public TransformerEncoderLayer(StateDict sd, String prefix, LayerConfig c) {
         this.config = c;
@@ -25,6 +27,8 @@ public final class TransformerEncoderLayer {
         ff = FeedForward.load(sd, prefix, c);
         norm1 = LayerNorm.load(sd, prefix + "norm1.", c.dModel(), c.layerNormEps(), c.bias());
         norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
+        postAttn = null;
+        postFf = null;
     }
 
     /**
@@ -32,11 +36,30 @@ public final class TransformerEncoderLayer {
      * RMSNorm and pre-norm, {@link DecoderModel}).
      */
     TransformerEncoderLayer(LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, Norm norm1, Norm norm2) {
+        this(c, selfAttn, ff, norm1, norm2, null, null);
+    }
+
+    /**
+     * Pre-norm with "sandwich" norms (Gemma): {@code x = x + postAttn(self_attn(norm1(x))); x = x +
+     * postFf(ff(norm2(x)))}.
+     */
+    TransformerEncoderLayer(
+            LayerConfig c,
+            MultiheadAttention selfAttn,
+            FeedForward ff,
+            Norm norm1,
+            Norm norm2,
+            Norm postAttn,
+            Norm postFf) {
+        if ((postAttn != null || postFf != null) && !c.normFirst())
+            throw new IllegalArgumentException("norms of the blocks' outputs go with pre-norm layers");
         this.config = c;
         this.selfAttn = selfAttn;
         this.ff = ff;
         this.norm1 = norm1;
         this.norm2 = norm2;
+        this.postAttn = postAttn;
+        this.postFf = postFf;
     }
 
     public LayerConfig config() {
@@ -59,8 +82,10 @@ public final class TransformerEncoderLayer {
     public Node forward(Forward f, Node x, UnaryOperator<Node> selfAttention) {
         GraphBuilder g = f.g;
         if (config.normFirst()) { // norm1 null: the identity (ModernBERT's first layer)
-            x = g.add(x, selfAttention.apply(norm1 == null ? x : norm1.forward(f, x)));
-            return g.add(x, ff.forward(f, norm2.forward(f, x)));
+            Node a = selfAttention.apply(norm1 == null ? x : norm1.forward(f, x));
+            x = g.add(x, postAttn == null ? a : postAttn.forward(f, a));
+            Node y = ff.forward(f, norm2.forward(f, x));
+            return g.add(x, postFf == null ? y : postFf.forward(f, y));
         }
         x = norm1.forward(f, g.add(x, selfAttention.apply(x)));
         return norm2.forward(f, g.add(x, ff.forward(f, x)));

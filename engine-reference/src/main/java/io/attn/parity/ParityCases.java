@@ -851,6 +851,40 @@ public final class ParityCases {
                             + " TILES_16_BIT",
                     TILES_16_BIT));
         }
+        // Gemma 3 / EmbeddingGemma: heads of 256 (past the CPU's fused kernels and the CUDA flash kernels' sizes), one
+        // key/value head for 3 query heads, a bidirectional window |i - j| <= 5 with padding, a ragged batch under the
+        // window, Gemma's own score scale (query_pre_attn_scalar 24), causal
+        record G(String label, int b, int h, int hkv, int l, int d, float scale, MaskSpec spec) {}
+        MaskSpec bidi = new MaskSpec(false, MaskKind.NONE, MaskKind.BOOL).window(5, 5);
+        List<G> gs = List.of(
+                new G("MQA window 5/5 + bool padding", 2, 3, 1, 40, 256, Float.NaN, bidi),
+                new G(
+                        "MQA ragged [33, 6] window 5/5",
+                        1,
+                        3,
+                        1,
+                        39,
+                        256,
+                        Float.NaN,
+                        MaskSpec.segments(false, 33, 6).window(5, 5)),
+                new G("scale 24^-0.5", 1, 2, 2, 70, 256, (float) Math.pow(24, -0.5), MaskSpec.NONE),
+                new G("causal", 1, 2, 1, 70, 256, Float.NaN, MaskSpec.CAUSAL));
+        for (G w : gs) {
+            CaseBuilder c = new CaseBuilder("attention head dim 256 " + w.label() + " B" + w.b() + " H" + w.h() + " Hkv"
+                    + w.hkv() + " L" + w.l() + " D" + w.d());
+            Node q = c.in("q", c.uniformT(-1, 1, w.b(), w.h(), w.l(), w.d()));
+            Node k = c.in("k", c.uniformT(-1, 1, w.b(), w.hkv(), w.l(), w.d()));
+            Node v = c.in("v", c.uniformT(-1, 1, w.b(), w.hkv(), w.l(), w.d()));
+            Node kp = w.spec().keyPadding() == MaskKind.BOOL
+                    ? c.in("key_padding", MaskCases.tailPadding(w.b(), w.l(), 1f))
+                    : null;
+            all.add(c.done(
+                    c.g.attention(q, k, v, w.scale(), w.spec(), null, kp),
+                    FP32,
+                    "fp32: scores of D = 256 terms in [-1, 1], outputs convex combinations of rows of v; 16 bits: see"
+                            + " TILES_16_BIT",
+                    TILES_16_BIT));
+        }
     }
 
     /**
