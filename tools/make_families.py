@@ -12,6 +12,7 @@ Run (from the repository root, in a venv outside the repository; no network need
     python3 tools/make_families.py --shape multilingual-e5-small --out /tmp/e5-small   # a big one, not committed
     python3 tools/make_families.py --shape modernbert-base --out /tmp/modernbert-base
     python3 tools/make_families.py --shape all-mpnet-base-v2 --out /tmp/all-mpnet-base-v2
+    python3 tools/make_families.py --shape embeddinggemma-300m --out /tmp/embeddinggemma-300m
 
 Made with torch 2.13.0+cpu, transformers 5.18.0, sentence-transformers 6.0.1, tokenizers 0.23.2, onnx 1.23.1,
 onnxscript 0.7.2, onnxruntime 1.30.0, numpy 2.4.6 (Python 3.11, CPU). Other versions may write other files or other
@@ -866,13 +867,23 @@ SHAPES = {
             max_position_embeddings=8192, local_attention=128, global_attn_every_n_layers=3, norm_eps=1e-5,
             pad_token_id=t.pad_token_id, cls_token_id=t.cls_token_id, sep_token_id=t.sep_token_id,
             bos_token_id=t.cls_token_id, eos_token_id=t.sep_token_id)),
+    # EmbeddingGemma-300m's transformer (its Dense projections left out: ONNX Runtime's side of the benchmark pools only)
+    "embeddinggemma-300m": dict(
+        family="gemma3", msl=2048, spec=dict(dense=[]),
+        cfg=lambda t: __import__("transformers").Gemma3TextConfig(
+            vocab_size=262144, hidden_size=768, num_hidden_layers=24, num_attention_heads=3, num_key_value_heads=1,
+            head_dim=256, intermediate_size=1152, max_position_embeddings=2048, query_pre_attn_scalar=256,
+            sliding_window=512, use_bidirectional_attention=True, hidden_activation="gelu_pytorch_tanh",
+            rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+            pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)),
 }
 
 
 def make_shape(shape, out):
     from transformers import AutoModel, AutoTokenizer
     s = SHAPES[shape]
-    spec = dict(FAMILIES[s["family"]], msl=s["msl"])
+    spec = dict(FAMILIES[s["family"]], msl=s["msl"], **s.get("spec", {}))
     tokenizer = spec["tok"](spec["msl"])
     config = s["cfg"](tokenizer)
     out = os.path.abspath(out)

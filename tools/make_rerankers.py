@@ -18,6 +18,8 @@ by its randomize() from a generator seeded per model.
   modernbert-reranker   ModernBertForSequenceClassification, classifier_pooling mean (head.dense, GELU, head.norm,
                         classifier), num_labels 1; CrossEncoder save
   modernbert-cls-reranker  the same with classifier_pooling cls and classifier_bias true
+  qwen3-reranker        Qwen3ForSequenceClassification (score on the last non-pad token), num_labels 1; CrossEncoder
+                        save
   bert-classifier       BertForSequenceClassification, num_labels 3 with id2label; model.save_pretrained(dir) and
                         tokenizer.save_pretrained(dir) (a plain transformers folder, no sentence-transformers files);
                         its expected.json adds "left": the ids, logits and softmax with truncation_side="left",
@@ -83,6 +85,10 @@ MODELS = {
     # transformers' default pooling (the first token), with the head's optional bias
     "modernbert-cls-reranker": dict(tok=mf.tok_modernbert, cfg=mf.cfg_modernbert, labels=1, msl=32,
                                     save="cross-encoder", extra=dict(classifier_pooling="cls", classifier_bias=True)),
+    # Qwen3-Reranker in its sequence-classification form (tomaarsen/Qwen3-Reranker-0.6B-seq-cls): a causal decoder,
+    # score (1, E) without bias on the last token that is not the pad token (transformers' rule; this tokenizer
+    # appends <|endoftext|>, which is also the pad token, so the score reads the token before it), left padding
+    "qwen3-reranker": dict(tok=mf.tok_qwen, cfg=mf.cfg_qwen3, labels=1, msl=48, save="cross-encoder"),
 }
 
 

@@ -20,6 +20,9 @@ import java.util.Map;
  * RoBERTa, XLM-R, CamemBERT, MPNet (ClassificationHead): logits = classifier.out_proj(tanh(classifier.dense(h[0])))
  * DistilBERT:                                     logits = classifier(relu(pre_classifier(h[0])))
  * ModernBERT (ModernBertPredictionHead):          logits = classifier(head.norm(gelu(head.dense(pool(h)))))
+ * Qwen3, Qwen2, Mistral, Llama, Gemma 3 (transformers' GenericForSequenceClassification; Qwen3-Reranker's
+ *   sequence-classification form):               logits = score(h[last]), no bias; last: the rightmost token whose
+ *                                                 id is not the pad token's
  * </pre>
  *
  * (dropout is the identity in eval mode). Built from the graph's existing ops, so every backend runs it: the first
@@ -33,17 +36,41 @@ import java.util.Map;
  * @param dense the first linear layer's weight prefix (after the task model's prefix is removed)
  * @param denseBias whether it has a bias (ModernBERT: {@code classifier_bias}, default false; the others: true)
  * @param norm the LayerNorm after the activation (ModernBERT's {@code head.norm.}); null when none
- * @param mean pool by the mean of the sequence's tokens instead of its first token (ModernBERT's {@code
- *     classifier_pooling} {@code mean})
+ * @param pool which token (or tokens) the head reads ({@link Pool})
  * @param out the output layer's weight prefix
+ * @param outBias whether the output layer has a bias (the decoders' {@code score} has none)
+ * @param padTokenId the pad token's id ({@link Pool#LAST}: the head reads the last token whose id is not this one);
+ *     -1 when the config names none
  */
 public record ClassifierHead(
-        Act act, List<String> labels, String dense, boolean denseBias, String norm, boolean mean, String out) {
-    /** The activation after the head's first linear layer. */
+        Act act,
+        List<String> labels,
+        String dense,
+        boolean denseBias,
+        String norm,
+        Pool pool,
+        String out,
+        boolean outBias,
+        int padTokenId) {
+    /** The activation after the head's first linear layer; NONE: there is no first layer (the decoders' head). */
     public enum Act {
         TANH,
         RELU,
-        GELU
+        GELU,
+        NONE
+    }
+
+    /** Which of a sequence's tokens the head reads. */
+    public enum Pool {
+        /** The first token (BERT's {@code [CLS]}, RoBERTa's {@code <s>}). */
+        FIRST,
+        /** The mean of the sequence's tokens (ModernBERT's {@code classifier_pooling} {@code mean}). */
+        MEAN,
+        /**
+         * The last token whose id is not the pad token's (transformers' decoders: the rightmost such token; the last
+         * token when the config has no pad token; the first when every token is the pad token).
+         */
+        LAST
     }
 
     /**
@@ -54,12 +81,20 @@ public record ClassifierHead(
 
     /** A head on the first token, with biases and no norm: BERT's, RoBERTa's, DistilBERT's. */
     public ClassifierHead(Act act, List<String> labels, String dense, String out) {
-        this(act, labels, dense, true, null, false, out);
+        this(act, labels, dense, true, null, Pool.FIRST, out, true, -1);
     }
 
     public ClassifierHead {
         labels = List.copyOf(labels);
         if (labels.isEmpty()) throw AttnException.badInput("num_labels must be at least 1");
+        java.util.Objects.requireNonNull(pool, "pool");
+        if ((act == Act.NONE) != (dense == null))
+            throw new IllegalArgumentException("a head has a first layer exactly when it has an activation");
+    }
+
+    /** Whether the head reads the mean of the sequence's tokens ({@link Pool#MEAN}). */
+    public boolean mean() {
+        return pool == Pool.MEAN;
     }
 
     public int numLabels() {
@@ -68,7 +103,9 @@ public record ClassifierHead(
 
     /** The weight prefixes the head reads. */
     public List<String> prefixes() {
-        return norm == null ? List.of(dense, out) : List.of(dense, norm, out);
+        List<String> p = new ArrayList<>();
+        for (String s : new String[] {dense, norm, out}) if (s != null) p.add(s);
+        return List.copyOf(p);
     }
 
     /**
@@ -110,6 +147,17 @@ public record ClassifierHead(
                 && !pt.equals("multi_label_classification")
                 && !pt.equals("regression"))
             throw AttnException.badInput(r.source() + ": problem_type \"" + pt + "\" is not known");
+        if (family instanceof DecoderFamily || family instanceof GemmaFamily)
+            return new ClassifierHead(
+                    Act.NONE,
+                    labels,
+                    null,
+                    false,
+                    null,
+                    Pool.LAST,
+                    "score.",
+                    false,
+                    r.get("pad_token_id") == null ? -1 : r.integer("pad_token_id", -1));
         if (family == EncoderFamily.BERT || family == EncoderFamily.GTE || family == EncoderFamily.NOMIC_BERT)
             return new ClassifierHead(Act.TANH, labels, "pooler.dense.", "classifier.");
         if (family == EncoderFamily.DISTILBERT)
@@ -129,8 +177,10 @@ public record ClassifierHead(
                     "head.dense.",
                     r.bool("classifier_bias", false),
                     "head.norm.",
-                    pooling.equals("mean"),
-                    "classifier.");
+                    pooling.equals("mean") ? Pool.MEAN : Pool.FIRST,
+                    "classifier.",
+                    true,
+                    -1);
         }
         return new ClassifierHead(Act.TANH, labels, "classifier.dense.", "classifier.out_proj.");
     }
@@ -142,14 +192,14 @@ public record ClassifierHead(
             boolean normBias = c.variant() != null && c.variant().normBias();
             return new Loaded(
                     h,
-                    Linear.load(sd, h.dense(), hidden, hidden, h.denseBias()),
+                    h.dense() == null ? null : Linear.load(sd, h.dense(), hidden, hidden, h.denseBias()),
                     h.norm() == null ? null : LayerNorm.load(sd, h.norm(), hidden, c.layerNormEps(), normBias),
-                    Linear.load(sd, h.out(), hidden, h.numLabels(), true));
+                    Linear.load(sd, h.out(), hidden, h.numLabels(), h.outBias()));
         }
 
         /**
-         * The logits {@code (B', M, C)} of the sequences whose first tokens (or, pooling by the mean, whose tokens)
-         * {@code select (B', M, L')} picks out of {@code hidden (B', L', E)}.
+         * The logits {@code (B', M, C)} of the sequences whose first tokens (or, pooling by the mean, whose tokens; or
+         * their last tokens) {@code select (B', M, L')} picks out of {@code hidden (B', L', E)}.
          */
         Node forward(Forward f, Node hidden, Node select) {
             GraphBuilder g = f.builder();
@@ -159,6 +209,7 @@ public record ClassifierHead(
                         case RELU -> dense.forward(f, first, true);
                         case TANH -> tanh(g, dense.forward(f, first));
                         case GELU -> g.gelu(dense.forward(f, first), false);
+                        case NONE -> first;
                     };
             if (norm != null) y = norm.forward(f, y);
             return out.forward(f, y);

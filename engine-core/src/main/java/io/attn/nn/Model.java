@@ -54,7 +54,7 @@ public final class Model implements AutoCloseable {
         record Encoder(EncoderModel m, ClassifierHead.Loaded head) implements Root {}
 
         /** A decoder embedder's transformer (causal, or bidirectional as EmbeddingGemma's; no head). */
-        record CausalEncoder(DecoderModel m) implements Root {}
+        record CausalEncoder(DecoderModel m, ClassifierHead.Loaded head) implements Root {}
     }
 
     private Model(ModelConfig config, Root root) {
@@ -82,13 +82,10 @@ public final class Model implements AutoCloseable {
                                 new TransformerEncoder(sd, "encoder.", c.layer(), c.numEncoderLayers(), true),
                                 new TransformerDecoder(sd, "decoder.", c.layer(), c.numDecoderLayers(), true));
                     case BertModel -> {
-                        if (c.encoder().variant().decoder() != null) {
-                            if (c.head() != null)
-                                throw AttnException.badInput(
-                                        sd.source() + ": a " + c.encoder().modelType()
-                                                + " sequence-classification head is not supported (embeddings only)");
-                            yield new Root.CausalEncoder(new DecoderModel(sd, c.encoder()));
-                        }
+                        if (c.encoder().variant().decoder() != null)
+                            yield new Root.CausalEncoder(
+                                    new DecoderModel(sd, c.encoder()),
+                                    c.head() == null ? null : ClassifierHead.Loaded.load(c.head(), sd, c.encoder()));
                         EncoderModel m = new EncoderModel(sd, c.encoder());
                         ClassifierHead.Loaded head =
                                 c.head() == null ? null : ClassifierHead.Loaded.load(c.head(), sd, c.encoder());
@@ -200,11 +197,21 @@ public final class Model implements AutoCloseable {
         feeds.put(EncoderModel.POSITIONS, Tensor.of(positions, b, len));
         if (config.encoder().typeVocabSize() > 0)
             feeds.put(EncoderModel.TOKEN_TYPES, tokenTypes != null ? tokenTypes : Tensor.zeros(b, len));
-        ClassifierHead.Loaded head = root instanceof Root.Encoder e ? e.head() : null;
+        ClassifierHead.Loaded head =
+                switch (root) {
+                    case Root.Encoder e -> e.head();
+                    case Root.CausalEncoder d -> d.head();
+                    default -> null;
+                };
         if (head != null)
             feeds.put(
                     ClassifierHead.SELECT,
-                    head.head().mean() ? meanTokens(b, len, keyPadding) : firstTokens(b, len, segments));
+                    switch (head.head().pool()) {
+                        case MEAN -> meanTokens(b, len, keyPadding);
+                        case FIRST -> firstTokens(b, len, segments);
+                        case LAST ->
+                            lastTokens(ids, segments, keyPadding, head.head().padTokenId());
+                    });
         Signature s = new Signature(ids.shape(), null, null, masks, false, false, weights, segments);
         Outputs out = execute(backend, s, feeds, progress);
         if (head == null) return out;
@@ -233,6 +240,34 @@ public final class Model implements AutoCloseable {
             at += segments.get(i);
         }
         return Tensor.of(sel, 1, n, len);
+    }
+
+    /**
+     * The one-hot rows that pick each sequence's last token whose id is not {@code padId} (transformers' decoder
+     * classifiers: the rightmost such token of the row; -1: the last token), among the sequence's own tokens (a padded
+     * row's, those the key-padding mask keeps; a ragged batch's, its segment), the first of them when every one is the
+     * pad token: padded {@code (B, 1, L)}, ragged {@code (1, N, T)}.
+     */
+    private static Tensor lastTokens(Tensor ids, List<Integer> segments, Tensor keyPadding, int padId) {
+        float[] id = ids.data();
+        int b = ids.dim(0), len = ids.dim(1);
+        boolean ragged = segments != null;
+        int rows = ragged ? segments.size() : b;
+        float[] sel = new float[rows * len];
+        int start = 0;
+        for (int r = 0; r < rows; r++) {
+            int lo = ragged ? start : r * len, hi = ragged ? start + segments.get(r) : (r + 1) * len;
+            int pick = -1, first = -1;
+            for (int t = lo; t < hi; t++) {
+                if (!ragged && keyPadding != null && keyPadding.data()[t] != 0f) continue;
+                if (first < 0) first = t;
+                if (padId < 0 || id[t] != padId) pick = t;
+            }
+            if (pick < 0) pick = first;
+            if (pick >= 0) sel[r * len + (ragged ? pick : pick - r * len)] = 1f;
+            if (ragged) start = hi;
+        }
+        return ragged ? Tensor.of(sel, 1, rows, len) : Tensor.of(sel, b, 1, len);
     }
 
     /**
@@ -302,15 +337,10 @@ public final class Model implements AutoCloseable {
                                 g.input(EncoderModel.POSITIONS, k.input()),
                                 m.takesTokenTypes() ? g.input(EncoderModel.TOKEN_TYPES, k.input()) : null,
                                 masks);
-                        if (head == null) yield hidden;
-                        int b = k.input().dim(0), len = k.input().dim(1);
-                        Node select = k.segments() != null
-                                ? g.input(ClassifierHead.SELECT, 1, k.segments().size(), len)
-                                : g.input(ClassifierHead.SELECT, b, 1, len);
-                        yield head.forward(f, hidden, select);
+                        yield head == null ? hidden : head.forward(f, hidden, select(g, k));
                     }
-                    case Root.CausalEncoder(DecoderModel m) ->
-                        m.forward(
+                    case Root.CausalEncoder(DecoderModel m, ClassifierHead.Loaded head) -> {
+                        Node hidden = m.forward(
                                 f,
                                 x,
                                 g.input(EncoderModel.POSITIONS, k.input()),
@@ -321,6 +351,8 @@ public final class Model implements AutoCloseable {
                                                         .toArray(),
                                                 m.causal())
                                         : Masks.keyPadding(nodes.get(KEY_PADDING), m.causal()));
+                        yield head == null ? hidden : head.forward(f, hidden, select(g, k));
+                    }
                 };
         List<Node> outputs = new ArrayList<>();
         outputs.add(out);
@@ -328,6 +360,14 @@ public final class Model implements AutoCloseable {
         return new GraphCache.Built(
                 g.build(outputs.toArray(Node[]::new)),
                 List.copyOf(f.weightNodes().keySet()));
+    }
+
+    /** The graph input that picks each sequence's token(s) for a classifier head: {@link ClassifierHead#SELECT}. */
+    private static Node select(GraphBuilder g, Signature k) {
+        int b = k.input().dim(0), len = k.input().dim(1);
+        return k.segments() != null
+                ? g.input(ClassifierHead.SELECT, 1, k.segments().size(), len)
+                : g.input(ClassifierHead.SELECT, b, 1, len);
     }
 
     /** One attention block's masks: an attention mask and a key-padding mask (each bool or float), causal or not. */

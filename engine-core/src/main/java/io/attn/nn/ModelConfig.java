@@ -244,6 +244,16 @@ public record ModelConfig(
                 if (head != null) {
                     m.put("num_labels", head.numLabels());
                     m.put("labels", head.labels());
+                    m.put(
+                            "classifier_reads",
+                            switch (head.pool()) {
+                                case FIRST -> "the first token";
+                                case MEAN -> "the mean of the tokens";
+                                case LAST ->
+                                    head.padTokenId() < 0
+                                            ? "the last token"
+                                            : "the last token that is not the pad token (id " + head.padTokenId() + ")";
+                            });
                 }
             }
         }

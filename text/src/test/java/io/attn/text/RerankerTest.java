@@ -105,6 +105,13 @@ class RerankerTest {
     }
 
     @Test
+    void qwen3RerankerMatchesCrossEncoder() {
+        // Qwen3-Reranker's sequence-classification form: a causal decoder, the score read on the last token that is
+        // not the pad token (here the token before the appended <|endoftext|>, which is also the pad token)
+        check("qwen3-reranker", false);
+    }
+
+    @Test
     void modernBertMeanPoolingRerankerMatchesCrossEncoder() {
         check("modernbert-reranker", false, 7); // classifier_pooling mean: padded batches
     }
