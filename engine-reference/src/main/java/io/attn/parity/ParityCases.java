@@ -851,7 +851,7 @@ public final class ParityCases {
                             + " TILES_16_BIT",
                     TILES_16_BIT));
         }
-        // Gemma 3 / EmbeddingGemma: heads of 256 (past the CPU's fused kernels and the CUDA flash kernels' sizes), one
+        // Gemma 3 / EmbeddingGemma: heads of 256 (past the CUDA flash kernels' sizes; the CPU's kernels take any), one
         // key/value head for 3 query heads, a bidirectional window |i - j| <= 5 with padding, a ragged batch under the
         // window, Gemma's own score scale (query_pre_attn_scalar 24), causal
         record G(String label, int b, int h, int hkv, int l, int d, float scale, MaskSpec spec) {}
