@@ -36,6 +36,11 @@ public final class StateDict {
         return tensors.containsKey(name);
     }
 
+    /** Whether any tensor is int8 (a quantized model's weights). */
+    public boolean hasInt8() {
+        return tensors.values().stream().anyMatch(t -> t.dtype() == io.attn.tensor.DType.I8);
+    }
+
     /** The tensor {@code name}, which must have exactly {@code dims}. */
     public Tensor take(String name, int... dims) {
         Tensor t = tensors.get(name);

@@ -278,7 +278,8 @@ public final class CudaBackend implements Backend {
 
     /**
      * What this backend computes, known without a device ({@link CudaBackendProvider#support}): every op on F32
-     * tensors, but the attention of a ragged batch.
+     * tensors (a ragged batch's attention when its padded copy indexes within 2^31; int8 products over equal row
+     * groups).
      */
     static String unsupported(Node node) {
         if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";
@@ -286,10 +287,12 @@ public final class CudaBackend implements Backend {
             String why = Quantized.unsupported(node);
             if (why != null) return why;
         }
-        // ragged batches (sequences laid one after another) have no kernel yet: callers pad instead
+        // ragged batches (sequences laid one after another): the attention runs padded between two copies
         if (node.op() == io.attn.graph.Op.ATTENTION
-                && node.params(OpParams.Attention.class).mask().segmented())
-            return "ragged batches (a segmented mask): no kernel yet, callers pad the batch";
+                && node.params(OpParams.Attention.class).mask().segmented()) {
+            String why = io.attn.cuda.ops.Attention.raggedUnsupported(node);
+            if (why != null) return why;
+        }
         for (Node in : node.inputs())
             if (in.dtype() != DType.F32) return in.dtype() + " inputs (the cuda backend computes F32 only)";
         return null;

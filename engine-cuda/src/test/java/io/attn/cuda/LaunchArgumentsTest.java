@@ -224,6 +224,9 @@ class LaunchArgumentsTest {
                 new int[] {3, 3},
                 g.input("padding", 2, 3));
         g.qembedding(ids, Tensor.ofInt8(new byte[80], 10, 8), 1f, 0);
+        // a ragged batch's attention (sequences of 1 and 2): padded copies in, the padded attention, the rows back
+        Node rq = g.input("ragged_q", 1, 2, 3, 4);
+        g.attention(rq, rq, rq, Float.NaN, MaskSpec.segments(false, 1, 2), null, null);
         run(g, out, false);
         for (Node n : g.build(out).nodes()) seen.add(n.op());
         assertEquals(EnumSet.allOf(Op.class), seen, "the graph covers every op");

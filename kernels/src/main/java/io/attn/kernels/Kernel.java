@@ -54,6 +54,8 @@ public enum Kernel {
     GEMM_F32("gemm", "gemm_f32"),
     SPLIT_HEADS_F32("heads", "split_heads_f32"),
     MERGE_HEADS_F32("heads", "merge_heads_f32"),
+    RAGGED_TO_PADDED_F32("heads", "ragged_to_padded_f32"),
+    PADDED_TO_RAGGED_F32("heads", "padded_to_ragged_f32"),
     LAYER_NORM_F32("layer_norm", "layer_norm_f32"),
     MEAN_F32("mean", "mean_f32"),
     POSITIONAL_ENCODING_F32("positional_encoding", "positional_encoding_f32"),

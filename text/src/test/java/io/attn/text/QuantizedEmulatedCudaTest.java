@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Quantized models (int8 weights, dynamically quantized activations: {@code QMATMUL}, {@code QEMBEDDING}, issue 37) on
  * the CUDA backend, emulated ({@link EmulatedCuda}: the backend's op logic and {@code quantized.cu} compiled for the
  * host): a family fixture quantized per channel ({@code attn quantize}), its texts embedded in one padded batch (the
- * CUDA backend runs no ragged ones) against the CPU backend's vectors (ragged batches; the CPU's int8 arithmetic is
+ * CUDA backend runs a quantized model's batches padded: its int8 products take equal row groups only) against the CPU backend's vectors (ragged batches; the CPU's int8 arithmetic is
  * judged against ONNX Runtime and the integer reference elsewhere: {@code QuantizedModelsTest}, the parity suite).
  *
  * <p>The judge of the padding: each sequence's activations are quantized with the range of its own rows, so a text

@@ -8,6 +8,8 @@ import io.attn.cuda.CudaStream;
 import io.attn.cuda.CudnnAttention;
 import io.attn.cuda.KernelArgs;
 import io.attn.engine.Precision;
+import io.attn.graph.MaskKind;
+import io.attn.graph.MaskSpec;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
@@ -311,6 +313,7 @@ public final class Attention {
      * assumes the one with more blocks, and plans the 16-bit copies whenever their kernel may run.
      */
     public static long scratch(Path path, Precision precision, int capability, Kernel variant, Node node) {
+        if (node.params(OpParams.Attention.class).mask().segmented()) return 0; // runRagged: buffers from the pool
         if (path == Path.CUDNN) {
             long flash = scratch(Path.FLASH, precision, capability, variant, node); // where cuDNN declines
             return CudnnAttention.unsupported(precision, capability, node) != null
@@ -352,6 +355,10 @@ public final class Attention {
             CudaBuffer[] x,
             CudaBuffer scratch) {
         var p = node.params(OpParams.Attention.class);
+        if (p.mask().segmented()) {
+            runRagged(st, path, fp32, precision, capability, variant, node, y, x);
+            return;
+        }
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
@@ -462,6 +469,135 @@ public final class Attention {
         } finally {
             if (scores != scratch) scores.close(); // to the pool; later users are queued after these kernels
         }
+    }
+
+    /**
+     * A ragged batch's layout, per ATTENTION node: the sequences' first rows ({@code starts}, N + 1 floats, the last T),
+     * the longest length {@code lp}, the padded batch's boolean key-padding mask {@code (N, lp)}, the relative bias's
+     * window {@code {T - lp, T + lp - 1}} (its rows' diagonals {@code -(lp - 1) .. lp - 1}), and the padded ATTENTION
+     * node that runs in its place (the same scale, causal flag, window and relative bias, plus the key padding).
+     */
+    record Ragged(Node padded, float[] starts, float[] keyPadding, float[] biasWindow, int n, int lp) {
+        static Ragged of(Node node) {
+            var p = node.params(OpParams.Attention.class);
+            MaskSpec m = p.mask();
+            int[] len = m.segmentLengths();
+            int n = len.length, lp = 0, t = m.segmentsTotal();
+            float[] starts = new float[n + 1];
+            for (int i = 0; i < n; i++) {
+                starts[i + 1] = starts[i] + len[i];
+                lp = Math.max(lp, len[i]);
+            }
+            float[] kpm = new float[n * lp];
+            for (int i = 0; i < n; i++) java.util.Arrays.fill(kpm, i * lp + len[i], (i + 1) * lp, 1f);
+            Shape q = node.input(0).shape(),
+                    k = node.input(1).shape(),
+                    v = node.input(2).shape();
+            io.attn.graph.GraphBuilder g = new io.attn.graph.GraphBuilder();
+            Node pq = g.input("q", n, q.dim(1), lp, q.dim(3)),
+                    pk = g.input("k", n, k.dim(1), lp, k.dim(3)),
+                    pv = g.input("v", n, v.dim(1), lp, v.dim(3));
+            Node bias = m.relativeBias()
+                    ? g.input("relative_bias", node.input(3).shape().dim(0), 2 * lp - 1)
+                    : null;
+            MaskSpec padded =
+                    new MaskSpec(m.causal(), m.attnMask(), MaskKind.BOOL).window(m.windowLeft(), m.windowRight());
+            Node att = g.attention(pq, pk, pv, p.scale(), padded, bias, g.input("key_padding", n, lp));
+            return new Ragged(att, starts, kpm, new float[] {t - lp, t + lp - 1}, n, lp);
+        }
+    }
+
+    private static final Map<Node, Ragged> RAGGED =
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+    /**
+     * Why the CUDA backend does not run this ragged ATTENTION (a segmented mask), or null: it runs one batch row of
+     * sequences whose padded copies ({@link #runRagged}) index within 2^31 elements.
+     */
+    public static String raggedUnsupported(Node node) {
+        MaskSpec m = node.params(OpParams.Attention.class).mask();
+        Shape q = node.input(0).shape(), v = node.input(2).shape();
+        if (q.dim(0) != 1) return "a ragged batch of " + q.dim(0) + " batch rows (one holds the sequences)";
+        int lp = 0;
+        for (int len : m.segmentLengths()) lp = Math.max(lp, len);
+        long widest = Math.max(q.dim(3), v.dim(3)) * (long) q.dim(1);
+        if (widest * lp * m.segmentLengths().length > Integer.MAX_VALUE || widest * q.dim(2) > Integer.MAX_VALUE)
+            return "a ragged batch whose padded copy has more than 2^31 elements";
+        return null;
+    }
+
+    /**
+     * A ragged batch's attention (q {@code (1, H, T, D)}, the sequences one after another) as a padded one: q, k, v
+     * (and a relative bias's diagonals) copied into {@code (N, H, lp, D)} buffers from the pool ({@code
+     * ragged_to_padded_f32}), the padded node run by {@link #run} on whatever path it takes (a key-padding mask hides
+     * each sequence's padding; causal, the window and the bias count within a sequence, as they do in the ragged
+     * layout), the real rows copied back ({@code padded_to_ragged_f32}). The products and the rest of the model stay
+     * ragged: only the attention sees padding.
+     */
+    static void runRagged(
+            CudaStream st,
+            Path path,
+            Fp32Choice fp32,
+            Precision precision,
+            int capability,
+            Kernel variant,
+            Node node,
+            CudaBuffer y,
+            CudaBuffer[] x) {
+        Ragged r = RAGGED.computeIfAbsent(node, Ragged::of);
+        Shape q = node.input(0).shape(),
+                kv = node.input(1).shape(),
+                vs = node.input(2).shape();
+        int h = q.dim(1), t = q.dim(2), d = q.dim(3), hkv = kv.dim(1), dv = vs.dim(3);
+        CudaBuffer starts = st.deviceF32(r.starts());
+        List<CudaBuffer> owned = new java.util.ArrayList<>();
+        try {
+            List<CudaBuffer> in = new java.util.ArrayList<>();
+            in.add(toPadded(st, x[0], starts, r.n(), h, t, r.lp(), d, owned));
+            in.add(toPadded(st, x[1], starts, r.n(), hkv, t, r.lp(), d, owned));
+            in.add(toPadded(st, x[2], starts, r.n(), hkv, t, r.lp(), dv, owned));
+            if (node.params(OpParams.Attention.class).mask().relativeBias()) // (Hb, 2T - 1) -> (Hb, 2 lp - 1)
+            in.add(toPadded(
+                    st,
+                    x[3],
+                    st.deviceF32(r.biasWindow()),
+                    1,
+                    node.input(3).shape().dim(0),
+                    2 * t - 1,
+                    2 * r.lp() - 1,
+                    1,
+                    owned));
+            in.add(st.deviceF32(r.keyPadding()));
+            CudaBuffer out = st.scratch((long) r.n() * h * r.lp() * dv);
+            owned.add(out);
+            run(st, path, fp32, precision, capability, variant, r.padded(), out, in.toArray(CudaBuffer[]::new), null);
+            st.elementwise(
+                    Kernel.PADDED_TO_RAGGED_F32,
+                    (long) h * t * dv,
+                    args(out, y, starts).i32(r.n()).i32(h).i32(t).i32(r.lp()).i32(dv));
+        } finally {
+            for (CudaBuffer b : owned) b.close(); // to the pool; later users are queued after these kernels
+        }
+    }
+
+    /** x (H, T, D), sequences at {@code starts}, into a pool buffer (N, H, lp, D), zero past each sequence. */
+    private static CudaBuffer toPadded(
+            CudaStream st,
+            CudaBuffer x,
+            CudaBuffer starts,
+            int n,
+            int h,
+            int t,
+            int lp,
+            int d,
+            List<CudaBuffer> owned) {
+        CudaBuffer y = st.scratch((long) n * h * lp * d);
+        owned.add(y);
+        st.elementwise(
+                Kernel.RAGGED_TO_PADDED_F32,
+                (long) n * h * lp * d,
+                args(x, y, starts).i32(n).i32(h).i32(t).i32(lp).i32(d));
+        return y;
     }
 
     /** Threads per block of the converters f32_to_bf16 / f32_to_f16 (4 values per thread and step). */
