@@ -157,7 +157,10 @@ public record ClassifierHead(
                     Pool.LAST,
                     "score.",
                     false,
-                    r.get("pad_token_id") == null ? -1 : r.integer("pad_token_id", -1));
+                    // the config class's default when the key is absent: Gemma3TextConfig's 0, the others' None
+                    !r.map().containsKey("pad_token_id")
+                            ? (family instanceof GemmaFamily ? 0 : -1)
+                            : r.get("pad_token_id") == null ? -1 : r.integer("pad_token_id", -1));
         if (family == EncoderFamily.BERT || family == EncoderFamily.GTE || family == EncoderFamily.NOMIC_BERT)
             return new ClassifierHead(Act.TANH, labels, "pooler.dense.", "classifier.");
         if (family == EncoderFamily.DISTILBERT)

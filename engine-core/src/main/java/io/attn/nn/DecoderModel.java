@@ -25,8 +25,9 @@ import java.util.List;
  * rotary positions, and (EmbeddingGemma) bidirectional attention.
  *
  * <p>Graph inputs as {@link EncoderModel}'s (ids, positions from 0, a key-padding mask or a ragged batch); the attention
- * is causal ({@link #causal}). Its output is the last hidden state {@code (B, L, E)}, as {@code AutoModel} gives it; the embedder pools
- * the last token. Immutable once loaded; thread-safe.
+ * is causal (but a bidirectional Gemma's: {@link #causal}). Its output is the last hidden state {@code (B, L, E)}, as
+ * {@code AutoModel} gives it; the embedder pools it as the folder says (the last token for Qwen3-Embedding, the mean
+ * for EmbeddingGemma), a classifier head reads the last non-pad token. Immutable once loaded; thread-safe.
  */
 public final class DecoderModel {
     private final EncoderConfig config;

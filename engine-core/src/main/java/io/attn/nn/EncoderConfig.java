@@ -145,8 +145,8 @@ public record EncoderConfig(
     }
 
     /**
-     * What a decoder embedder ({@link DecoderModel}: causal, pre-norm RMSNorm layers, no embedding norm, a final norm)
-     * has besides an encoder's settings. {@code layerNormEps} is its {@code rms_norm_eps}.
+     * What a decoder embedder ({@link DecoderModel}: causal (but a bidirectional Gemma), pre-norm RMSNorm layers, no
+     * embedding norm, a final norm) has besides an encoder's settings. {@code layerNormEps} is its {@code rms_norm_eps}.
      *
      * @param kvHeads key/value heads ({@code num_key_value_heads}): a divisor of the attention heads (grouped-query
      *     attention; 1: multi-query)
@@ -154,7 +154,8 @@ public record EncoderConfig(
      * @param qkNorm an RMSNorm of each query and key head before the rotation (Qwen3's {@code q_norm}, {@code k_norm})
      * @param finalNorm the name prefix of the final RMSNorm ({@code norm.})
      * @param slidingWindow {@code sliding_window}: query i sees keys {@code i - slidingWindow < j <= i} in the windowed
-     *     layers (a window rule in the attention op, O(L x window)); 0 for every earlier key
+     *     layers (a window rule in the attention op, O(L x window)), or, bidirectional ({@link Gemma#bidirectional}),
+     *     {@code |i - j| <= slidingWindow / 2}; 0 for no window
      * @param windowedLayers which layers take the window (Qwen's from {@code max_window_layers}, or {@code layer_types});
      *     null: every layer (Mistral)
      * @param gemma what Gemma 3's text model does otherwise ({@link Gemma}); null for the others

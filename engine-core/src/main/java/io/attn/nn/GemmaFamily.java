@@ -22,24 +22,24 @@ import java.util.List;
  */
 final class GemmaFamily implements EncoderFamily {
     /**
-     * transformers' names, without the {@code model.} prefix of a causal-LM checkpoint; the feed-forward's pre-norm is
-     * {@code pre_feedforward_layernorm} ({@code post_attention_layernorm} normalises the attention's output).
+     * The other decoders' names ({@link DecoderFamily#NAMES}) but the feed-forward's pre-norm, {@code
+     * pre_feedforward_layernorm} ({@code post_attention_layernorm} normalises the attention's output here).
      */
     static final Names NAMES = new Names(
-            "embed_tokens.weight",
+            DecoderFamily.NAMES.word(),
             null,
             null,
             null,
-            "layers.%d.",
-            "self_attn.q_proj.",
-            "self_attn.k_proj.",
-            "self_attn.v_proj.",
-            "self_attn.o_proj.",
-            "input_layernorm.",
-            "mlp.up_proj.",
-            "mlp.down_proj.",
+            DecoderFamily.NAMES.layer(),
+            DecoderFamily.NAMES.query(),
+            DecoderFamily.NAMES.key(),
+            DecoderFamily.NAMES.value(),
+            DecoderFamily.NAMES.attentionOutput(),
+            DecoderFamily.NAMES.attentionNorm(),
+            DecoderFamily.NAMES.ffnIn(),
+            DecoderFamily.NAMES.ffnOut(),
             "pre_feedforward_layernorm.",
-            "mlp.gate_proj.");
+            DecoderFamily.NAMES.ffnGate());
 
     /** The norms of each layer's attention output and feed-forward output, before their residuals. */
     static final String POST_ATTENTION_NORM = "post_attention_layernorm.",
@@ -130,15 +130,29 @@ final class GemmaFamily implements EncoderFamily {
     }
 
     /**
-     * One kind of layer's rotary settings: {@code rope_parameters[kind]} (transformers 5), else the older top-level
-     * {@code legacyTheta} (and {@code rope_scaling}, which transformers applies to the full-attention layers only).
+     * One kind of layer's rotary settings, as transformers' {@code Gemma3TextConfig} fills them in: {@code
+     * rope_parameters[kind]} when the config has it (transformers 5), its {@code rope_theta} else the older top-level
+     * {@code legacyTheta} ({@code rope_theta}, {@code rope_local_base_freq}) else the default; a flat {@code
+     * rope_parameters} without the kinds counts for neither (transformers ignores its keys). A top-level {@code
+     * rope_scaling} applies to the full-attention layers only, over what {@code rope_parameters} says; one that names
+     * its kind as {@code type} alone is refused (transformers 5 keeps the default rope for it).
      */
-    private static GteFamily.Rope rope(JsonFields r, String kind, String legacyTheta, double dflt, boolean scaled) {
+    private static GteFamily.Rope rope(JsonFields r, String kind, String legacyTheta, double dflt, boolean full) {
         JsonFields p = r.object("rope_parameters");
         JsonFields of = p == null ? null : p.object(kind);
-        if (of != null) return GteFamily.Rope.of(of, "rope_parameters." + kind, dflt);
-        GteFamily.Rope legacy = GteFamily.Rope.read(r, dflt, legacyTheta);
-        return scaled ? legacy : new GteFamily.Rope(legacy.theta(), 1.0);
+        double theta = r.number(legacyTheta, dflt);
+        GteFamily.Rope rope =
+                of != null ? GteFamily.Rope.of(of, "rope_parameters." + kind, theta) : new GteFamily.Rope(theta, 1.0);
+        JsonFields old = full ? r.object("rope_scaling") : null;
+        if (old == null) return rope;
+        if (old.get("rope_type") == null)
+            throw AttnException.badInput(r.source() + ": rope_scaling names its kind as \"type\" "
+                    + old.get("type") + " without \"rope_type\" (transformers 5 reads no scaling from it for Gemma 3;"
+                    + " write rope_type)");
+        return new GteFamily.Rope(
+                rope.theta(),
+                rope.fraction(),
+                GteFamily.Rope.scaling(old, "rope_scaling", old.string("rope_type", "default")));
     }
 
     private static EncoderConfig.Rotary rotary(GteFamily.Rope rope, int headDim) {

@@ -169,7 +169,7 @@ final class GteFamily implements EncoderFamily {
                     scaling(p, where, p.string("rope_type", "default")));
         }
 
-        private static OpParams.Rope.Scaling scaling(JsonFields p, String where, String type) {
+        static OpParams.Rope.Scaling scaling(JsonFields p, String where, String type) {
             String at = p.source() + ": " + where + ".";
             try {
                 return switch (type) {

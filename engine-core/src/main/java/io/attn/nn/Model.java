@@ -29,6 +29,9 @@ import java.util.function.DoubleConsumer;
 public final class Model implements AutoCloseable {
     private final ModelConfig config;
     private final Root root;
+    /** Whether the weights hold int8 tensors (QMATMUL layers: ragged batches need uneven row groups). */
+    private final boolean quantized;
+
     private final GraphCache graphs = new GraphCache();
 
     /** The outputs of one call, in the graph's layout: the model output, then the attention weights of each block. */
@@ -53,13 +56,17 @@ public final class Model implements AutoCloseable {
         /** A text encoder; {@code head} its sequence-classification head, or null. */
         record Encoder(EncoderModel m, ClassifierHead.Loaded head) implements Root {}
 
-        /** A decoder embedder's transformer (causal, or bidirectional as EmbeddingGemma's; no head). */
+        /**
+         * A decoder's transformer (causal, or bidirectional as EmbeddingGemma's); {@code head} its sequence-classification
+         * head (on the last non-pad token), or null.
+         */
         record CausalEncoder(DecoderModel m, ClassifierHead.Loaded head) implements Root {}
     }
 
-    private Model(ModelConfig config, Root root) {
+    private Model(ModelConfig config, Root root, boolean quantized) {
         this.config = config;
         this.root = root;
+        this.quantized = quantized;
     }
 
     /** Builds the model's layers from {@code sd}; every tensor must be used, with the right shape. */
@@ -93,7 +100,7 @@ public final class Model implements AutoCloseable {
                     }
                 };
         sd.checkAllUsed();
-        return new Model(c, root);
+        return new Model(c, root, sd.hasInt8());
     }
 
     /**
@@ -123,7 +130,19 @@ public final class Model implements AutoCloseable {
      */
     public boolean runsRaggedBatches(Backend backend) {
         return (root instanceof Root.Encoder && paddedOnly() == null || root instanceof Root.CausalEncoder)
-                && supportsRaggedBatches(backend);
+                && supportsRaggedBatches(backend)
+                && (!quantized || supportsRaggedInt8(backend));
+    }
+
+    /**
+     * Whether {@code backend} runs int8 products over row groups of different sizes (a quantized model's ragged batch:
+     * each sequence quantized on its own); the CUDA backend runs equal groups only (a padded batch's).
+     */
+    private static boolean supportsRaggedInt8(Backend backend) {
+        GraphBuilder g = new GraphBuilder();
+        Node x = g.input("x", 3, 2);
+        Tensor w = Tensor.ofInt8(new byte[] {1, 2, 3, 4}, 2, 2);
+        return backend.supports(g.qmatmul(x, w, new float[] {1f}, new byte[] {0}, new int[] {1, 2}));
     }
 
     /** Why this encoder takes padded batches only, not ragged ones; null when it takes both. */

@@ -72,24 +72,9 @@ public final class MultiheadAttention {
      * Grouped-query attention (a decoder's {@code self_attn}): {@code q} (H D, E), {@code k} and {@code v} (Hkv D, E)
      * with {@code Hkv} dividing H, each query head reading K/V head {@code h / (H / Hkv)} (the ATTENTION op's grouping,
      * no K/V copy), {@code out} (E, H D); {@code qNorm} / {@code kNorm} (D) an RMSNorm of each query / key head before
-     * the rotation (Qwen3), or null. Only {@link #forwardRotary} runs it.
+     * the rotation (Qwen3, Gemma), or null; the scores scaled by {@code scale} ({@code 1 / sqrt(D)}, or Gemma's {@code
+     * query_pre_attn_scalar^-0.5}). Only {@link #forwardRotary} runs it.
      */
-    MultiheadAttention(
-            String name,
-            int embedDim,
-            int numHeads,
-            int kvHeads,
-            int headDim,
-            Linear q,
-            Linear k,
-            Linear v,
-            Linear out,
-            RmsNorm qNorm,
-            RmsNorm kNorm) {
-        this(name, embedDim, numHeads, kvHeads, headDim, q, k, v, out, qNorm, kNorm, defaultScale(headDim));
-    }
-
-    /** As above, the scores scaled by {@code scale} (Gemma's {@code query_pre_attn_scalar^-0.5}). */
     MultiheadAttention(
             String name,
             int embedDim,

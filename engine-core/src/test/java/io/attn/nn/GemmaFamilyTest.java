@@ -101,6 +101,59 @@ class GemmaFamilyTest {
     }
 
     @Test
+    void ropeParametersFilledInAsTransformersDoes() {
+        // what Gemma3TextConfig(**config).rope_parameters gives (transformers 5.18, checked in Python): a flat
+        // rope_parameters counts for neither kind (the defaults 1e6 / 1e4)
+        EncoderConfig flat = read("""
+                {"model_type": "gemma3_text", "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}}""");
+        assertEquals(new EncoderConfig.Rotary(1e6f, 256), flat.variant().rotary());
+        assertEquals(
+                new EncoderConfig.Rotary(1e4f, 256),
+                flat.variant().decoder().gemma().localRotary());
+        // a kind missing, or one without its theta: the older top-level key's
+        EncoderConfig partial = read("""
+                {"model_type": "gemma3_text", "rope_local_base_freq": 50.0,
+                 "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 2000000.0}}}""");
+        assertEquals(new EncoderConfig.Rotary(2e6f, 256), partial.variant().rotary());
+        assertEquals(
+                new EncoderConfig.Rotary(50f, 256),
+                partial.variant().decoder().gemma().localRotary());
+        // a top-level rope_scaling over the nested form: the full layers take it, the sliding ones not
+        EncoderConfig scaled = read("""
+                {"model_type": "gemma3_text", "rope_local_base_freq": 50.0,
+                 "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 2000000.0},
+                                     "sliding_attention": {"rope_type": "default"}},
+                 "rope_scaling": {"rope_type": "linear", "factor": 4.0}}""");
+        assertEquals(
+                new EncoderConfig.Rotary(2e6f, 256, OpParams.Rope.Scaling.linear(4)),
+                scaled.variant().rotary());
+        assertEquals(
+                new EncoderConfig.Rotary(50f, 256),
+                scaled.variant().decoder().gemma().localRotary());
+        // "type" alone: transformers keeps the default rope (and warns); refused rather than read either way
+        assertTrue(DecoderFamiliesTest.refused("""
+                        {"model_type": "gemma3_text", "rope_scaling": {"type": "linear", "factor": 2.0}}""").contains("rope_scaling names its kind as \"type\""));
+    }
+
+    @Test
+    void aClassifierReadsTheLastTokenThatIsNotThePadToken() {
+        // Gemma3TextConfig's pad_token_id defaults to 0, Qwen3Config's to None (the last token)
+        ClassifierHead gemma = DecoderFamiliesTest.config("""
+                {"model_type": "gemma3_text", "architectures": ["Gemma3TextForSequenceClassification"],
+                 "num_labels": 1}""").head();
+        assertEquals(ClassifierHead.Pool.LAST, gemma.pool());
+        assertEquals(0, gemma.padTokenId());
+        assertEquals("score.", gemma.out());
+        assertFalse(gemma.outBias());
+        ClassifierHead qwen = DecoderFamiliesTest.config("""
+                {"model_type": "qwen3", "architectures": ["Qwen3ForSequenceClassification"], "num_labels": 1}""").head();
+        assertEquals(-1, qwen.padTokenId());
+        assertEquals(7, DecoderFamiliesTest.config("""
+                                {"model_type": "qwen3", "architectures": ["Qwen3ForSequenceClassification"],
+                                 "pad_token_id": 7}""").head().padTokenId());
+    }
+
+    @Test
     void transformersDefaults() {
         EncoderConfig c = read("{\"model_type\": \"gemma3_text\"}");
         EncoderConfig.Decoder d = c.variant().decoder();
