@@ -2,11 +2,12 @@
 //
 // split_heads_f32: x (B, L, H*D) -> y (B, H, L, D),  y[b,h,l,d] = x[b,l,h*D+d]
 // merge_heads_f32: x (B, H, L, D) -> y (B, L, H*D),  y[b,l,h*D+d] = x[b,h,l,d]
-// ragged_to_padded_f32: x (H, T, D), N sequences laid one after another (sequence n: rows starts[n] .. starts[n+1]-1)
-//   -> y (N, H, Lp, D),  y[n,h,t,d] = t < starts[n+1] - starts[n] ? x[h, starts[n] + t, d] : 0
-// padded_to_ragged_f32: x (N, H, Lp, D) -> y (H, T, D),  y[h, starts[n] + t, d] = x[n,h,t,d]  (the inverse)
-//   starts: N + 1 floats (exact integers below 2^24: a ragged batch's positions), starts[N] = T. The CUDA backend runs
-//   a ragged batch's attention as a padded one between these two (ops/Attention.java).
+// ragged_to_padded_f32: x (H, T, D) holding sequences one after another -> y (N, H, Lp, D), N of them picked by seqs
+//   (2N floats: sequence n's first row in x, then its length <= Lp): y[n,h,t,d] = t < len_n ? x[h, start_n + t, d] : 0
+// padded_to_ragged_f32: the inverse, x (N, H, Lp, D) -> y (H, T, D): y[h, start_n + t, d] = x[n,h,t,d] for t < len_n
+//   (the rows of y no picked sequence holds are not written). seqs' values are exact integers below 2^24 (a ragged
+//   batch's positions). The CUDA backend runs a ragged batch's attention as padded groups of sequences of similar
+//   lengths between these two (ops/Attention.java).
 // Launch: 1-D grid-stride loop over the outputs (split/merge: writes coalesced, reads strided by D);
 //   block = 256, grid = min(ceil(total / 256), 65535).
 // Variants: none.
@@ -38,32 +39,27 @@ extern "C" __global__ void merge_heads_f32(const float* __restrict__ x, float* _
 }
 
 extern "C" __global__ void ragged_to_padded_f32(const float* __restrict__ x, float* __restrict__ y,
-                                                const float* __restrict__ starts, int N, int H, int T, int Lp, int D) {
+                                                const float* __restrict__ seqs, int N, int H, int T, int Lp, int D) {
     int total = N * H * Lp * D;  // the host keeps both sizes under 2^31
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
         int d = idx % D;
         int t = (idx / D) % Lp;
         int h = (idx / (D * Lp)) % H;
         int n = idx / (D * Lp * H);
-        int s0 = (int)starts[n], len = (int)starts[n + 1] - s0;
+        int s0 = (int)seqs[2 * n], len = (int)seqs[2 * n + 1];
         y[idx] = t < len ? x[((size_t)h * T + s0 + t) * D + d] : 0.f;
     }
 }
 
 extern "C" __global__ void padded_to_ragged_f32(const float* __restrict__ x, float* __restrict__ y,
-                                                const float* __restrict__ starts, int N, int H, int T, int Lp, int D) {
-    int total = H * T * D;
+                                                const float* __restrict__ seqs, int N, int H, int T, int Lp, int D) {
+    int total = N * H * Lp * D;
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
         int d = idx % D;
-        int pos = (idx / D) % T;
-        int h = idx / (D * T);
-        int lo = 0, hi = N - 1;  // the sequence n with starts[n] <= pos < starts[n + 1]
-        while (lo < hi) {
-            int mid = (lo + hi + 1) >> 1;
-            if ((int)starts[mid] <= pos) lo = mid;
-            else hi = mid - 1;
-        }
-        int t = pos - (int)starts[lo];
-        y[idx] = x[(((size_t)lo * H + h) * Lp + t) * D + d];
+        int t = (idx / D) % Lp;
+        int h = (idx / (D * Lp)) % H;
+        int n = idx / (D * Lp * H);
+        int s0 = (int)seqs[2 * n], len = (int)seqs[2 * n + 1];
+        if (t < len) y[((size_t)h * T + s0 + t) * D + d] = x[idx];
     }
 }

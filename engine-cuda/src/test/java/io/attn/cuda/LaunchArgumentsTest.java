@@ -244,6 +244,39 @@ class LaunchArgumentsTest {
     }
 
     @Test
+    void aRaggedAttentionRunsAsPaddedGroupsOfSimilarLengths() {
+        // lengths 70, 1, 13, 64, 2 at rows 0, 70, 71, 84, 148: longest first, a group closed before its padded rows
+        // pass 5/4 of its real ones + 64: {70, 64, 13} (210 padded rows for 147), then {2, 1}
+        GraphBuilder g = new GraphBuilder();
+        Node q = g.input("q", 1, 2, 150, 8);
+        Node att = g.attention(q, q, q, Float.NaN, MaskSpec.segments(true, 70, 1, 13, 64, 2), null, null);
+        List<io.attn.cuda.ops.Attention.Group> groups = io.attn.cuda.ops.Attention.groups(att);
+        assertEquals(2, groups.size());
+        assertEquals(List.of(3, 70), List.of(groups.get(0).n(), groups.get(0).lp()));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(
+                new float[] {0, 70, 84, 64, 71, 13}, groups.get(0).seqs());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(
+                new float[] {148, 2, 70, 1}, groups.get(1).seqs());
+        // each group's padded node: its sequences' rows, causal, the padding of the shorter ones masked
+        Node padded = groups.get(1).padded();
+        assertEquals(io.attn.tensor.Shape.of(2, 2, 2, 8), padded.input(0).shape());
+        MaskSpec pm = padded.params(io.attn.graph.OpParams.Attention.class).mask();
+        assertTrue(pm.causal() && !pm.segmented() && pm.keyPadding() == io.attn.graph.MaskKind.BOOL, pm.toString());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(
+                new float[] {0, 0, 0, 1}, groups.get(1).keyPadding());
+        assertEquals(null, CudaBackend.unsupported(att));
+        Node two = g.attention(
+                g.input("q2", 2, 2, 3, 8),
+                g.input("k2", 2, 2, 3, 8),
+                g.input("v2", 2, 2, 3, 8),
+                Float.NaN,
+                MaskSpec.segments(false, 1, 2),
+                null,
+                null);
+        assertTrue(CudaBackend.unsupported(two).contains("2 batch rows"), CudaBackend.unsupported(two));
+    }
+
+    @Test
     void int8ProductsOfRaggedGroupsAreLeftToTheCpu() {
         GraphBuilder g = new GraphBuilder();
         Node x = g.input("x", 1, 7, 8);

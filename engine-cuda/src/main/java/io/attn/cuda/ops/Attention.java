@@ -472,24 +472,43 @@ public final class Attention {
     }
 
     /**
-     * A ragged batch's layout, per ATTENTION node: the sequences' first rows ({@code starts}, N + 1 floats, the last T),
-     * the longest length {@code lp}, the padded batch's boolean key-padding mask {@code (N, lp)}, the relative bias's
-     * window {@code {T - lp, T + lp - 1}} (its rows' diagonals {@code -(lp - 1) .. lp - 1}), and the padded ATTENTION
-     * node that runs in its place (the same scale, causal flag, window and relative bias, plus the key padding).
+     * One padded group of a ragged batch's sequences: {@code seqs} (each one's first row and length, 2N floats, as
+     * {@code heads.cu} reads them), the longest length {@code lp}, the group's boolean key-padding mask {@code (N, lp)},
+     * the relative bias's window {@code {T - lp, 2 lp - 1}} (its rows' diagonals {@code -(lp - 1) .. lp - 1}), and the
+     * padded ATTENTION node that runs for it (the same scale, causal flag, window and relative bias, plus the key
+     * padding).
      */
-    record Ragged(Node padded, float[] starts, float[] keyPadding, float[] biasWindow, int n, int lp) {
-        static Ragged of(Node node) {
-            var p = node.params(OpParams.Attention.class);
-            MaskSpec m = p.mask();
-            int[] len = m.segmentLengths();
-            int n = len.length, lp = 0, t = m.segmentsTotal();
-            float[] starts = new float[n + 1];
-            for (int i = 0; i < n; i++) {
-                starts[i + 1] = starts[i] + len[i];
-                lp = Math.max(lp, len[i]);
+    public record Group(Node padded, float[] seqs, float[] keyPadding, float[] biasWindow, int n, int lp) {}
+
+    /**
+     * The groups of a ragged ATTENTION node's sequences: sorted by length, longest first, a group closed when one more
+     * sequence would make its padded rows (count x its longest) exceed 5/4 of its real rows plus 64, so that the padded
+     * attention computes and holds at most about 1.25 T rows and a long sequence never pads a batch of short ones.
+     */
+    public static List<Group> groups(Node node) {
+        var p = node.params(OpParams.Attention.class);
+        MaskSpec m = p.mask();
+        int[] len = m.segmentLengths();
+        int t = m.segmentsTotal();
+        int[] start = new int[len.length];
+        for (int i = 1; i < len.length; i++) start[i] = start[i - 1] + len[i - 1];
+        Integer[] order = new Integer[len.length];
+        for (int i = 0; i < order.length; i++) order[i] = i;
+        java.util.Arrays.sort(order, (a, b) -> len[b] != len[a] ? Integer.compare(len[b], len[a]) : a - b);
+        List<Group> out = new java.util.ArrayList<>();
+        for (int i = 0; i < order.length; ) {
+            int lp = len[order[i]], j = i + 1;
+            long real = lp;
+            while (j < order.length && (long) (j - i + 1) * lp * 4 <= (real + len[order[j]]) * 5 + 256)
+                real += len[order[j++]];
+            int n = j - i;
+            float[] seqs = new float[2 * n], kpm = new float[n * lp];
+            for (int g = 0; g < n; g++) {
+                int s0 = order[i + g];
+                seqs[2 * g] = start[s0];
+                seqs[2 * g + 1] = len[s0];
+                java.util.Arrays.fill(kpm, g * lp + len[s0], (g + 1) * lp, 1f);
             }
-            float[] kpm = new float[n * lp];
-            for (int i = 0; i < n; i++) java.util.Arrays.fill(kpm, i * lp + len[i], (i + 1) * lp, 1f);
             Shape q = node.input(0).shape(),
                     k = node.input(1).shape(),
                     v = node.input(2).shape();
@@ -503,36 +522,37 @@ public final class Attention {
             MaskSpec padded =
                     new MaskSpec(m.causal(), m.attnMask(), MaskKind.BOOL).window(m.windowLeft(), m.windowRight());
             Node att = g.attention(pq, pk, pv, p.scale(), padded, bias, g.input("key_padding", n, lp));
-            return new Ragged(att, starts, kpm, new float[] {t - lp, t + lp - 1}, n, lp);
+            out.add(new Group(att, seqs, kpm, new float[] {t - lp, 2 * lp - 1}, n, lp));
+            i = j;
         }
+        return List.copyOf(out);
     }
 
-    private static final Map<Node, Ragged> RAGGED =
+    private static final Map<Node, List<Group>> RAGGED =
             java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
     /**
      * Why the CUDA backend does not run this ragged ATTENTION (a segmented mask), or null: it runs one batch row of
-     * sequences whose padded copies ({@link #runRagged}) index within 2^31 elements.
+     * sequences whose padded groups ({@link #groups}) index within 2^31 elements.
      */
     public static String raggedUnsupported(Node node) {
-        MaskSpec m = node.params(OpParams.Attention.class).mask();
         Shape q = node.input(0).shape(), v = node.input(2).shape();
         if (q.dim(0) != 1) return "a ragged batch of " + q.dim(0) + " batch rows (one holds the sequences)";
-        int lp = 0;
-        for (int len : m.segmentLengths()) lp = Math.max(lp, len);
         long widest = Math.max(q.dim(3), v.dim(3)) * (long) q.dim(1);
-        if (widest * lp * m.segmentLengths().length > Integer.MAX_VALUE || widest * q.dim(2) > Integer.MAX_VALUE)
-            return "a ragged batch whose padded copy has more than 2^31 elements";
+        if (widest * q.dim(2) > Integer.MAX_VALUE) return "a ragged batch of more than 2^31 elements";
+        for (Group g : RAGGED.computeIfAbsent(node, Attention::groups))
+            if (widest * g.n() * g.lp() > Integer.MAX_VALUE)
+                return "a ragged batch whose padded group has more than 2^31 elements";
         return null;
     }
 
     /**
-     * A ragged batch's attention (q {@code (1, H, T, D)}, the sequences one after another) as a padded one: q, k, v
-     * (and a relative bias's diagonals) copied into {@code (N, H, lp, D)} buffers from the pool ({@code
-     * ragged_to_padded_f32}), the padded node run by {@link #run} on whatever path it takes (a key-padding mask hides
-     * each sequence's padding; causal, the window and the bias count within a sequence, as they do in the ragged
-     * layout), the real rows copied back ({@code padded_to_ragged_f32}). The products and the rest of the model stay
-     * ragged: only the attention sees padding.
+     * A ragged batch's attention (q {@code (1, H, T, D)}, the sequences one after another) as padded groups of
+     * sequences of similar lengths ({@link #groups}): per group, q, k, v (and a relative bias's diagonals) copied into
+     * {@code (N, H, lp, D)} buffers from the pool ({@code ragged_to_padded_f32}), the group's padded node run by {@link
+     * #run} on whatever path it takes (a key-padding mask hides each sequence's padding; causal, the window and the bias
+     * count within a sequence, as they do in the ragged layout), its real rows copied back ({@code
+     * padded_to_ragged_f32}). The products and every other op stay ragged: only the attention sees padding.
      */
     static void runRagged(
             CudaStream st,
@@ -544,59 +564,57 @@ public final class Attention {
             Node node,
             CudaBuffer y,
             CudaBuffer[] x) {
-        Ragged r = RAGGED.computeIfAbsent(node, Ragged::of);
         Shape q = node.input(0).shape(),
                 kv = node.input(1).shape(),
                 vs = node.input(2).shape();
         int h = q.dim(1), t = q.dim(2), d = q.dim(3), hkv = kv.dim(1), dv = vs.dim(3);
-        CudaBuffer starts = st.deviceF32(r.starts());
-        List<CudaBuffer> owned = new java.util.ArrayList<>();
-        try {
-            List<CudaBuffer> in = new java.util.ArrayList<>();
-            in.add(toPadded(st, x[0], starts, r.n(), h, t, r.lp(), d, owned));
-            in.add(toPadded(st, x[1], starts, r.n(), hkv, t, r.lp(), d, owned));
-            in.add(toPadded(st, x[2], starts, r.n(), hkv, t, r.lp(), dv, owned));
-            if (node.params(OpParams.Attention.class).mask().relativeBias()) // (Hb, 2T - 1) -> (Hb, 2 lp - 1)
-            in.add(toPadded(
-                    st,
-                    x[3],
-                    st.deviceF32(r.biasWindow()),
-                    1,
-                    node.input(3).shape().dim(0),
-                    2 * t - 1,
-                    2 * r.lp() - 1,
-                    1,
-                    owned));
-            in.add(st.deviceF32(r.keyPadding()));
-            CudaBuffer out = st.scratch((long) r.n() * h * r.lp() * dv);
-            owned.add(out);
-            run(st, path, fp32, precision, capability, variant, r.padded(), out, in.toArray(CudaBuffer[]::new), null);
-            st.elementwise(
-                    Kernel.PADDED_TO_RAGGED_F32,
-                    (long) h * t * dv,
-                    args(out, y, starts).i32(r.n()).i32(h).i32(t).i32(r.lp()).i32(dv));
-        } finally {
-            for (CudaBuffer b : owned) b.close(); // to the pool; later users are queued after these kernels
+        boolean relative = node.params(OpParams.Attention.class).mask().relativeBias();
+        for (Group g : RAGGED.computeIfAbsent(node, Attention::groups)) {
+            CudaBuffer seqs = st.deviceF32(g.seqs());
+            List<CudaBuffer> owned = new java.util.ArrayList<>();
+            try {
+                List<CudaBuffer> in = new java.util.ArrayList<>();
+                in.add(toPadded(st, x[0], seqs, g.n(), h, t, g.lp(), d, owned));
+                in.add(toPadded(st, x[1], seqs, g.n(), hkv, t, g.lp(), d, owned));
+                in.add(toPadded(st, x[2], seqs, g.n(), hkv, t, g.lp(), dv, owned));
+                if (relative) { // (Hb, 2T - 1) -> (Hb, 2 lp - 1): one row of diagonals per bias head
+                    int hb = node.input(3).shape().dim(0);
+                    in.add(toPadded(
+                            st, x[3], st.deviceF32(g.biasWindow()), 1, hb, 2 * t - 1, 2 * g.lp() - 1, 1, owned));
+                }
+                in.add(st.deviceF32(g.keyPadding()));
+                CudaBuffer out = st.scratch((long) g.n() * h * g.lp() * dv);
+                owned.add(out);
+                run(
+                        st,
+                        path,
+                        fp32,
+                        precision,
+                        capability,
+                        variant,
+                        g.padded(),
+                        out,
+                        in.toArray(CudaBuffer[]::new),
+                        null);
+                st.elementwise(
+                        Kernel.PADDED_TO_RAGGED_F32,
+                        (long) g.n() * h * g.lp() * dv,
+                        args(out, y, seqs).i32(g.n()).i32(h).i32(t).i32(g.lp()).i32(dv));
+            } finally {
+                for (CudaBuffer b : owned) b.close(); // to the pool; later users are queued after these kernels
+            }
         }
     }
 
-    /** x (H, T, D), sequences at {@code starts}, into a pool buffer (N, H, lp, D), zero past each sequence. */
+    /** x (H, T, D), the sequences {@code seqs} picks, into a pool buffer (N, H, lp, D), zero past each sequence. */
     private static CudaBuffer toPadded(
-            CudaStream st,
-            CudaBuffer x,
-            CudaBuffer starts,
-            int n,
-            int h,
-            int t,
-            int lp,
-            int d,
-            List<CudaBuffer> owned) {
+            CudaStream st, CudaBuffer x, CudaBuffer seqs, int n, int h, int t, int lp, int d, List<CudaBuffer> owned) {
         CudaBuffer y = st.scratch((long) n * h * lp * d);
         owned.add(y);
         st.elementwise(
                 Kernel.RAGGED_TO_PADDED_F32,
                 (long) n * h * lp * d,
-                args(x, y, starts).i32(n).i32(h).i32(t).i32(lp).i32(d));
+                args(x, y, seqs).i32(n).i32(h).i32(t).i32(lp).i32(d));
         return y;
     }
 
