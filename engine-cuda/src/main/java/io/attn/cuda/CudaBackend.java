@@ -56,7 +56,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * Attention} says which kernel each runs. Option {@code flash.variant} names the 16-bit flash entry (bf16 / fp16,
  * {@link Attention#VARIANTS}; default {@link Attention#defaultVariant}), for the GPU sweep; options {@code
  * flash.fp32=tf32x3|simt} (default tf32x3 on compute capability 8.0+) and {@code flash.fp32.variant=ENTRY} pick the
- * fp32 flash kernel ({@link Attention.Fp32Choice}).
+ * fp32 flash kernel ({@link Attention.Fp32Choice}). Option {@code ragged=on|off} ({@link #RAGGED_OPTION}): whether
+ * it runs ragged batches (default on).
  *
  * <p><b>Limits.</b> F32 tensors only ({@link #supports} says no to anything else). Precision FP32 (default, exact
  * fp32 kernels and SGEMM), TF32 (cuBLAS GEMMs on TF32 tensor cores; kernels fp32), BF16 / FP16 (cuBLAS GEMMs with
@@ -70,6 +71,23 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class CudaBackend implements Backend {
     static final String ATTENTION_OPTION = "attention";
+
+    /**
+     * Option {@code ragged}: {@code on} (default) runs ragged batches (their attention in padded groups, {@link
+     * Attention#groups}); {@code off} declines them, so the embedder pads its batches (the path before, for an A/B on a
+     * GPU).
+     */
+    static final String RAGGED_OPTION = "ragged";
+
+    /** Whether option {@link #RAGGED_OPTION} leaves ragged batches on. */
+    static boolean raggedOn(Map<String, String> extra) {
+        String v = extra.get(RAGGED_OPTION);
+        if (v == null || v.equals("on")) return true;
+        if (v.equals("off")) return false;
+        throw AttnException.badInput("option " + RAGGED_OPTION + "=" + v + ": expected on or off");
+    }
+
+    private final boolean ragged; // option ragged
 
     private final ReentrantLock lock; // the stream's
     private final CudaContext ctx;
@@ -108,6 +126,7 @@ public final class CudaBackend implements Backend {
         this.stream = new CudaStream(sink, blas, cudnn);
         this.attentionPath = effectivePath(Attention.Path.parse(options.extra().get(ATTENTION_OPTION)), cudnn);
         this.fp32Flash = Attention.Fp32Choice.parse(options.extra());
+        this.ragged = raggedOn(options.extra());
         this.precision = options.precision();
         this.flashVariant = Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), precision);
         this.capability = ctx.info.ccMajor() * 10 + ctx.info.ccMinor();
@@ -124,7 +143,8 @@ public final class CudaBackend implements Backend {
                                 + (fp32Flash.variant() != null
                                         ? fp32Flash.variant().entry()
                                         : fp32Flash.kind().name().toLowerCase(Locale.ROOT)))
-                + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
+                + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")")
+                + (ragged ? "" : "; ragged batches off (padded)");
     }
 
     /**
@@ -151,13 +171,15 @@ public final class CudaBackend implements Backend {
         if (asked == Attention.Path.CUDNN) CudnnAttention.open(extra, null, notes);
         this.attentionPath = effectivePath(asked, null);
         this.fp32Flash = Attention.Fp32Choice.parse(extra);
+        this.ragged = raggedOn(extra);
         this.precision = precision;
         this.flashVariant = Attention.parseVariant(extra.get(Attention.VARIANT_OPTION), precision);
         this.capability = capability;
         this.half = halfWeights(precision, blas);
         this.description = "cuda (no device: test sink)" + weightsNote(precision, half) + "; attention: "
                 + attentionPath.name().toLowerCase(Locale.ROOT)
-                + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")");
+                + (notes.isEmpty() ? "" : " (" + String.join("; ", notes) + ")")
+                + (ragged ? "" : "; ragged batches off (padded)");
     }
 
     /** The path that runs: {@code cudnn} only when its library opened ({@code cudnn} non-null), else flash. */
@@ -188,6 +210,7 @@ public final class CudaBackend implements Backend {
         Attention.Path.parse(options.extra().get(ATTENTION_OPTION)); // a bad option fails before any native work
         Attention.parseVariant(options.extra().get(Attention.VARIANT_OPTION), options.precision());
         Attention.Fp32Choice.parse(options.extra());
+        raggedOn(options.extra());
         String noDriver = CudaProbe.driverMissing();
         if (noDriver != null) throw new AttnException(AttnException.Code.DEVICE_UNAVAILABLE, noDriver);
         String bindings = CudaProbe.loadBindings();
@@ -273,6 +296,9 @@ public final class CudaBackend implements Backend {
 
     @Override
     public boolean supports(Node node) {
+        if (!ragged
+                && node.op() == io.attn.graph.Op.ATTENTION
+                && node.params(OpParams.Attention.class).mask().segmented()) return false;
         return unsupported(node) == null;
     }
 

@@ -265,6 +265,15 @@ class LaunchArgumentsTest {
         org.junit.jupiter.api.Assertions.assertArrayEquals(
                 new float[] {0, 0, 0, 1}, groups.get(1).keyPadding());
         assertEquals(null, CudaBackend.unsupported(att));
+        // option ragged=off declines it (the embedder then pads); a bad value is one line naming the option
+        try (CudaBackend off =
+                new CudaBackend(rec, rec, Map.of(CudaBackend.RAGGED_OPTION, "off"), Precision.FP32, 90)) {
+            assertTrue(!off.supports(att) && off.description().contains("ragged batches off"), off.description());
+        }
+        io.attn.AttnException bad = assertThrows(
+                io.attn.AttnException.class,
+                () -> new CudaBackend(rec, rec, Map.of(CudaBackend.RAGGED_OPTION, "maybe"), Precision.FP32, 90));
+        assertTrue(bad.getMessage().contains("ragged=maybe: expected on or off"), bad.getMessage());
         Node two = g.attention(
                 g.input("q2", 2, 2, 3, 8),
                 g.input("k2", 2, 2, 3, 8),
