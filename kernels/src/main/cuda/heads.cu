@@ -38,16 +38,24 @@ extern "C" __global__ void merge_heads_f32(const float* __restrict__ x, float* _
     }
 }
 
+// Where element idx of the padded (N, H, Lp, D) layout lies in the ragged (H, T, D) one, or -1 past its sequence's
+// length (seqs as above).
+__device__ __forceinline__ long long ragged_offset(int idx, const float* __restrict__ seqs, int H, int T, int Lp,
+                                                   int D) {
+    int d = idx % D;
+    int t = (idx / D) % Lp;
+    int h = (idx / (D * Lp)) % H;
+    int n = idx / (D * Lp * H);
+    int s0 = (int)seqs[2 * n], len = (int)seqs[2 * n + 1];
+    return t < len ? ((long long)h * T + s0 + t) * D + d : -1;
+}
+
 extern "C" __global__ void ragged_to_padded_f32(const float* __restrict__ x, float* __restrict__ y,
                                                 const float* __restrict__ seqs, int N, int H, int T, int Lp, int D) {
     int total = N * H * Lp * D;  // the host keeps both sizes under 2^31
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
-        int d = idx % D;
-        int t = (idx / D) % Lp;
-        int h = (idx / (D * Lp)) % H;
-        int n = idx / (D * Lp * H);
-        int s0 = (int)seqs[2 * n], len = (int)seqs[2 * n + 1];
-        y[idx] = t < len ? x[((size_t)h * T + s0 + t) * D + d] : 0.f;
+        long long at = ragged_offset(idx, seqs, H, T, Lp, D);
+        y[idx] = at >= 0 ? x[at] : 0.f;
     }
 }
 
@@ -55,11 +63,7 @@ extern "C" __global__ void padded_to_ragged_f32(const float* __restrict__ x, flo
                                                 const float* __restrict__ seqs, int N, int H, int T, int Lp, int D) {
     int total = N * H * Lp * D;
     for (int idx = blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx = next_idx(idx, total)) {
-        int d = idx % D;
-        int t = (idx / D) % Lp;
-        int h = (idx / (D * Lp)) % H;
-        int n = idx / (D * Lp * H);
-        int s0 = (int)seqs[2 * n], len = (int)seqs[2 * n + 1];
-        if (t < len) y[((size_t)h * T + s0 + t) * D + d] = x[idx];
+        long long at = ragged_offset(idx, seqs, H, T, Lp, D);
+        if (at >= 0) y[at] = x[idx];
     }
 }
