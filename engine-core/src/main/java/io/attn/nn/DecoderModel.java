@@ -119,7 +119,7 @@ public final class DecoderModel {
         for (int i = 0; i < layers.size(); i++) {
             TransformerEncoderLayer l = layers.get(i);
             Masks m = d.windowed(i) ? windowed : masks;
-            EncoderConfig.Rotary rotary = gemma != null && gemma.localLayers().get(i)
+            EncoderConfig.Rotary rotary = gemma != null && d.slidingLayer(i)
                     ? gemma.localRotary()
                     : config.variant().rotary();
             x = l.forward(f, x, in -> l.selfAttn().forwardRotary(f, in, m, rotary, positions));

@@ -156,8 +156,9 @@ public record EncoderConfig(
      * @param slidingWindow {@code sliding_window}: query i sees keys {@code i - slidingWindow < j <= i} in the windowed
      *     layers (a window rule in the attention op, O(L x window)), or, bidirectional ({@link Gemma#bidirectional}),
      *     {@code |i - j| <= slidingWindow / 2}; 0 for no window
-     * @param windowedLayers which layers take the window (Qwen's from {@code max_window_layers}, or {@code layer_types});
-     *     null: every layer (Mistral)
+     * @param windowedLayers which layers take the window (Qwen's from {@code max_window_layers}, or {@code layer_types};
+     *     Gemma's {@code sliding_attention} layers, kept when the window is 0 for their rope); null: every layer
+     *     (Mistral)
      * @param gemma what Gemma 3's text model does otherwise ({@link Gemma}); null for the others
      */
     public record Decoder(
@@ -200,6 +201,14 @@ public record EncoderConfig(
             return slidingWindow > 0 && (windowedLayers == null || windowedLayers.get(i));
         }
 
+        /**
+         * Whether layer {@code i} is a {@code sliding_attention} layer ({@link #windowedLayers}; with none, every layer
+         * when there is a window), whether or not its window cuts (Gemma's such layers have a rope of their own).
+         */
+        public boolean slidingLayer(int i) {
+            return windowedLayers != null ? windowedLayers.get(i) : slidingWindow > 0;
+        }
+
         /** Whether the attention is causal (every decoder's but a bidirectional Gemma's). */
         public boolean causal() {
             return gemma == null || !gemma.bidirectional();
@@ -217,19 +226,11 @@ public record EncoderConfig(
      * @param attentionScale the scores' scale, {@code query_pre_attn_scalar^-0.5}
      * @param bidirectional {@code use_bidirectional_attention} (EmbeddingGemma): no causal mask; the sliding window then
      *     {@code |i - j| <= sliding_window / 2} (transformers' {@code |i - j| < sliding_window // 2 + 1})
-     * @param localLayers which layers are {@code sliding_attention} (their rotary positions are {@code localRotary}
-     *     whether or not the window cuts)
-     * @param localRotary the {@code sliding_attention} layers' rotary positions ({@code rope_local_base_freq}); the
-     *     others take {@link Variant#rotary}
+     * @param localRotary the rotary positions of the {@code sliding_attention} layers ({@link Decoder#slidingLayer};
+     *     {@code rope_local_base_freq}), whether or not the window cuts; the others take {@link Variant#rotary}
      */
-    public record Gemma(
-            float embedScale,
-            float attentionScale,
-            boolean bidirectional,
-            java.util.List<Boolean> localLayers,
-            Rotary localRotary) {
+    public record Gemma(float embedScale, float attentionScale, boolean bidirectional, Rotary localRotary) {
         public Gemma {
-            localLayers = java.util.List.copyOf(localLayers);
             java.util.Objects.requireNonNull(localRotary, "localRotary");
         }
     }

@@ -103,7 +103,6 @@ final class GemmaFamily implements EncoderFamily {
                 (float) Math.sqrt(hidden),
                 (float) Math.pow(queryScalar, -0.5),
                 bidirectional,
-                local,
                 rotary(sliding, headDim));
         return new EncoderConfig(
                 type,

@@ -38,7 +38,7 @@ class GemmaFamilyTest {
         assertEquals((float) (1 / Math.sqrt(24)), g.attentionScale()); // query_pre_attn_scalar 24, not head_dim 32
         assertTrue(g.bidirectional());
         assertFalse(d.causal());
-        assertEquals(List.of(true, false, true), g.localLayers());
+        assertEquals(List.of(true, false, true), d.windowedLayers());
         assertEquals(new EncoderConfig.Rotary(1e4f, 32), g.localRotary());
         assertEquals(
                 new EncoderConfig.Rotary(1e6f, 32, OpParams.Rope.Scaling.linear(2)),
@@ -74,7 +74,7 @@ class GemmaFamilyTest {
         EncoderConfig.Decoder d = c.variant().decoder();
         List<Boolean> local = new ArrayList<>();
         for (int i = 0; i < 24; i++) local.add(i % 6 != 5); // layers 5, 11, 17, 23 full
-        assertEquals(local, d.gemma().localLayers());
+        assertEquals(local, d.windowedLayers());
         assertEquals(512, d.slidingWindow());
         assertEquals(0.0625f, d.gemma().attentionScale());
         assertEquals((float) Math.sqrt(768), d.gemma().embedScale());
@@ -164,12 +164,12 @@ class GemmaFamilyTest {
         assertEquals(0.0625f, d.gemma().attentionScale());
         assertTrue(d.causal());
         // no window: a null sliding_window, or one that reaches every position
-        assertEquals(
-                0,
-                read("{\"model_type\": \"gemma3_text\", \"sliding_window\": null}")
-                        .variant()
-                        .decoder()
-                        .slidingWindow());
+        EncoderConfig.Decoder noWindow = read("{\"model_type\": \"gemma3_text\", \"sliding_window\": null}")
+                .variant()
+                .decoder();
+        assertEquals(0, noWindow.slidingWindow());
+        // its sliding_attention layers keep their own rope (rope_local_base_freq) without a window
+        assertTrue(noWindow.slidingLayer(0) && !noWindow.windowed(0) && !noWindow.slidingLayer(5));
         assertEquals(0, read("""
                         {"model_type": "gemma3_text", "sliding_window": 512, "use_bidirectional_attention": true,
                          "max_position_embeddings": 256}""").variant().decoder().slidingWindow());
