@@ -404,6 +404,14 @@ def cfg_gte(t):
                      intermediate_size=64, max_position_embeddings=64, type_vocab_size=1, pad_token_id=t.pad_token_id)
 
 
+def cfg_jina_v3(t):
+    from transformers import JinaEmbeddingsV3Config
+    return JinaEmbeddingsV3Config(vocab_size=len(t), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                  intermediate_size=64, max_position_embeddings=64, type_vocab_size=1,
+                                  pad_token_id=t.pad_token_id, bos_token_id=t.bos_token_id,
+                                  eos_token_id=t.eos_token_id)
+
+
 def cfg_qwen3(t):
     from transformers import Qwen3Config
     # head_dim 16 with 4 heads: 64 != hidden 48, as Qwen3's head_dim is not hidden / heads either
@@ -482,6 +490,11 @@ def cfg_gemma3(t):
 
 QWEN3_QUERY = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
 
+# jina-embeddings-v3's config_sentence_transformers.json prompts (one per LoRA task; the last three empty)
+JINA_V3_PROMPTS = {"retrieval.query": "Represent the query for retrieving evidence documents: ",
+                   "retrieval.passage": "Represent the document for retrieval: ", "separation": "",
+                   "classification": "", "text-matching": ""}
+
 FAMILIES = {
     # the plain BERT case, but in sentence-transformers 6's file formats (what attn refused before issue 35)
     "bert": dict(model_type="bert", tok=tok_bert, cfg=cfg_bert, pooling="mean", normalize=True, msl=24),
@@ -529,6 +542,10 @@ FAMILIES = {
                    window=("sliding_window", 1024),
                    dense=[dict(out=96, bias=False, act=None), dict(out=48, bias=False, act=None)],
                    prompts={"query": "task: search result | query: ", "document": "title: none | text: "}),
+    # jina-embeddings-v3 style (transformers' native jina_embeddings_v3): XLM-R's tokenizer and post-norm layers with
+    # rotary positions (theta 20000), fused Wqkv as save_pretrained writes it, mean pooling, its task prompts
+    "jina-v3": dict(model_type="jina_embeddings_v3", tok=tok_xlmr, cfg=cfg_jina_v3, pooling="mean", normalize=True,
+                    msl=32, prompts=JINA_V3_PROMPTS),
 }
 
 

@@ -32,6 +32,15 @@ final class EmbedOptions {
     String prompt;
 
     @Option(
+            names = "--task",
+            paramLabel = "NAME",
+            description = "Merge the model's task adapter NAME into its weights when it loads (a task LoRA model such"
+                    + " as jina-embeddings-v3: retrieval.query, retrieval.passage, separation, classification,"
+                    + " text-matching; default: none, the base weights); the model's prompt of that name then goes"
+                    + " before every text unless --prompt-name or --prompt says otherwise.")
+    String task;
+
+    @Option(
             names = "--normalize",
             negatable = true,
             description = "L2-normalize the vectors (default: as the model says, i.e. when it has a Normalize module).")
@@ -52,7 +61,8 @@ final class EmbedOptions {
         EmbedderOptions o = EmbedderOptions.defaults()
                 .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
                 .withTokenizer(tokenizer)
-                .withNormalize(normalize);
+                .withNormalize(normalize)
+                .withTask(task);
         if (promptName != null && prompt != null)
             throw OptionValues.usage(cmd, "give --prompt-name or --prompt, not both");
         if (promptName != null) o = o.withPromptName(promptName);

@@ -176,6 +176,17 @@ final class InspectCommand implements Callable<Integer> {
         if (m.fromOnnx()) d.put("onnx", m.source());
         d.put("model_type", m.modelType());
         d.put("config", ModelConfigs.withDefaults(m.config(), m.source()));
+        if (!m.tasks().isEmpty() || m.task() != null) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            if (m.task() != null) t.put("merged", m.task());
+            else {
+                t.put("tasks", new java.util.ArrayList<Object>(m.tasks()));
+                t.put("rank", m.config().getOrDefault("lora_rank", 4));
+                t.put("alpha", m.config().getOrDefault("lora_alpha", 1));
+                t.put("run", "attn embed --task NAME merges one task's adapter; without --task, the base weights");
+            }
+            d.put("task_adapters", t);
+        }
         Map<String, Object> st = new LinkedHashMap<>();
         st.put("pooling", m.pooling().label());
         List<Object> dense = new java.util.ArrayList<>();
@@ -344,6 +355,10 @@ final class InspectCommand implements Callable<Integer> {
                 fields(b, (Map<String, Object>) d.get("config"));
                 b.append(String.format("sentence embedding:%n"));
                 fields(b, (Map<String, Object>) d.get("sentence_transformers"));
+                if (d.get("task_adapters") instanceof Map<?, ?> t) {
+                    b.append(String.format("task adapters (LoRA):%n"));
+                    fields(b, (Map<String, Object>) t);
+                }
                 if (d.get("quantization") instanceof Map<?, ?> q) {
                     b.append(String.format("quantization:%n"));
                     fields(b, (Map<String, Object>) q);

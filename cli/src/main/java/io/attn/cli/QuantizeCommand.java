@@ -61,6 +61,13 @@ final class QuantizeCommand implements Callable<Integer> {
             description = "A language model's config (default: the safetensors metadata's \"config\").")
     Path config;
 
+    @Option(
+            names = "--task",
+            paramLabel = "NAME",
+            description = "A task LoRA model's (jina-embeddings-v3's) task adapter to merge before quantizing; the"
+                    + " folder written is that task's model (config.json names it as attn_task).")
+    String task;
+
     @Option(names = "--verbose", description = "Stack traces for errors.")
     boolean verbose;
 
@@ -87,7 +94,7 @@ final class QuantizeCommand implements Callable<Integer> {
         if (!Files.isDirectory(dir))
             throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder or"
                     + " attn generate's M.safetensors; an .onnx export is made a folder by attn convert)");
-        TextModel m = TextModel.read(dir);
+        TextModel m = TextModel.read(dir, null, task);
         if (m.fromOnnx()
                 && (!m.dense().isEmpty()
                         || !m.prompts().byName().isEmpty()

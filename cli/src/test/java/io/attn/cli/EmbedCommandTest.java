@@ -225,6 +225,56 @@ class EmbedCommandTest {
         assertTrue(r.err().contains("nope") && r.err().contains("passage"), r.err());
     }
 
+    /**
+     * {@code attn embed --task} on jina-embeddings-v3's hub folder ({@code tests/families/jina-v3-hub},
+     * tools/make_jina_v3.py): the task's adapter merged and its prompt put first, against sentence-transformers'
+     * vectors of that task's merged weights with that prompt ({@code tasks.json}), within cosine 0.99999 and 1e-4 x
+     * norm; with --prompt "" the prompt is left out (the no-prompt vectors of the same task are not in the fixture, so
+     * that run is held to differ from the prompted one). A task the model does not have: exit 3, one line naming the
+     * tasks it has.
+     */
+    @Test
+    void taskAdaptersAreJinaOnes() throws IOException {
+        Path model = Path.of("../tests/families/jina-v3-hub");
+        var x = com.google.gson.JsonParser.parseString(Files.readString(model.resolve("tasks.json")))
+                .getAsJsonObject();
+        List<String> lines = new ArrayList<>();
+        for (var t : x.getAsJsonArray("texts")) {
+            var o = new com.google.gson.JsonObject();
+            o.addProperty("text", t.getAsString());
+            lines.add(o.toString());
+        }
+        Path in = dir.resolve("texts.jsonl");
+        Files.write(in, lines, StandardCharsets.UTF_8);
+        float[][] prompted = null;
+        for (var run : x.getAsJsonArray("runs")) {
+            var o = run.getAsJsonObject();
+            if (o.get("task").isJsonNull() || !o.get("task").getAsString().equals("retrieval.query")) continue;
+            prompted = embedFile(model, in, dir.resolve("q.npy"), "--task", "retrieval.query");
+            var rows = o.getAsJsonArray("embeddings");
+            for (int i = 0; i < rows.size(); i++) {
+                var row = rows.get(i).getAsJsonArray();
+                float[] b = new float[row.size()];
+                double nb = 0, worst = 0;
+                for (int k = 0; k < b.length; k++) {
+                    b[k] = row.get(k).getAsFloat();
+                    nb += (double) b[k] * b[k];
+                    worst = Math.max(worst, Math.abs(prompted[i][k] - b[k]));
+                }
+                assertTrue(cosine(prompted[i], b) >= 0.99999, "text " + i + ": cosine " + cosine(prompted[i], b));
+                assertTrue(worst <= 1e-4 * Math.sqrt(nb), "text " + i + ": max abs error " + worst);
+            }
+        }
+        assertTrue(prompted != null, "tasks.json has no retrieval.query run");
+        float[][] bare = embedFile(model, in, dir.resolve("q0.npy"), "--task", "retrieval.query", "--prompt", "");
+        assertTrue(cosine(bare[0], prompted[0]) < 0.999, "--prompt \"\" leaves the task's prompt out");
+        var r = RunCommandTest.cli(
+                "embed", "--model", model.toString(), "--device", "cpu", "--text", "x", "--task", "query");
+        assertEquals(3, r.code(), r.err());
+        assertEquals(1, r.err().strip().lines().count(), r.err());
+        assertTrue(r.err().contains("\"query\"") && r.err().contains("text-matching"), r.err());
+    }
+
     @Test
     void badInputLeavesNothingBehind() throws IOException {
         Path m = TinyTextModel.folder(dir, false);

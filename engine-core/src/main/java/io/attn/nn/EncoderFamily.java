@@ -111,10 +111,23 @@ public interface EncoderFamily {
     EncoderFamily MISTRAL = DecoderFamily.MISTRAL;
     EncoderFamily LLAMA = DecoderFamily.LLAMA;
     EncoderFamily GEMMA3 = new GemmaFamily();
+    EncoderFamily JINA_V3 = new JinaV3Family();
 
     /** Every family the engine runs: the encoders, then the decoder embedders ({@link DecoderModel}). */
     List<EncoderFamily> ALL = List.of(
-            BERT, ROBERTA, DISTILBERT, MPNET, GTE, NOMIC_BERT, MODERNBERT, QWEN3, QWEN2, MISTRAL, LLAMA, GEMMA3);
+            BERT,
+            ROBERTA,
+            DISTILBERT,
+            MPNET,
+            GTE,
+            NOMIC_BERT,
+            MODERNBERT,
+            JINA_V3,
+            QWEN3,
+            QWEN2,
+            MISTRAL,
+            LLAMA,
+            GEMMA3);
 
     /** Every {@code model_type} the engine runs. */
     static List<String> supportedModelTypes() {

@@ -131,7 +131,7 @@ final class ModelService implements AutoCloseable {
                     false,
                     maxQueued);
         }
-        TextModel t = TextModel.read(path, options.tokenizer());
+        TextModel t = TextModel.read(path, options.tokenizer(), options.task());
         String n = name != null ? name : t.name();
         if (t.isClassifier()) {
             EmbedderOptions o = options.withMaxBatchTokens(

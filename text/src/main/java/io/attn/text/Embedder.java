@@ -90,7 +90,7 @@ public final class Embedder implements AutoCloseable {
     /** Loads a model folder or {@code .onnx} file with options. */
     public static Embedder load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, TextModel.read(model, options.tokenizer()), options);
+        return load(engine, TextModel.read(model, options.tokenizer(), options.task()), options);
     }
 
     /**
@@ -101,6 +101,7 @@ public final class Embedder implements AutoCloseable {
     public static Embedder load(Engine engine, TextModel m, EmbedderOptions o) {
         if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
         if (o == null) o = EmbedderOptions.defaults();
+        o = withTask(m, o);
         if (m.isClassifier())
             throw AttnException.badInput(
                     m.source() + ": a sequence classifier (" + m.labels().size()
@@ -130,6 +131,23 @@ public final class Embedder implements AutoCloseable {
             t.close();
             throw e;
         }
+    }
+
+    /**
+     * The options for model {@code m} read with its task adapter: the task's prompt by default (the model's prompt of
+     * the task's name, when it has one and the options name no prompt), as Jina's API applies a task's instruction
+     * with its adapter. A task in the options that {@code m} was not read with is refused.
+     */
+    static EmbedderOptions withTask(TextModel m, EmbedderOptions o) {
+        if (o.task() != null && !o.task().equals(m.task()))
+            throw AttnException.badInput(m.source() + ": task \"" + o.task() + "\" asked, but the model was read "
+                    + (m.task() == null ? "without a task" : "with task \"" + m.task() + "\"")
+                    + " (TextModel.read(model, tokenizer, task) merges its adapter)");
+        if (m.task() != null
+                && o.prompt() == null
+                && o.promptName() == null
+                && m.prompts().byName().containsKey(m.task())) return o.withPromptName(m.task());
+        return o;
     }
 
     /** The model's name (its folder's). */

@@ -21,6 +21,10 @@ import java.nio.file.Path;
  *     default_prompt_name}, if any); a name the model does not have is refused when the embedder loads
  * @param prompt a text put before every text by default instead of a named prompt (null: none), as
  *     sentence-transformers' {@code encode(prompt=...)}
+ * @param task the model's task adapter to merge into its weights when it loads (null: none; the base weights), one of
+ *     the {@code lora_adaptations} of a task LoRA model such as jina-embeddings-v3; it also picks the model's prompt
+ *     of the same name, when it has one and neither {@code promptName} nor {@code prompt} is given, as Jina's API
+ *     applies a task's instruction with its adapter
  *     <p>Immutable and thread-safe.
  */
 public record EmbedderOptions(
@@ -31,7 +35,8 @@ public record EmbedderOptions(
         int maxBatchTokens,
         Path tokenizer,
         String promptName,
-        String prompt) {
+        String prompt,
+        String task) {
     /** Texts per forward pass by default. */
     public static final int DEFAULT_BATCH_SIZE = 256;
     /**
@@ -52,7 +57,7 @@ public record EmbedderOptions(
 
     /** The model's own settings, the default batching. */
     public static EmbedderOptions defaults() {
-        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, 0, null, null, null);
+        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, 0, null, null, null, null);
     }
 
     /**
@@ -70,36 +75,48 @@ public record EmbedderOptions(
 
     public EmbedderOptions withPooling(Pooling p) {
         return new EmbedderOptions(
-                p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
+                p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
     }
 
     public EmbedderOptions withNormalize(Boolean n) {
-        return new EmbedderOptions(pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
+        return new EmbedderOptions(
+                pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
     }
 
     public EmbedderOptions withMaxLength(int m) {
-        return new EmbedderOptions(pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt);
+        return new EmbedderOptions(
+                pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
     }
 
     public EmbedderOptions withMaxBatchSize(int b) {
-        return new EmbedderOptions(pooling, normalize, maxLength, b, maxBatchTokens, tokenizer, promptName, prompt);
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, b, maxBatchTokens, tokenizer, promptName, prompt, task);
     }
 
     public EmbedderOptions withMaxBatchTokens(int t) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer, promptName, prompt);
+        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer, promptName, prompt, task);
     }
 
     public EmbedderOptions withTokenizer(Path t) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t, promptName, prompt);
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t, promptName, prompt, task);
     }
 
     /** A named prompt of the model before every text by default ({@code --prompt-name}). */
     public EmbedderOptions withPromptName(String name) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, name, null);
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, name, null, task);
+    }
+
+    /** The model's task adapter {@code task} merged when it loads ({@code --task}; null: none). */
+    public EmbedderOptions withTask(String task) {
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
     }
 
     /** A text before every text by default ({@code --prompt}); "" for none, whatever the model's default. */
     public EmbedderOptions withPrompt(String text) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, null, text);
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, null, text, task);
     }
 }

@@ -50,6 +50,7 @@ final class SequenceScorer implements AutoCloseable {
     static SequenceScorer load(String what, Engine engine, TextModel m, EmbedderOptions o) {
         if (engine == null || m == null) throw AttnException.badInput("engine and model are required");
         if (o == null) o = EmbedderOptions.defaults();
+        o = Embedder.withTask(m, o);
         if (!m.isClassifier())
             throw AttnException.badInput(m.source() + ": not a sequence classifier (config.json's architectures name"
                     + " no *ForSequenceClassification): a " + what + " needs a cross-encoder or classifier;"

@@ -144,14 +144,38 @@ public final class TextModel {
      * @throws AttnException BAD_INPUT naming the file and the problem
      */
     public static TextModel read(Path model, Path tokenizer) {
+        return read(model, tokenizer, null);
+    }
+
+    /**
+     * Like {@link #read(Path, Path)}, with the model's task adapter {@code task} merged into its weights (null: none):
+     * the task LoRA adapters of jina-embeddings-v3's checkpoint, one of its {@code lora_adaptations} ({@link
+     * io.attn.nn.TaskAdapters}). Without a task such a model runs its base weights, as its remote code does.
+     *
+     * @throws AttnException BAD_INPUT for a task the model does not have (the line lists those it has)
+     */
+    public static TextModel read(Path model, Path tokenizer, String task) {
         if (model == null) throw AttnException.badInput("model path is null");
-        if (Files.isDirectory(model)) return readFolder(model, tokenizer);
+        if (Files.isDirectory(model)) return readFolder(model, tokenizer, task);
         if (!Files.exists(model)) throw AttnException.badInput(model + ": no such file or directory");
+        if (task != null)
+            throw AttnException.badInput(model + ": task \"" + task + "\" asked, but a single file holds no task"
+                    + " adapters (they come in a model folder's weights, as jina-embeddings-v3's)");
         if (model.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".onnx"))
             return readOnnx(model, tokenizer);
         throw AttnException.badInput(model
                 + ": not a model folder or an .onnx file (a Hugging Face model is a folder holding config.json,"
                 + " model.safetensors and tokenizer.json)");
+    }
+
+    /** The task adapter merged into the weights ({@link #read(Path, Path, String)}), or null. */
+    public String task() {
+        return config.get(TASK_KEY) instanceof String t ? t : null;
+    }
+
+    /** The task adapters the weights hold, to merge one with {@link #read(Path, Path, String)}; empty for none. */
+    public List<String> tasks() {
+        return io.attn.nn.TaskAdapters.tasks(config, source);
     }
 
     /** The model's name: the folder's (or the ONNX file's) name. */
@@ -460,8 +484,9 @@ public final class TextModel {
         return type.startsWith("sentence_transformers.") ? type.substring(type.lastIndexOf('.') + 1) : type;
     }
 
-    private static TextModel readFolder(Path dir, Path tokenizerOverride) {
+    private static TextModel readFolder(Path dir, Path tokenizerOverride, String task) {
         Path transformer = dir;
+        String customModule = null; // a custom_st.Transformer (jina-embeddings-v3's), read only for that model
         PoolingConfig pooling = new PoolingConfig(Pooling.MEAN, true);
         boolean normalize = false, pooled = false;
         List<Dense> dense = new java.util.ArrayList<>();
@@ -476,6 +501,10 @@ public final class TextModel {
                 Path at = inside(dir, path, modulesFile);
                 switch (moduleClass(type)) {
                     case "Transformer" -> transformer = at;
+                    case "custom_st.Transformer" -> {
+                        transformer = at;
+                        customModule = type;
+                    }
                     case "Pooling" -> {
                         pooling = poolingOf(at.resolve("config.json"));
                         pooled = true;
@@ -526,19 +555,34 @@ public final class TextModel {
                     + " model.safetensors and tokenizer.json)");
         }
         Map<String, Object> config = Json.readObject(configFile);
+        // jina-embeddings-v3's own sentence-transformers module passes the task to its remote code as an adapter; attn
+        // merges that adapter when loading (TaskAdapters), so it reads the module for that model and refuses it
+        // otherwise
+        if (customModule != null
+                && io.attn.nn.TaskAdapters.tasks(config, configFile.toString()).isEmpty()
+                && !(config.get(TASK_KEY) instanceof String))
+            throw AttnException.badInput(
+                    modulesFile + ": module \"" + customModule + "\" is the model's own Python"
+                            + " code, which attn does not run (it reads custom_st.Transformer only for task LoRA models such as"
+                            + " jina-embeddings-v3, whose config.json lists lora_adaptations, or names its merged task as attn_task)");
         ModelConfigs.withDefaults(config, configFile.toString()); // the family and its keys, named by config.json
         if (activation == null && config.get("sentence_transformers") instanceof Map<?, ?> st)
             activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
-        Map<String, Tensor> weights = Quantization.check(config, readWeights(transformer), transformer.toString());
+        Path single = transformer.resolve("model.safetensors");
+        String weightsSource = (Files.exists(single) ? single : transformer).toString();
+        Map<String, Tensor> weights = Quantization.check(
+                config,
+                io.attn.nn.TaskAdapters.apply(config, readWeights(transformer), task, weightsSource),
+                transformer.toString());
+        if (task != null) config = withoutAdapters(config, task);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = maxSeqLength(dir, transformer);
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
-        Path single = transformer.resolve("model.safetensors");
         return new TextModel(
                 name,
-                (Files.exists(single) ? single : transformer).toString(),
+                weightsSource,
                 config,
                 weights,
                 tokenizer,
@@ -549,6 +593,21 @@ public final class TextModel {
                 prompts,
                 activation);
     }
+
+    /**
+     * A config whose weights hold task {@code task}'s adapter merged: without {@code lora_adaptations} (its weights
+     * hold no adapters any more, so a folder written from it, say by {@code attn quantize}, reads as a plain model), with
+     * {@code attn_task} naming the task merged.
+     */
+    private static Map<String, Object> withoutAdapters(Map<String, Object> config, String task) {
+        Map<String, Object> c = new LinkedHashMap<>(config);
+        c.remove("lora_adaptations");
+        c.put(TASK_KEY, task);
+        return c;
+    }
+
+    /** The config key that names the task adapter merged into a model's weights ({@link #task()}). */
+    public static final String TASK_KEY = "attn_task";
 
     /** A Pooling module's mode and whether prompt tokens take part. */
     private record PoolingConfig(Pooling pooling, boolean includePrompt) {}

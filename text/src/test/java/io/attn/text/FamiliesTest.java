@@ -56,7 +56,8 @@ class FamiliesTest {
             "llama3",
             "qwen3-window",
             "bert-dense",
-            "gemma3");
+            "gemma3",
+            "jina-v3");
 
     /** Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says. */
     static final Map<String, String> REFUSED = Map.of();

@@ -274,7 +274,7 @@ class TextModelTest {
                 d,
                 "config.json",
                 "model_type \"gpt2\" is not supported (attn runs bert, xlm-roberta, roberta, camembert,"
-                        + " distilbert, mpnet, gte, new, nomic_bert, modernbert, qwen3, qwen2, mistral, llama,"
+                        + " distilbert, mpnet, gte, new, nomic_bert, modernbert, jina_embeddings_v3, qwen3, qwen2, mistral, llama,"
                         + " gemma3_text)");
 
         d = copyOfBase("remote-code");

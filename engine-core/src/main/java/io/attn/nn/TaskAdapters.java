@@ -1,0 +1,149 @@
+package io.attn.nn;
+
+import io.attn.AttnException;
+import io.attn.io.JsonFields;
+import io.attn.tensor.DType;
+import io.attn.tensor.Tensor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Task LoRA adapters stored inside a checkpoint, as jina-embeddings-v3 stores its five ({@code retrieval.query}, {@code
+ * retrieval.passage}, {@code separation}, {@code classification}, {@code text-matching}): every linear layer and
+ * embedding table {@code X} is saved by {@code torch.nn.utils.parametrize} as {@code X.parametrizations.weight.original}
+ * with {@code X.parametrizations.weight.0.lora_A} and {@code .lora_B} holding one low-rank pair per task, the tasks
+ * named in order by {@code config.json}'s {@code lora_adaptations}, with {@code lora_rank} r and {@code lora_alpha}.
+ *
+ * <p>The model's remote code ({@code LoRAParametrization.lora_forward}) runs task t with the weight {@code W +
+ * scaling * delta_t}, {@code scaling = lora_alpha / lora_rank}: for a linear layer ({@code W} (out, in), {@code lora_A}
+ * (tasks, r, in), {@code lora_B} (tasks, out, r)) {@code delta_t = lora_B[t] @ lora_A[t]}; for an embedding table
+ * ({@code W} (rows, width), {@code lora_A} (tasks, rows, r), {@code lora_B} (tasks, r, width)) {@code delta_t =
+ * lora_A[t] @ lora_B[t]}; without a task, {@code W} alone (its adapters off). attn merges the chosen task's adapter
+ * into the weights once, when the model loads ({@link #apply}): one task per loaded model, no cost per call. The sum
+ * is taken in float32 (the remote code adds in the weights' dtype: bfloat16 for the hub's checkpoint when loaded in
+ * bfloat16).
+ */
+public final class TaskAdapters {
+    private TaskAdapters() {}
+
+    static final String ORIGINAL = ".parametrizations.weight.original";
+    static final String A = ".parametrizations.weight.0.lora_A";
+    static final String B = ".parametrizations.weight.0.lora_B";
+
+    /** The tasks of a config's {@code lora_adaptations}, in order; empty when it has none. */
+    public static List<String> tasks(Map<String, ?> config, String source) {
+        Object l = config.get("lora_adaptations");
+        if (l == null) return List.of();
+        List<String> out = new ArrayList<>();
+        if (l instanceof List<?> list) for (Object o : list) if (o instanceof String s) out.add(s);
+        if (!(l instanceof List<?> list) || out.size() != list.size() || out.isEmpty())
+            throw AttnException.badInput(source + ": \"lora_adaptations\" must be a list of task names, got " + l);
+        return List.copyOf(out);
+    }
+
+    /**
+     * The weights with task {@code task}'s adapter merged into every parametrized tensor ({@code X.weight = original +
+     * scaling * delta}), or the originals alone for {@code task} null; weights without adapters come back as they are.
+     * The merged sums are written into the original tensors' arrays, so {@code weights} must be the caller's own (just
+     * read from a file).
+     *
+     * @param source names the weights (their file) in messages
+     * @throws AttnException BAD_INPUT for a task the config does not list (the line lists them), a task asked of a model
+     *     without adapters, adapters without {@code lora_adaptations}, or a tensor whose shape does not fit (named)
+     */
+    public static Map<String, Tensor> apply(
+            Map<String, ?> config, Map<String, Tensor> weights, String task, String source) {
+        boolean parametrized = weights.keySet().stream().anyMatch(k -> k.contains(".parametrizations."));
+        List<String> tasks = tasks(config, source);
+        if (!parametrized) {
+            if (task != null)
+                throw AttnException.badInput(source + ": task \"" + task
+                        + "\" asked, but the model has no task adapters"
+                        + (tasks.isEmpty()
+                                ? " (its config.json lists no lora_adaptations)"
+                                : " (its config.json lists " + tasks + " but the weights hold no LoRA tensors)"));
+            return weights;
+        }
+        if (tasks.isEmpty())
+            throw AttnException.badInput(source + ": the weights hold LoRA parametrizations ("
+                    + weights.keySet().stream()
+                            .filter(k -> k.contains(".parametrizations."))
+                            .findFirst()
+                            .orElseThrow()
+                    + ") but config.json lists no lora_adaptations");
+        int t = task == null ? -1 : tasks.indexOf(task);
+        if (task != null && t < 0)
+            throw AttnException.badInput(
+                    source + ": task \"" + task + "\" is not one of the model's lora_adaptations " + tasks);
+        JsonFields c = new JsonFields(config, source);
+        int rank = c.integer("lora_rank", 4);
+        if (rank <= 0) throw AttnException.badInput(source + ": lora_rank must be positive, got " + rank);
+        float scaling = (float) (c.number("lora_alpha", 1) / rank);
+        Map<String, Tensor> out = new LinkedHashMap<>();
+        for (var e : weights.entrySet()) {
+            String k = e.getKey();
+            if (k.endsWith(A) || k.endsWith(B)) {
+                String base = k.substring(0, k.length() - A.length());
+                if (!weights.containsKey(base + ORIGINAL))
+                    throw AttnException.badInput(source + ": tensor '" + k + "' has no '" + base + ORIGINAL + "'");
+                continue;
+            }
+            if (!k.endsWith(ORIGINAL)) {
+                if (k.contains(".parametrizations."))
+                    throw AttnException.badInput(source + ": tensor '" + k + "' is a parametrization attn does not"
+                            + " know (it reads LoRA's original, lora_A and lora_B)");
+                if (out.put(k, e.getValue()) != null)
+                    throw AttnException.badInput(source + ": tensor '" + k + "' appears twice");
+                continue;
+            }
+            String base = k.substring(0, k.length() - ORIGINAL.length());
+            Tensor w = e.getValue(), a = weights.get(base + A), b = weights.get(base + B);
+            if (a == null || b == null)
+                throw AttnException.badInput(
+                        source + ": tensor '" + k + "' has no '" + base + (a == null ? A : B) + "' beside it");
+            if (t >= 0) merge(base, w, a, b, t, tasks.size(), rank, scaling, source);
+            if (out.put(base + ".weight", w) != null)
+                throw AttnException.badInput(
+                        source + ": tensor '" + base + ".weight' appears twice (also as '" + k + "')");
+        }
+        return out;
+    }
+
+    /** {@code w += scaling * delta_t} in place (see the class comment for the two layouts). */
+    private static void merge(
+            String name, Tensor w, Tensor a, Tensor b, int t, int tasks, int r, float scaling, String source) {
+        for (Tensor x : new Tensor[] {w, a, b})
+            if (x.dtype() != DType.F32)
+                throw AttnException.badInput(source + ": '" + name + "': LoRA adapters over " + x.dtype()
+                        + " weights are not supported (attn merges them into float weights)");
+        if (w.rank() != 2 || a.rank() != 3 || b.rank() != 3) throw shape(name, w, a, b, tasks, r, source);
+        int rows = w.dim(0), cols = w.dim(1);
+        // an embedding table (rows = vocabulary) stores A (tasks, rows, r) and B (tasks, r, cols); a linear layer
+        // (rows = out) stores A (tasks, r, cols) and B (tasks, rows, r): the name says which, as in the remote code
+        boolean embedding = name.endsWith("embeddings") || name.contains("embeddings.");
+        int[] wantA = embedding ? new int[] {tasks, rows, r} : new int[] {tasks, r, cols};
+        int[] wantB = embedding ? new int[] {tasks, r, cols} : new int[] {tasks, rows, r};
+        for (int i = 0; i < 3; i++)
+            if (a.dim(i) != wantA[i] || b.dim(i) != wantB[i]) throw shape(name, w, a, b, tasks, r, source);
+        float[] wd = w.data(), ad = a.data(), bd = b.data();
+        float[] left = new float[r]; // row i of the (rows, r) factor
+        for (int i = 0; i < rows; i++) {
+            for (int k = 0; k < r; k++) left[k] = embedding ? ad[(t * rows + i) * r + k] : bd[(t * rows + i) * r + k];
+            float[] right = embedding ? bd : ad; // (tasks, r, cols)
+            int off = t * r * cols;
+            for (int j = 0; j < cols; j++) {
+                float s = 0;
+                for (int k = 0; k < r; k++) s += left[k] * right[off + k * cols + j];
+                wd[i * cols + j] += s * scaling;
+            }
+        }
+    }
+
+    private static AttnException shape(String name, Tensor w, Tensor a, Tensor b, int tasks, int r, String source) {
+        return AttnException.badInput(source + ": '" + name + "': LoRA shapes " + a.shape() + " (lora_A) and "
+                + b.shape() + " (lora_B) do not fit the weight " + w.shape() + " with " + tasks + " tasks of rank "
+                + r);
+    }
+}

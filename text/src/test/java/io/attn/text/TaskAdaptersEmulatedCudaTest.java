@@ -1,0 +1,30 @@
+package io.attn.text;
+
+import io.attn.cuda.EmulatedCuda;
+import io.attn.engine.Precision;
+import io.attn.engine.internal.Engines;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * {@link TaskAdaptersTest} on the CUDA backend's op logic and {@code .cu} kernels compiled for the host ({@link
+ * EmulatedCuda}, fp32): jina-embeddings-v3's hub folder with each task merged, held to the same judges and bounds.
+ * Tagged {@code long} (the host build of the kernels): CI's second test run takes it.
+ */
+@Tag("long")
+class TaskAdaptersEmulatedCudaTest extends TaskAdaptersTest {
+    @BeforeAll
+    static void open() {
+        String why = EmulatedCuda.unavailable();
+        Assumptions.assumeTrue(why == null, why);
+        engine = Engines.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+    }
+
+    @AfterAll
+    static void close() {
+        if (engine != null) engine.close();
+    }
+}
