@@ -7,6 +7,8 @@ sentence-transformers 6's pooled vectors for every prompt it was encoded with. F
 encodings this runs the attn CLI (`attn embed --model DIR --device D`, the prompt given as --prompt-name, or
 --prompt "" for none; once more without either for the model's default prompt) and compares every text's vector
 with the same bounds as the JUnit FamiliesTest on the CPU: cosine >= 0.99999 and max |attn - st| <= 1e-4 x norm.
+A folder with tasks.json instead (jina-v3-hub: a task LoRA model, tools/make_jina_v3.py) runs `attn embed --task T`
+for each task it holds (--prompt "" for none), against that task's sentence-transformers vectors.
 
   tools/gpu_families.py --attn ./attn --device cuda [--families tests/families] [--out families.json]
                         [--precision fp32] [--budget-s 240] [--only bert,qwen3]
@@ -76,7 +78,10 @@ def main():
     if not os.path.isdir(root):
         print("gpu_families: no families folder %s" % root, file=sys.stderr)
         return 2
-    folders = sorted(d for d in os.listdir(root) if os.path.isfile(os.path.join(root, d, "expected.json")))
+    # expected.json: a family (make_families.py and the like); tasks.json: a task LoRA model, one run per task
+    # (tools/make_jina_v3.py: jina-v3-hub), each `attn embed --task T` against that task's sentence-transformers vectors
+    folders = sorted(d for d in os.listdir(root)
+                     if any(os.path.isfile(os.path.join(root, d, f)) for f in ("expected.json", "tasks.json")))
     if a.only:
         want = a.only.split(",")
         missing = [w for w in want if w not in folders]
@@ -85,7 +90,7 @@ def main():
             return 2
         folders = [f for f in folders if f in want]
     if not folders:
-        print("gpu_families: no folder with expected.json under %s" % root, file=sys.stderr)
+        print("gpu_families: no folder with expected.json or tasks.json under %s" % root, file=sys.stderr)
         return 2
     t0, rows, ok = time.time(), [], 0
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,14 +103,18 @@ def main():
                 rows.append(row)
                 print("%-14s SKIPPED (budget)" % name, flush=True)
                 continue
-            with open(os.path.join(folder, "expected.json"), encoding="utf-8") as f:
+            tasks = not os.path.isfile(os.path.join(folder, "expected.json"))
+            with open(os.path.join(folder, "tasks.json" if tasks else "expected.json"), encoding="utf-8") as f:
                 x = json.load(f)
             texts = os.path.join(tmp, name + ".jsonl")
             with open(texts, "w", encoding="utf-8") as f:
                 for t in x["texts"]:
                     f.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
             runs = []
-            for enc in x["encodings"]:
+            for run in x["runs"] if tasks else []:
+                t = run["task"]
+                runs.append(("task %s" % t, ["--task", t] if t else ["--prompt", ""], run["embeddings"]))
+            for enc in [] if tasks else x["encodings"]:
                 pn = enc.get("prompt_name")
                 runs.append(("prompt %s" % pn, ["--prompt-name", pn] if pn else ["--prompt", ""], enc["embeddings"]))
                 if pn == x.get("default_encoding_prompt_name"):

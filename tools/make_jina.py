@@ -21,7 +21,18 @@ the `bert` fixture's (WordPiece). 6 heads, so the slopes take the not-a-power-of
 has 12). The script checks that the fixture tells ALiBi and the gate apart: without the bias, or with the other half
 activated, the hidden states move by more than 1e-2.
 
-usage: python3 tools/make_jina.py   (reads tests/families/bert, writes tests/families/jina-bert; a few seconds)
+tests/families/jina-bert-code is the remote code's other architecture, jina-bert-v2-qk-post-norm
+(jina-embeddings-v2-base-code, named by its config's `_name_or_path`), written the same way (seed 72):
+
+    each layer   q = LayerNorm_q(query(x)), k = LayerNorm_k(key(x))   (over the whole projection, before the heads)
+                 a = LayerNorm_att(x + dense(attention(q, k, v)));  r = layer_norm_1(x + a)
+                 h = up_gated_layer(r) (2F, no bias);  x = layer_norm_2(r + down_layer(h[:F] * act(h[F:])))
+
+as text-embeddings-inference's jina_code.rs computes it and as a transformers port of the remote code's JinaBertLayer
+writes it (act: nn.GELU() for geglu). Its checks add: without the q/k norms, and without layer_norm_1, the hidden
+states move by more than 1e-2.
+
+usage: python3 tools/make_jina.py   (reads tests/families/bert, writes tests/families/jina-bert and jina-bert-code)
 """
 import json
 import math
@@ -32,7 +43,7 @@ import numpy as np
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "families")
-SRC, OUT = os.path.join(ROOT, "bert"), os.path.join(ROOT, "jina-bert")
+SRC, OUT_V2, OUT_CODE = (os.path.join(ROOT, d) for d in ("bert", "jina-bert", "jina-bert-code"))
 SEED = 71
 E, H, F, LAYERS, VOCAB, TYPES, EPS = 48, 6, 64, 2, 600, 2, 1e-12
 
@@ -56,7 +67,7 @@ def alibi(n_heads, size, dtype):
     return (slopes.unsqueeze(1).unsqueeze(1) * rel).to(dtype)
 
 
-def weights(seed):
+def weights(seed, code=False):
     g = torch.Generator().manual_seed(seed)
     w = {}
     def lin(name, out, inp, bias=True):
@@ -73,16 +84,27 @@ def weights(seed):
         p = f"encoder.layer.{i}."
         for n in ("query", "key", "value"):
             lin(p + "attention.self." + n, E, E)
+        if code:
+            ln(p + "attention.self.layer_norm_q")
+            ln(p + "attention.self.layer_norm_k")
         lin(p + "attention.output.dense", E, E)
         ln(p + "attention.output.LayerNorm")
-        lin(p + "mlp.gated_layers", 2 * F, E, bias=False)
-        lin(p + "mlp.wo", E, F)
-        ln(p + "mlp.layernorm")
+        if code:
+            ln(p + "layer_norm_1")
+            lin(p + "mlp.up_gated_layer", 2 * F, E, bias=False)
+            lin(p + "mlp.down_layer", E, F)
+            ln(p + "layer_norm_2")
+        else:
+            lin(p + "mlp.gated_layers", 2 * F, E, bias=False)
+            lin(p + "mlp.wo", E, F)
+            ln(p + "mlp.layernorm")
     return w
 
 
-def forward(w, ids, types, mask, dtype, use_alibi=True, gate_first=True):
-    """JinaBERT's last hidden state (B, L, E) in `dtype`; mask (B, L) 1 = token, 0 = padding."""
+def forward(w, ids, types, mask, dtype, use_alibi=True, gate_first=True, code=False, qk_norm=True, second_norm=True):
+    """JinaBERT's last hidden state (B, L, E) in `dtype`; mask (B, L) 1 = token, 0 = padding. `code`: the
+    jina-bert-v2-qk-post-norm variant (jina-embeddings-v2-base-code); qk_norm / second_norm off leave its q/k
+    LayerNorms / its layer_norm_1 step out (to show the fixture tells them apart)."""
     w = {k: v.to(dtype) for k, v in w.items()}
     f = torch.nn.functional
     b, l = ids.shape
@@ -97,11 +119,24 @@ def forward(w, ids, types, mask, dtype, use_alibi=True, gate_first=True):
             return f.linear(t, w[p + name + ".weight"], w.get(p + name + ".bias"))
         def heads(t):
             return t.view(b, l, H, d).permute(0, 2, 1, 3)
-        q, k, v = (heads(lin("attention.self." + n, x)) for n in ("query", "key", "value"))
+        def norm(name, t):
+            return f.layer_norm(t, (E,), w[p + name + ".weight"], w[p + name + ".bias"], EPS)
+        q, k, v = (lin("attention.self." + n, x) for n in ("query", "key", "value"))
+        if code and qk_norm:   # JinaBertSelfAttention: layer_norm_q / layer_norm_k over the whole projection
+            q, k = norm("attention.self.layer_norm_q", q), norm("attention.self.layer_norm_k", k)
+        q, k, v = heads(q), heads(k), heads(v)
         s = q @ k.transpose(-1, -2) / math.sqrt(d) + ext + bias
         o = (s.softmax(-1) @ v).permute(0, 2, 1, 3).reshape(b, l, E)
-        a = f.layer_norm(x + lin("attention.output.dense", o), (E,), w[p + "attention.output.LayerNorm.weight"],
-                         w[p + "attention.output.LayerNorm.bias"], EPS)
+        a = norm("attention.output.LayerNorm", x + lin("attention.output.dense", o))
+        if code:
+            # JinaBertLayer: residual = layer_norm_1(residual + attention_output); the MLP's up * act(gated) from
+            # up_gated_layer, down_layer; layer_norm_2(residual + mlp_output)
+            if second_norm:
+                a = norm("layer_norm_1", x + a)
+            hgl = lin("mlp.up_gated_layer", a)
+            g = hgl[..., :F] * f.gelu(hgl[..., F:]) if not gate_first else f.gelu(hgl[..., :F]) * hgl[..., F:]
+            x = norm("layer_norm_2", a + lin("mlp.down_layer", g))
+            continue
         hgl = lin("mlp.gated_layers", a)
         first, second = hgl[..., :F], hgl[..., F:]
         g = f.gelu(first) * second if gate_first else first * f.gelu(second)
@@ -110,6 +145,11 @@ def forward(w, ids, types, mask, dtype, use_alibi=True, gate_first=True):
 
 
 def main():
+    make(code=False)
+    make(code=True)
+
+
+def make(code):
     import safetensors.torch
     import sentence_transformers
     import tokenizers
@@ -117,6 +157,7 @@ def main():
     from sentence_transformers.base.modules.normalize import Normalize
     from sentence_transformers.sentence_transformer.modules.pooling import Pooling
 
+    OUT = OUT_CODE if code else OUT_V2
     x = json.load(open(os.path.join(SRC, "expected.json")))
     if os.path.exists(OUT):
         shutil.rmtree(OUT)
@@ -127,14 +168,15 @@ def main():
     shutil.copytree(os.path.join(SRC, "2_Normalize"), os.path.join(OUT, "2_Normalize"))
     json.dump({"embedding_dimension": E, "pooling_mode": "mean", "include_prompt": True},
               open(os.path.join(OUT, "1_Pooling", "config.json"), "w"), indent=4)
+    impl = "jinaai/jina-bert-v2-qk-post-norm" if code else "jinaai/jina-bert-implementation"
     config = {
-        "_name_or_path": "jinaai/jina-bert-implementation",
+        "_name_or_path": impl,
         "architectures": ["JinaBertForMaskedLM"],
         "attention_probs_dropout_prob": 0.0,
         "auto_map": {
-            "AutoConfig": "jinaai/jina-bert-implementation--configuration_bert.JinaBertConfig",
-            "AutoModel": "jinaai/jina-bert-implementation--modeling_bert.JinaBertModel",
-            "AutoModelForMaskedLM": "jinaai/jina-bert-implementation--modeling_bert.JinaBertForMaskedLM",
+            "AutoConfig": impl + "--configuration_bert.JinaBertConfig",
+            "AutoModel": impl + "--modeling_bert.JinaBertModel",
+            "AutoModelForMaskedLM": impl + "--modeling_bert.JinaBertForMaskedLM",
         },
         "classifier_dropout": None,
         "emb_pooler": "mean",
@@ -159,41 +201,48 @@ def main():
         "vocab_size": VOCAB,
     }
     json.dump(config, open(os.path.join(OUT, "config.json"), "w"), indent=2)
-    w = weights(SEED)
+    w = weights(SEED + (1 if code else 0), code)
     safetensors.torch.save_file({k: v.contiguous() for k, v in w.items()}, os.path.join(OUT, "model.safetensors"))
 
     tok = x["tokens"]
     ids = torch.tensor(tok["input_ids"])
     types = torch.tensor(tok["token_type_ids"])
     mask = torch.tensor(tok["attention_mask"])
+    gf = not code   # jina-bert-implementation activates the first half; qk-post-norm the second (up * act(gated))
     with torch.no_grad():
-        h32 = forward(w, ids, types, mask, torch.float32)
-        h64 = forward(w, ids, types, mask, torch.float64)
-        no_alibi = forward(w, ids, types, mask, torch.float32, use_alibi=False)
-        other_half = forward(w, ids, types, mask, torch.float32, gate_first=False)
+        h32 = forward(w, ids, types, mask, torch.float32, gate_first=gf, code=code)
+        h64 = forward(w, ids, types, mask, torch.float64, gate_first=gf, code=code)
+        no_alibi = forward(w, ids, types, mask, torch.float32, use_alibi=False, gate_first=gf, code=code)
+        other_half = forward(w, ids, types, mask, torch.float32, gate_first=not gf, code=code)
+        variants = {"without_alibi": no_alibi, "other_half_activated": other_half}
+        if code:
+            variants["without_qk_norms"] = forward(w, ids, types, mask, torch.float32, gate_first=gf, code=code,
+                                                   qk_norm=False)
+            variants["without_layer_norm_1"] = forward(w, ids, types, mask, torch.float32, gate_first=gf, code=code,
+                                                       second_norm=False)
         single = 0.0
         for i in range(ids.shape[0]):
             n = int(mask[i].sum())
-            hi = forward(w, ids[i:i + 1, :n], types[i:i + 1, :n], mask[i:i + 1, :n], torch.float32)
+            hi = forward(w, ids[i:i + 1, :n], types[i:i + 1, :n], mask[i:i + 1, :n], torch.float32, gate_first=gf,
+                         code=code)
             single = max(single, float((hi[0] - h32[i, :n]).abs().max()))
         m = mask[..., None].float()
         hidden = (h32 * m).numpy().astype(np.float32)
         pool = Pooling(E, pooling_mode="mean")
         feats = pool({"token_embeddings": h32, "attention_mask": mask})
         pooled = Normalize()(feats)["sentence_embedding"]
-    moved = {"without_alibi": float(((no_alibi - h32) * m).abs().max()),
-             "other_half_activated": float(((other_half - h32) * m).abs().max())}
+    moved = {k: float(((v - h32) * m).abs().max()) for k, v in variants.items()}
     for k, v in moved.items():
         assert v > 1e-2, (k, v)
     np.save(os.path.join(OUT, "hidden.npy"), hidden)
     settings = dict(x["settings"], hidden_size=E)
     expected = {
-        "family": "jina-bert",
+        "family": "jina-bert-code" if code else "jina-bert",
         "model_type": "bert",
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                      "sentence_transformers": sentence_transformers.__version__,
                      "tokenizers": tokenizers.__version__, "numpy": np.__version__},
-        "seed": SEED,
+        "seed": SEED + (1 if code else 0),
         "settings": settings,
         "texts": x["texts"],
         "tokens": x["tokens"],
@@ -209,7 +258,7 @@ def main():
                    "hidden_moves_by": moved},
     }
     json.dump(expected, open(os.path.join(OUT, "expected.json"), "w"), indent=1, ensure_ascii=False)
-    print(f"jina-bert: {OUT}, hidden {hidden.shape}, fp64 {expected['checks']['hidden_fp32_vs_fp64_max_abs']:.2g},"
+    print(f"{expected['family']}: {OUT}, hidden {hidden.shape}, fp64 {expected['checks']['hidden_fp32_vs_fp64_max_abs']:.2g},"
           f" single {single:.2g}, moves {moved}")
 
 

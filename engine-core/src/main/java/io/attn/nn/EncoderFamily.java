@@ -27,6 +27,11 @@ public interface EncoderFamily {
      *     null, else (F, E) the up projection alone
      * @param ffnGate a gated family's separate gate projection (F, E), concatenated as [gate; up] with {@code ffnIn}
      *     when loaded; null otherwise
+     * @param queryNorm a LayerNorm (E) of the whole query projection before the heads split (jina-bert-v2-qk-post-norm's
+     *     {@code layer_norm_q}); null for none
+     * @param keyNorm likewise of the key projection ({@code layer_norm_k}); null for none
+     * @param secondAttentionNorm a post-norm layer's second norm of the attention block: {@code x = norm(x_in +
+     *     attentionNorm(x_in + attention))} (jina-bert-v2-qk-post-norm's {@code layer_norm_1}); null for none
      */
     record Names(
             String word,
@@ -42,7 +47,46 @@ public interface EncoderFamily {
             String ffnIn,
             String ffnOut,
             String ffnNorm,
-            String ffnGate) {
+            String ffnGate,
+            String queryNorm,
+            String keyNorm,
+            String secondAttentionNorm) {
+        /** The names of a family without full-width q/k norms or a second attention norm. */
+        public Names(
+                String word,
+                String position,
+                String tokenType,
+                String embeddingNorm,
+                String layer,
+                String query,
+                String key,
+                String value,
+                String attentionOutput,
+                String attentionNorm,
+                String ffnIn,
+                String ffnOut,
+                String ffnNorm,
+                String ffnGate) {
+            this(
+                    word,
+                    position,
+                    tokenType,
+                    embeddingNorm,
+                    layer,
+                    query,
+                    key,
+                    value,
+                    attentionOutput,
+                    attentionNorm,
+                    ffnIn,
+                    ffnOut,
+                    ffnNorm,
+                    ffnGate,
+                    null,
+                    null,
+                    null);
+        }
+
         /** The names of a family with no separate gate projection. */
         public Names(
                 String word,

@@ -70,6 +70,14 @@ public final class EncoderModel {
                 : sd.take(MpnetFamily.RELATIVE_BIAS, c.relativeAttentionBuckets(), h)
                         .data();
         LayerConfig lc = new LayerConfig(e, h, f, "gelu", c.layerNormEps(), v.preNorm() != null, true);
+        if (n == JinaBert.NAMES
+                && c.numHiddenLayers() > 0
+                && !sd.has(n.layer(0) + n.ffnIn() + "weight")
+                && sd.has(n.layer(0) + JinaBert.CODE_NAMES.ffnIn() + "weight"))
+            throw AttnException.badInput(sd.source() + ": the weights are jina-bert-v2-qk-post-norm's ("
+                    + n.layer(0) + JinaBert.CODE_NAMES.ffnIn() + "weight: jina-embeddings-v2-base-code's architecture),"
+                    + " but config.json's _name_or_path is not \"" + JinaBert.QK_POST_NORM + "\", which tells the"
+                    + " two apart (as text-embeddings-inference reads it): set it so");
         for (int i = 0; i < c.numHiddenLayers(); i++) {
             String p = n.layer(i);
             Linear q, k, val;
@@ -86,8 +94,30 @@ public final class EncoderModel {
                 val = Linear.load(sd, p + n.value(), e, e, v.qkvBias());
             }
             MultiheadAttention attn = new MultiheadAttention(
-                    attnName, e, h, q, k, val, Linear.load(sd, p + n.attentionOutput(), e, e, v.outBias()));
+                    attnName,
+                    e,
+                    h,
+                    q,
+                    k,
+                    val,
+                    Linear.load(sd, p + n.attentionOutput(), e, e, v.outBias()),
+                    n.queryNorm() == null
+                            ? null
+                            : LayerNorm.load(sd, p + n.queryNorm(), e, c.layerNormEps(), v.normBias()),
+                    n.keyNorm() == null
+                            ? null
+                            : LayerNorm.load(sd, p + n.keyNorm(), e, c.layerNormEps(), v.normBias()));
             FeedForward ff = feedForward(sd, p, c);
+            if (n.secondAttentionNorm() != null) {
+                layers.add(new TransformerEncoderLayer(
+                        lc,
+                        attn,
+                        ff,
+                        LayerNorm.load(sd, p + n.attentionNorm(), e, c.layerNormEps(), v.normBias()),
+                        LayerNorm.load(sd, p + n.secondAttentionNorm(), e, c.layerNormEps(), v.normBias()),
+                        LayerNorm.load(sd, p + n.ffnNorm(), e, c.layerNormEps(), v.normBias())));
+                continue;
+            }
             layers.add(new TransformerEncoderLayer(
                     lc,
                     attn,

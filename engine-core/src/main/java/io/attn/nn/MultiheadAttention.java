@@ -21,6 +21,7 @@ public final class MultiheadAttention {
     private final int kvHeads, headDim; // grouped-query attention: K/V heads (a divisor of numHeads), head size
     private final Linear q, k, v, out;
     private final RmsNorm qNorm, kNorm; // Qwen3's per-head RMSNorm of queries and keys before RoPE; null: none
+    private final Norm qFullNorm, kFullNorm; // a LayerNorm of the whole query / key projection (JinaBERT code); null
     private final float scale; // the scores' scale in forwardRotary: 1 / sqrt(headDim), or Gemma's own
 
     /** Loads from {@code sd} under {@code prefix} (e.g. {@code "layers.0.self_attn."}, or {@code ""}). */
@@ -35,6 +36,8 @@ public final class MultiheadAttention {
         this.headDim = embedDim / numHeads;
         this.qNorm = null;
         this.kNorm = null;
+        this.qFullNorm = null;
+        this.kFullNorm = null;
         this.scale = defaultScale(headDim);
         int e = embedDim;
         // float (3E, E), or int8 (E, 3E) with its scales and zero points (attn quantize of a DecoderOnlyLM)
@@ -51,6 +54,16 @@ public final class MultiheadAttention {
      * layers), each {@code (E, E)}; {@code name} keys this block's attention weights.
      */
     MultiheadAttention(String name, int embedDim, int numHeads, Linear q, Linear k, Linear v, Linear out) {
+        this(name, embedDim, numHeads, q, k, v, out, null, null);
+    }
+
+    /**
+     * Like {@link #MultiheadAttention(String, int, int, Linear, Linear, Linear, Linear)} with {@code qNorm} / {@code
+     * kNorm} (E) normalising the whole query / key projection before the heads split (jina-bert-v2-qk-post-norm's
+     * {@code layer_norm_q} / {@code layer_norm_k}); null for none.
+     */
+    MultiheadAttention(
+            String name, int embedDim, int numHeads, Linear q, Linear k, Linear v, Linear out, Norm qNorm, Norm kNorm) {
         if (embedDim <= 0 || numHeads <= 0 || embedDim % numHeads != 0)
             throw AttnException.shape("hidden size " + embedDim + " is not divisible by the number of heads " + numHeads
                     + " (" + name + ")");
@@ -65,6 +78,8 @@ public final class MultiheadAttention {
         this.out = out;
         this.qNorm = null;
         this.kNorm = null;
+        this.qFullNorm = qNorm;
+        this.kFullNorm = kNorm;
         this.scale = defaultScale(headDim);
     }
 
@@ -102,6 +117,8 @@ public final class MultiheadAttention {
         this.out = out;
         this.qNorm = qNorm;
         this.kNorm = kNorm;
+        this.qFullNorm = null;
+        this.kFullNorm = null;
         this.scale = scale;
     }
 
@@ -132,12 +149,18 @@ public final class MultiheadAttention {
             if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
                 throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim
                         + " as its last dimension (expected (B, L, " + embedDim + "))");
-        Node qh = q.forwardHeads(f, query, numHeads);
-        Node kh = k.forwardHeads(f, key, numHeads);
+        Node qh = heads(f, q, qFullNorm, query, numHeads), kh = heads(f, k, kFullNorm, key, numHeads);
         Node vh = v.forwardHeads(f, value, numHeads);
         float scale = (float) (1.0 / Math.sqrt((double) embedDim / numHeads));
         Node o = ScaledDotProductAttention.forward(f, name, qh, kh, vh, masks, scale);
         return out.forward(f, g.mergeHeads(o));
+    }
+
+    /** {@code proj(x)} split into {@code heads} heads, after {@code fullNorm} of the whole projection if there is one. */
+    private static Node heads(Forward f, Linear proj, Norm fullNorm, Node x, int heads) {
+        return fullNorm == null
+                ? proj.forwardHeads(f, x, heads)
+                : f.g.splitHeads(fullNorm.forward(f, proj.forward(f, x)), heads);
     }
 
     /**
@@ -150,7 +173,7 @@ public final class MultiheadAttention {
         GraphBuilder g = f.g;
         if (x.shape().rank() != 3 || x.shape().dim(2) != embedDim)
             throw AttnException.shape(name + ": input " + x.shape() + " does not have embed_dim " + embedDim);
-        Node qh = q.forwardHeads(f, x, numHeads), kh = k.forwardHeads(f, x, kvHeads);
+        Node qh = heads(f, q, qFullNorm, x, numHeads), kh = heads(f, k, kFullNorm, x, kvHeads);
         if (qNorm != null) qh = qNorm.forward(f, qh);
         if (kNorm != null) kh = kNorm.forward(f, kh);
         qh = g.rope(qh, positions, rotary.theta(), rotary.dims(), 0, rotary.scaling());

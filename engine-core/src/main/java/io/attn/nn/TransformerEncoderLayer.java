@@ -10,6 +10,8 @@ import java.util.function.UnaryOperator;
  *
  * <pre>
  * post-norm: x = norm1(x + self_attn(x));  x = norm2(x + ff(x))
+ *            (with a second attention norm, jina-bert-v2-qk-post-norm's: a = norm1(x + self_attn(x));
+ *             x = second(x + a);  x = norm2(x + ff(x)))
  * pre-norm:  x = x + self_attn(norm1(x));  x = x + ff(norm2(x))
  * sandwich:  x = x + post_attn(self_attn(norm1(x)));  x = x + post_ff(ff(norm2(x)))   (Gemma)
  * </pre>
@@ -20,6 +22,7 @@ public final class TransformerEncoderLayer {
     private final FeedForward ff;
     private final Norm norm1, norm2;
     private final Norm postAttn, postFf; // Gemma's norms of the blocks' outputs before the residuals; null: none
+    private final Norm second; // a post-norm layer's second attention norm over x + norm1(x + attn) (JinaBERT code)
 
     public TransformerEncoderLayer(StateDict sd, String prefix, LayerConfig c) {
         this.config = c;
@@ -29,6 +32,7 @@ public final class TransformerEncoderLayer {
         norm2 = LayerNorm.load(sd, prefix + "norm2.", c.dModel(), c.layerNormEps(), c.bias());
         postAttn = null;
         postFf = null;
+        second = null;
     }
 
     /**
@@ -60,6 +64,24 @@ public final class TransformerEncoderLayer {
         this.norm2 = norm2;
         this.postAttn = postAttn;
         this.postFf = postFf;
+        this.second = null;
+    }
+
+    /**
+     * Post-norm with a second attention norm (jina-bert-v2-qk-post-norm's {@code layer_norm_1}): {@code a =
+     * norm1(x + self_attn(x)); x = second(x + a); x = norm2(x + ff(x))}.
+     */
+    TransformerEncoderLayer(
+            LayerConfig c, MultiheadAttention selfAttn, FeedForward ff, Norm norm1, Norm second, Norm norm2) {
+        if (c.normFirst()) throw new IllegalArgumentException("a second attention norm goes with post-norm layers");
+        this.config = c;
+        this.selfAttn = selfAttn;
+        this.ff = ff;
+        this.norm1 = norm1;
+        this.norm2 = norm2;
+        this.postAttn = null;
+        this.postFf = null;
+        this.second = second;
     }
 
     public LayerConfig config() {
@@ -87,7 +109,8 @@ public final class TransformerEncoderLayer {
             Node y = ff.forward(f, norm2.forward(f, x));
             return g.add(x, postFf == null ? y : postFf.forward(f, y));
         }
-        x = norm1.forward(f, g.add(x, selfAttention.apply(x)));
+        Node a = norm1.forward(f, g.add(x, selfAttention.apply(x)));
+        x = second == null ? a : second.forward(f, g.add(x, a));
         return norm2.forward(f, g.add(x, ff.forward(f, x)));
     }
 }

@@ -49,6 +49,16 @@ class JinaBertTest {
         assertEquals(EncoderConfig.Glu.GATE_FIRST, c.variant().glu());
         assertEquals("gelu", c.hiddenAct());
         assertEquals(8192, c.maxTokens());
+        assertEquals(JinaBert.NAMES, c.names());
+        // jina-embeddings-v2-base-code: the qk-post-norm architecture, named by _name_or_path as TEI reads it
+        EncoderConfig code = RotaryFamiliesTest.read("""
+                {"_name_or_path": "jinaai/jina-bert-v2-qk-post-norm", "model_type": "bert",
+                 "position_embedding_type": "alibi", "feed_forward_type": "geglu", "hidden_size": 48,
+                 "num_attention_heads": 6, "intermediate_size": 64, "num_hidden_layers": 2, "vocab_size": 600}""");
+        assertEquals(JinaBert.CODE_NAMES, code.names());
+        assertEquals(EncoderConfig.Glu.GATE_SECOND, code.variant().glu(), "up * act(gated): the second half");
+        assertEquals("attention.self.layer_norm_q.", code.names().queryNorm());
+        assertEquals("layer_norm_1.", code.names().secondAttentionNorm());
         String why = RotaryFamiliesTest.refused("""
                 {"model_type": "bert", "position_embedding_type": "alibi", "feed_forward_type": "reglu",
                  "hidden_size": 48, "num_attention_heads": 6}""");

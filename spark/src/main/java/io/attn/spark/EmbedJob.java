@@ -20,7 +20,8 @@ import scala.Tuple2;
  * <pre>
  * spark-submit --class io.attn.spark.EmbedJob attn-spark.jar --model DIR --input PATH --output PATH
  *     [--text-col text] [--master URL] [--partitions N] [--pooling mean|cls|max] [--normalize|--no-normalize]
- *     [--max-length N] [--batch-size 256] [--batch-tokens N] [--device auto|cpu|cuda] [--threads N]
+ *     [--max-length N] [--batch-size 256] [--batch-tokens N] [--prompt-name NAME] [--task NAME]
+ *     [--device auto|cpu|cuda] [--threads N]
  * </pre>
  *
  * <p>The last line on stdout is {@code {"rows": N, "seconds": S, "rows_per_s": R}}: every input row, the seconds from

@@ -18,6 +18,9 @@ import java.io.Serializable;
  * @param batchSize the most texts in one forward pass
  * @param batchTokens the most tokens in one forward pass (bounds the working memory); 0: 4096, or the max length when
  *     that is longer
+ * @param promptName the model's prompt put before every text (null: the model's default prompt, or the task's)
+ * @param task the model's task adapter merged when it loads (jina-embeddings-v3's {@code retrieval.passage}, ...; null:
+ *     none), its prompt of the same name first unless {@code promptName} says otherwise
  * @param engine the device and CPU threads
  *     <p>Immutable and thread-safe.
  */
@@ -28,13 +31,15 @@ public record EmbedSettings(
         int maxLength,
         int batchSize,
         int batchTokens,
+        String promptName,
+        String task,
         EngineSettings engine)
         implements Serializable {
     public EmbedSettings {
         if (modelPath == null || modelPath.isBlank()) throw AttnException.badInput("modelPath is not set");
         if (pooling != null) pooling = Pooling.parse(pooling).label();
         if (engine == null) throw AttnException.badInput("engine settings are required");
-        options(pooling, normalize, maxLength, batchSize, batchTokens); // the embedder's own checks, on the driver
+        options(pooling, normalize, maxLength, batchSize, batchTokens, promptName, task); // the embedder's checks
     }
 
     /** The model with its own settings, the default batching, the {@code auto} device and the executor's cores. */
@@ -46,18 +51,27 @@ public record EmbedSettings(
                 0,
                 EmbedderOptions.DEFAULT_BATCH_SIZE,
                 0, // EmbedderOptions' default: 4096, or the max length when longer
+                null,
+                null,
                 EngineSettings.defaults());
     }
 
     /** The options the {@link io.attn.text.Embedder} is loaded with. */
     public EmbedderOptions options() {
-        return options(pooling, normalize, maxLength, batchSize, batchTokens);
+        return options(pooling, normalize, maxLength, batchSize, batchTokens, promptName, task);
     }
 
     private static EmbedderOptions options(
-            String pooling, Boolean normalize, int maxLength, int batchSize, int batchTokens) {
-        return EmbedderOptions.defaults()
-                .withPooling(pooling == null ? null : Pooling.parse(pooling))
+            String pooling,
+            Boolean normalize,
+            int maxLength,
+            int batchSize,
+            int batchTokens,
+            String promptName,
+            String task) {
+        EmbedderOptions o = EmbedderOptions.defaults().withTask(task);
+        if (promptName != null) o = o.withPromptName(promptName);
+        return o.withPooling(pooling == null ? null : Pooling.parse(pooling))
                 .withNormalize(normalize)
                 .withMaxLength(maxLength)
                 .withMaxBatchSize(batchSize)

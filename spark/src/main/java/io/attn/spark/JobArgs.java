@@ -7,7 +7,7 @@ import java.util.Map;
  * The command line of {@link EmbedJob}, parsed: {@code --model DIR --input PATH --output PATH [--text-col text]
  * [--master URL] [--partitions N]} and the embedding settings of {@code attn embed} ({@code --pooling}, {@code
  * --normalize}/{@code --no-normalize}, {@code --max-length}, {@code --batch-size}, {@code --batch-tokens}, {@code
- * --device}, {@code --threads}).
+ * --prompt-name}, {@code --task}, {@code --device}, {@code --threads}).
  *
  * <p>Immutable and thread-safe.
  */
@@ -23,12 +23,15 @@ record JobArgs(
         int maxLength,
         int batchSize,
         int batchTokens,
+        String promptName,
+        String task,
         String device,
         int threads) {
 
     static final String USAGE = "usage: EmbedJob --model DIR --input PATH --output PATH [--text-col text]"
             + " [--master URL] [--partitions N] [--pooling mean|cls|max] [--normalize|--no-normalize]"
-            + " [--max-length N] [--batch-size 256] [--batch-tokens N] [--device auto|cpu|cuda] [--threads N]";
+            + " [--max-length N] [--batch-size 256] [--batch-tokens N] [--prompt-name NAME] [--task NAME]"
+            + " [--device auto|cpu|cuda] [--threads N]";
 
     /** A command line that cannot be run: exit 2 with the message and the usage line. */
     static final class UsageException extends RuntimeException {
@@ -55,6 +58,8 @@ record JobArgs(
                         "--max-length",
                         "--batch-size",
                         "--batch-tokens",
+                        "--prompt-name",
+                        "--task",
                         "--device",
                         "--threads" -> {
                     if (i + 1 >= args.length) throw new UsageException(a + " needs a value");
@@ -79,6 +84,8 @@ record JobArgs(
                 number(v, "--max-length", 0, 0),
                 number(v, "--batch-size", EmbedderOptions.DEFAULT_BATCH_SIZE, 1),
                 number(v, "--batch-tokens", 0, 0), // 0: 4096, or the max length when longer
+                v.get("--prompt-name"),
+                v.get("--task"),
                 device,
                 number(v, "--threads", 0, 0));
     }
@@ -118,6 +125,8 @@ record JobArgs(
                 .setThreads(threads);
         if (pooling != null) t.setPooling(pooling);
         if (normalize != null) t.setNormalize(normalize);
+        if (promptName != null) t.setPromptName(promptName);
+        if (task != null) t.setTask(task);
         return t;
     }
 }

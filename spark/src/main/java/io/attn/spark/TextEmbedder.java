@@ -36,7 +36,9 @@ import org.apache.spark.sql.types.StructType;
  * (tokens per forward pass, 0: 4096, or the max length when that is longer; with the batch size this bounds the
  * working memory of a task), {@code pooling}
  * ({@code mean}, {@code cls}, {@code max}; unset: the model's), {@code normalize} (unset: the model's), {@code
- * maxLength} (tokens per text; 0: the model's), {@code outputType} ({@code vector}: an {@code ml.linalg.Vector} column,
+ * maxLength} (tokens per text; 0: the model's), {@code promptName} (the model's prompt before every text; unset: its
+ * default, or the task's), {@code task} (a task LoRA model's adapter, jina-embeddings-v3's {@code retrieval.passage}
+ * for instance, merged when the model loads, its prompt first; unset: none), {@code outputType} ({@code vector}: an {@code ml.linalg.Vector} column,
  * the default; {@code array}: {@code array<float>}). The vectors are those of {@code attn embed} and {@link
  * io.attn.text.Embedder#embed} on the same texts, bitwise, whatever the partitioning.
  *
@@ -51,7 +53,7 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
     static final int CHUNK_TEXTS = 1024;
 
     private final IntParam batchSize, batchTokens, maxLength;
-    private final Param<String> pooling, outputType;
+    private final Param<String> pooling, outputType, promptName, task;
     private final BooleanParam normalize;
 
     public TextEmbedder() {
@@ -78,6 +80,16 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
                 "mean, cls or max (unset: the model's)",
                 ParamValidators.inArray(List.of("mean", "cls", "max")));
         normalize = new BooleanParam(this, "normalize", "L2-normalize the vectors (unset: the model's)");
+        promptName = new Param<>(
+                this,
+                "promptName",
+                "the model's prompt put before every text (config_sentence_transformers.json; unset: its default,"
+                        + " or the task's)");
+        task = new Param<>(
+                this,
+                "task",
+                "a task LoRA model's (jina-embeddings-v3's) task adapter merged when the model loads, its prompt"
+                        + " first (unset: none, the base weights)");
         outputType = new Param<>(
                 this,
                 "outputType",
@@ -119,6 +131,32 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
 
     public Param<String> outputType() {
         return outputType;
+    }
+
+    public Param<String> promptName() {
+        return promptName;
+    }
+
+    public Param<String> task() {
+        return task;
+    }
+
+    /** The model's prompt before every text, or null for its default (or the task's). */
+    public String getPromptName() {
+        return isDefined(promptName) ? getOrDefault(promptName) : null;
+    }
+
+    /** The task adapter merged when the model loads, or null for none. */
+    public String getTask() {
+        return isDefined(task) ? getOrDefault(task) : null;
+    }
+
+    public TextEmbedder setPromptName(String v) {
+        return with(promptName, v);
+    }
+
+    public TextEmbedder setTask(String v) {
+        return with(task, v);
     }
 
     public int getBatchSize() {
@@ -180,7 +218,23 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
                 getMaxLength(),
                 getBatchSize(),
                 getBatchTokens(),
+                getPromptName(),
+                getTask(),
                 engineSettings());
+    }
+
+    /**
+     * A task the model at {@code model} (as the driver sees it) has, or BAD_INPUT naming the tasks it has, before any
+     * task runs: a folder's {@code config.json} lists them ({@code lora_adaptations}); a single file holds none.
+     */
+    static void checkTask(java.nio.file.Path model, String task) {
+        java.nio.file.Path config = model.resolve("config.json");
+        java.util.List<String> tasks = java.nio.file.Files.isRegularFile(config)
+                ? io.attn.engine.TaskAdapters.tasks(io.attn.io.Json.readObject(config), config.toString())
+                : java.util.List.of();
+        if (!tasks.contains(task))
+            throw io.attn.AttnException.badInput("model " + model + ": task \"" + task + "\" is not one of its task"
+                    + " adapters " + (tasks.isEmpty() ? "(it has none: no lora_adaptations in a config.json)" : tasks));
     }
 
     @Override
@@ -195,7 +249,8 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
     public Dataset<Row> transform(Dataset<?> dataset) {
         StructType out = transformSchema(dataset.schema());
         EmbedSettings s = settings();
-        ModelLocation.resolve(s.modelPath());
+        java.nio.file.Path model = ModelLocation.resolve(s.modelPath());
+        if (s.task() != null) checkTask(model, s.task());
         Dataset<Row> df = dataset.toDF();
         int col = df.schema().fieldIndex(getInputCol());
         return df.mapPartitions(new EmbedRows(s, col, getOutputType().equals("vector")), Encoders.row(out));

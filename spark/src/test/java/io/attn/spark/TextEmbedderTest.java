@@ -60,6 +60,39 @@ class TextEmbedderTest {
         LibraryCheck.assertRows(model, rows, col, o);
     }
 
+    /**
+     * {@code task} and {@code promptName} on jina-embeddings-v3's hub folder ({@code tests/families/jina-v3-hub}: task
+     * LoRA adapters): the rows get the library's vectors with that task merged (bitwise), which differ from the base
+     * model's; an explicit prompt name goes with the task as in the library. The library's task vectors are held to
+     * transformers and sentence-transformers by the text module's TaskAdaptersTest.
+     */
+    @Test
+    void aTaskAdapterIsTheLibrarysTask() {
+        Path jina = Path.of("../tests/families/jina-v3-hub");
+        Dataset<Row> in = docs(2).limit(40);
+        for (EmbedderOptions o : List.of(
+                EmbedderOptions.defaults().withTask("retrieval.passage"),
+                EmbedderOptions.defaults().withTask("retrieval.query").withPromptName("retrieval.passage"))) {
+            TextEmbedder t = new TextEmbedder().setModelPath(jina.toString()).setTask(o.task());
+            if (o.promptName() != null) t.setPromptName(o.promptName());
+            List<Row> rows = t.transform(in).collectAsList();
+            LibraryCheck.assertRows(jina, rows, "embedding", o);
+            float[] base = LibraryCheck.embed(jina, EmbedderOptions.defaults(), List.of((String)
+                    rows.get(0).getAs("text")))[0];
+            assertFalse(
+                    java.util.Arrays.equals(base, LibraryCheck.floats(rows.get(0), "embedding")),
+                    "the task changes the vector");
+        }
+        AttnException e = assertThrows(AttnException.class, () -> new TextEmbedder()
+                .setModelPath(model.toString())
+                .setTask("retrieval.query")
+                .transform(in)
+                .collectAsList());
+        assertTrue(
+                e.getMessage().contains("task \"retrieval.query\" is not one of its task adapters (it has none"),
+                e.getMessage());
+    }
+
     @Test
     void rowsKeepTheirOrderAndColumnsAndGetTheLibrarysVectors() {
         Dataset<Row> in = docs(3);

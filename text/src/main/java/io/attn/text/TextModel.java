@@ -7,6 +7,7 @@ import com.google.gson.JsonObject;
 import io.attn.AttnException;
 import io.attn.engine.ModelConfigs;
 import io.attn.engine.Quantization;
+import io.attn.engine.TaskAdapters;
 import io.attn.io.Json;
 import io.attn.io.JsonFields;
 import io.attn.io.SafeTensors;
@@ -150,7 +151,7 @@ public final class TextModel {
     /**
      * Like {@link #read(Path, Path)}, with the model's task adapter {@code task} merged into its weights (null: none):
      * the task LoRA adapters of jina-embeddings-v3's checkpoint, one of its {@code lora_adaptations} ({@link
-     * io.attn.nn.TaskAdapters}). Without a task such a model runs its base weights, as its remote code does.
+     * TaskAdapters}). Without a task such a model runs its base weights, as its remote code does.
      *
      * @throws AttnException BAD_INPUT for a task the model does not have (the line lists those it has)
      */
@@ -175,7 +176,7 @@ public final class TextModel {
 
     /** The task adapters the weights hold, to merge one with {@link #read(Path, Path, String)}; empty for none. */
     public List<String> tasks() {
-        return io.attn.nn.TaskAdapters.tasks(config, source);
+        return TaskAdapters.tasks(config, source);
     }
 
     /** The model's name: the folder's (or the ONNX file's) name. */
@@ -559,7 +560,7 @@ public final class TextModel {
         // merges that adapter when loading (TaskAdapters), so it reads the module for that model and refuses it
         // otherwise
         if (customModule != null
-                && io.attn.nn.TaskAdapters.tasks(config, configFile.toString()).isEmpty()
+                && TaskAdapters.tasks(config, configFile.toString()).isEmpty()
                 && !(config.get(TASK_KEY) instanceof String))
             throw AttnException.badInput(
                     modulesFile + ": module \"" + customModule + "\" is the model's own Python"
@@ -572,7 +573,7 @@ public final class TextModel {
         String weightsSource = (Files.exists(single) ? single : transformer).toString();
         Map<String, Tensor> weights = Quantization.check(
                 config,
-                io.attn.nn.TaskAdapters.apply(config, readWeights(transformer), task, weightsSource),
+                TaskAdapters.apply(config, readWeights(transformer), task, weightsSource),
                 transformer.toString());
         if (task != null) config = withoutAdapters(config, task);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);

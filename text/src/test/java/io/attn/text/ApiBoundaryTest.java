@@ -20,6 +20,9 @@ import org.junit.jupiter.api.Test;
 class ApiBoundaryTest {
     private static final Pattern IMPORT =
             Pattern.compile("^import (static )?(io\\.attn\\.[\\w.]+);", Pattern.MULTILINE);
+    /** An internal package named in the code itself (a qualified name, which needs no import). */
+    private static final Pattern QUALIFIED =
+            Pattern.compile("\\bio\\.attn\\.(nn|graph|exec|backend|generate|cpu|cuda|ops|parity)\\.\\w+");
 
     @Test
     void textSourcesUseThePublicApiOnly() throws IOException {
@@ -36,6 +39,8 @@ class ApiBoundaryTest {
                             || imp.startsWith("io.attn.text.");
                     if (!ok) bad.add(f.getFileName() + ": " + imp);
                 }
+                Matcher q = QUALIFIED.matcher(Files.readString(f));
+                while (q.find()) bad.add(f.getFileName() + ": " + q.group());
             }
         }
         assertEquals(List.of(), bad);

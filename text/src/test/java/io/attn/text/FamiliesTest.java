@@ -57,7 +57,8 @@ class FamiliesTest {
             "qwen3-window",
             "bert-dense",
             "gemma3",
-            "jina-v3");
+            "jina-v3",
+            "jina-bert-code");
 
     /** Folders of a family the engine reads but refuses for a setting it does not run yet, with the line it says. */
     static final Map<String, String> REFUSED = Map.of();

@@ -246,6 +246,29 @@ class TextModelTest {
         return d;
     }
 
+    /**
+     * jina-embeddings-v2-base-code's weights under a config whose {@code _name_or_path} (what tells the two JinaBERT
+     * architectures apart, as text-embeddings-inference reads it) was changed, as a fine-tune's save changes it: one
+     * line saying what to set.
+     */
+    @Test
+    void jinaCodeWeightsUnderAnotherNameSayWhatToSet() throws IOException {
+        Path src = Path.of("../tests/families/jina-bert-code"), d = dir.resolve("jina-code-renamed");
+        Files.createDirectories(d);
+        try (var s = Files.walk(src)) {
+            for (Path p : s.toList()) {
+                Path q = d.resolve(src.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(q);
+                else Files.copy(p, q, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        Files.writeString(
+                d.resolve("config.json"),
+                Files.readString(d.resolve("config.json"))
+                        .replace("\"jinaai/jina-bert-v2-qk-post-norm\",", "\"my-org/code-search-v2\","));
+        bad(d, "model.safetensors", "jina-bert-v2-qk-post-norm's", "_name_or_path", "set it so");
+    }
+
     @Test
     void brokenFoldersGetOneLineNamingTheFile() throws IOException {
         bad(dir.resolve("nowhere"), "nowhere", "no such file or directory");

@@ -1,4 +1,4 @@
-package io.attn.nn;
+package io.attn.engine;
 
 import io.attn.AttnException;
 import io.attn.io.JsonFields;
