@@ -222,6 +222,10 @@ public record ModelConfig(
                                             : "h[:F] * act(h[F:])")
                                     + "), act " + encoder.hiddenAct());
                 if (encoder.names().key() == null) m.put("fused_qkv", true);
+                if (encoder.names().queryNorm() != null)
+                    m.put("qk_layernorm", "LayerNorm of the whole query and key projections before the heads split");
+                if (encoder.names().secondAttentionNorm() != null)
+                    m.put("second_attention_norm", "norm(x + attention_block(x)) after the attention block's own norm");
                 if (v.preNorm() != null)
                     m.put("norm", "pre-norm (first layer's attention input not normalised), final norm");
                 if (!v.normBias()) m.put("norm_bias", false);

@@ -38,8 +38,9 @@ import org.eclipse.jetty.util.Callback;
  * <ul>
  *   <li>{@code POST /v1/embeddings}: OpenAI's request and response ({@code input} a string or strings, {@code
  *       encoding_format} float|base64, {@code dimensions} up to the model's: the first ones, re-normalized when the
- *       model normalizes (Matryoshka), {@code model} picks the model, {@code user} accepted); unit vectors when the
- *       model lists a Normalize module.
+ *       model normalizes (Matryoshka), {@code model} picks the model, {@code user} accepted, Jina's {@code task}
+ *       accepted when it names the task adapter the model serves, else 400); unit vectors when the model lists a
+ *       Normalize module.
  *   <li>{@code POST /embed}: Hugging Face text-embeddings-inference's ({@code inputs}, {@code normalize} default true,
  *       {@code truncate} default false: a text over the maximum length is then 413, {@code truncation_direction}
  *       right|left, {@code prompt_name}); a JSON array of arrays.
@@ -63,7 +64,7 @@ import org.eclipse.jetty.util.Callback;
  * request's deadline (503). Thread-safe.
  */
 final class ApiHandler extends Handler.Abstract {
-    private static final Set<String> OPENAI = Set.of("input", "model", "encoding_format", "dimensions", "user");
+    private static final Set<String> OPENAI = Set.of("input", "model", "encoding_format", "dimensions", "user", "task");
     private static final Set<String> TEI =
             Set.of("inputs", "normalize", "truncate", "truncation_direction", "prompt_name", "model");
     private static final Set<String> TEI_RERANK =
@@ -309,7 +310,7 @@ final class ApiHandler extends Handler.Abstract {
         List<String> input = null;
         boolean base64 = false;
         Integer dimensions = null;
-        String name = null;
+        String name = null, task = null;
         JsonIn.Obj o = JsonIn.object(body, OPENAI);
         try {
             for (String k; (k = o.next()) != null; ) {
@@ -324,6 +325,7 @@ final class ApiHandler extends Handler.Abstract {
                         base64 = f.equals("base64");
                     }
                     case "dimensions" -> dimensions = JsonIn.integer(o.r, k);
+                    case "task" -> task = JsonIn.optString(o.r, k);
                     default -> throw new IllegalStateException(k);
                 }
             }
@@ -333,6 +335,14 @@ final class ApiHandler extends Handler.Abstract {
         }
         if (input == null) throw ApiError.badRequest("missing_parameter", "input is required");
         ModelService model = pick(name, ModelService.Kind.EMBED, "/v1/embeddings");
+        // Jina's API names the task adapter per request; a served model has one merged (attn serve --task)
+        if (task != null && !task.equals(model.embedder.task()))
+            throw ApiError.badRequest(
+                    "invalid_value",
+                    "task \"" + task + "\" is not served by model " + model.name + ": "
+                            + (model.embedder.task() == null
+                                    ? "it runs no task adapter (serve a task LoRA model with attn serve --task NAME)"
+                                    : "it serves task \"" + model.embedder.task() + "\" (attn serve --task)"));
         if (dimensions != null && (dimensions < 1 || dimensions > model.dimension()))
             throw ApiError.badRequest(
                     "invalid_value",

@@ -50,6 +50,14 @@ class TaskServeTest {
             var rows = new com.google.gson.JsonArray();
             for (var d : data) rows.add(d.getAsJsonObject().getAsJsonArray("embedding"));
             PromptsTest.same("/v1/embeddings", want, rows);
+            // Jina's API names the task per request: the served one answers the same, another is a 400 naming it
+            r = s.post("/v1/embeddings", "{\"input\":" + inputs + ",\"task\":\"retrieval.query\"}");
+            assertEquals(200, r.statusCode(), r.body());
+            r = s.post("/v1/embeddings", "{\"input\":\"x\",\"task\":\"retrieval.passage\"}");
+            assertEquals(400, r.statusCode(), r.body());
+            org.junit.jupiter.api.Assertions.assertTrue(
+                    r.body().contains("retrieval.passage") && r.body().contains("serves task \\\"retrieval.query"),
+                    r.body());
         }
     }
 }

@@ -47,6 +47,7 @@ public final class Embedder implements AutoCloseable {
     private final int maxBatchSize, maxBatchTokens, maxPositions;
     private final boolean ragged;
     private final TextModel.Prompts prompts;
+    private final String task; // the task adapter merged into the weights (TextModel#task), or null
     private final Prompt defaultPrompt;
     private final java.util.concurrent.ConcurrentHashMap<String, Prompt> promptCache =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -63,9 +64,11 @@ public final class Embedder implements AutoCloseable {
             boolean normalize,
             EmbedderOptions o,
             int maxPositions,
-            TextModel.Prompts prompts) {
+            TextModel.Prompts prompts,
+            String task) {
         this.maxPositions = maxPositions;
         this.prompts = prompts;
+        this.task = task;
         this.ragged = model.supportsRaggedBatches();
         this.name = name;
         this.model = model;
@@ -126,7 +129,8 @@ public final class Embedder implements AutoCloseable {
                     o.normalize() != null ? o.normalize() : m.normalize(),
                     o,
                     m.maxPositions(),
-                    m.prompts());
+                    m.prompts(),
+                    m.task());
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
@@ -148,6 +152,11 @@ public final class Embedder implements AutoCloseable {
                 && o.promptName() == null
                 && m.prompts().byName().containsKey(m.task())) return o.withPromptName(m.task());
         return o;
+    }
+
+    /** The task adapter merged into the model's weights ({@link EmbedderOptions#task}), or null for none. */
+    public String task() {
+        return task;
     }
 
     /** The model's name (its folder's). */
