@@ -2,6 +2,7 @@ package io.attn.cli;
 
 import io.attn.text.EmbedderOptions;
 import java.nio.file.Path;
+import java.util.List;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -33,12 +34,14 @@ final class EmbedOptions {
 
     @Option(
             names = "--task",
-            paramLabel = "NAME",
-            description = "Merge the model's task adapter NAME into its weights when it loads (a task LoRA model such"
+            paramLabel = "[NAME=]TASK",
+            description = "Merge the model's task adapter TASK into its weights when it loads (a task LoRA model such"
                     + " as jina-embeddings-v3: retrieval.query, retrieval.passage, separation, classification,"
                     + " text-matching; default: none, the base weights); the model's prompt of that name then goes"
-                    + " before every text unless --prompt-name or --prompt says otherwise.")
-    String task;
+                    + " before every text unless --prompt-name or --prompt says otherwise. attn serve: NAME=TASK for"
+                    + " the model served as NAME (repeat for several; the same folder may be served twice, once per"
+                    + " task), TASK alone for every model.")
+    List<String> task;
 
     @Option(
             names = "--normalize",
@@ -55,6 +58,25 @@ final class EmbedOptions {
     @Option(names = "--tokenizer", paramLabel = "FILE", description = "tokenizer.json to use instead of the model's.")
     Path tokenizer;
 
+    /**
+     * The tasks given, by model name ({@code NAME=TASK}; the key null for a task alone): {@code named} false (every
+     * command but serve) allows one task alone only.
+     */
+    java.util.Map<String, String> task(picocli.CommandLine cmd, boolean named) {
+        java.util.Map<String, String> out = new java.util.LinkedHashMap<>();
+        for (String t : task == null ? List.<String>of() : task) {
+            int eq = t.indexOf('=');
+            String name = eq > 0 ? t.substring(0, eq) : null, value = eq > 0 ? t.substring(eq + 1) : t;
+            if (value.isBlank()) throw OptionValues.usage(cmd, "--task " + t + ": no task named");
+            if (name != null && !named)
+                throw OptionValues.usage(cmd, "--task " + t + ": NAME=TASK names a model of attn serve; give TASK");
+            if (out.put(name, value) != null)
+                throw OptionValues.usage(
+                        cmd, "--task is given twice" + (name == null ? "" : " for model \"" + name + "\""));
+        }
+        return out;
+    }
+
     EmbedderOptions options() {
         // the command this mixes into (bench serve builds one of its own, all defaults)
         var cmd = command != null ? command.commandLine() : new picocli.CommandLine(this);
@@ -62,7 +84,8 @@ final class EmbedOptions {
                 .withMaxLength(OptionValues.atLeast(cmd, "--max-length", maxLength, 0, "the model's"))
                 .withTokenizer(tokenizer)
                 .withNormalize(normalize)
-                .withTask(task);
+                .withTask(task(cmd, command != null && "serve".equals(command.name()))
+                        .get(null));
         if (promptName != null && prompt != null)
             throw OptionValues.usage(cmd, "give --prompt-name or --prompt, not both");
         if (promptName != null) o = o.withPromptName(promptName);

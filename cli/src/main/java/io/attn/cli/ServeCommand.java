@@ -140,9 +140,17 @@ final class ServeCommand implements Callable<Integer> {
             models.put(name != null ? name : "\u0000" + models.size(), dir);
         }
         var embedOptions = embed.options(); // a bad option value is a usage error before anything opens
+        Map<String, Path> named = folderNamed(models);
+        Map<String, String> tasks = new LinkedHashMap<>(embed.task(new picocli.CommandLine(this), true));
+        tasks.remove(null); // a task alone is in embedOptions: every model's
+        for (String n : tasks.keySet())
+            if (!named.containsKey(n))
+                throw new picocli.CommandLine.ParameterException(
+                        new picocli.CommandLine(this),
+                        "--task " + n + "=" + tasks.get(n) + ": no model is served as \"" + n + "\" (served: "
+                                + String.join(", ", named.keySet()) + ")");
         Engine engine = Engine.open(device.engineOptions());
-        AttnServer server =
-                AttnServer.start(engine, folderNamed(models), embedOptions, o, new Main.Version().getVersion()[0]);
+        AttnServer server = AttnServer.start(engine, named, embedOptions, tasks, o, new Main.Version().getVersion()[0]);
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
             server.close();

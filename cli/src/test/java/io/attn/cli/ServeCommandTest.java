@@ -132,6 +132,61 @@ class ServeCommandTest {
         assertEquals(0, p.exitValue());
     }
 
+    /**
+     * {@code --task NAME=TASK}: one task LoRA folder (tests/families/jina-v3-hub) served twice, each name with its task;
+     * a Jina request's {@code task} picks the model; a task for a name not served is a usage error (exit 2) before
+     * anything loads. The vectors themselves are judged by the server module's TaskServeTest.
+     */
+    @Test
+    void eachServedNameTakesItsTask() throws Exception {
+        String jina = Path.of("../tests/families/jina-v3-hub").toString();
+        Process bad = serve("--model", "q=" + jina, "--task", "x=retrieval.query", "--port", "0", "--device", "cpu");
+        assertTrue(bad.waitFor(60, TimeUnit.SECONDS));
+        String err = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(2, bad.exitValue(), err);
+        assertTrue(err.contains("no model is served as \"x\""), err);
+        Process p = serve(
+                "--model",
+                "q=" + jina,
+                "--model",
+                "p=" + jina,
+                "--task",
+                "q=retrieval.query",
+                "--task",
+                "p=retrieval.passage",
+                "--port",
+                "0",
+                "--device",
+                "cpu");
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        int port = -1;
+        StringBuilder log = new StringBuilder();
+        for (String line; port < 0 && (line = out.readLine()) != null; ) {
+            log.append(line).append('\n');
+            Matcher m = Pattern.compile("serving q, p on http://127\\.0\\.0\\.1:(\\d+)")
+                    .matcher(line);
+            if (m.find()) port = Integer.parseInt(m.group(1));
+        }
+        try {
+            assertTrue(port > 0, "the server did not start:\n" + log);
+            HttpClient http = HttpClient.newHttpClient();
+            for (String task : List.of("retrieval.passage", "retrieval.query")) {
+                HttpResponse<String> r = http.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/embeddings"))
+                                .header("content-type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(
+                                        "{\"input\":\"a query\",\"task\":\"" + task + "\"}"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertEquals(200, r.statusCode(), r.body());
+                assertTrue(r.body().contains("\"model\":\"" + (task.endsWith("query") ? "q" : "p") + "\""), r.body());
+            }
+        } finally {
+            p.toHandle().destroy();
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        }
+    }
+
     @Test
     void aModelThatDoesNotLoadExits3BeforeListening() throws Exception {
         Process p = serve("--model", dir.resolve("missing").toString(), "--port", "0", "--device", "cpu");

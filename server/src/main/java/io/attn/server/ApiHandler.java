@@ -39,7 +39,8 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code POST /v1/embeddings}: OpenAI's request and response ({@code input} a string or strings, {@code
  *       encoding_format} float|base64, {@code dimensions} up to the model's: the first ones, re-normalized when the
  *       model normalizes (Matryoshka), {@code model} picks the model, {@code user} accepted, Jina's {@code task}
- *       accepted when it names the task adapter the model serves, else 400); unit vectors when the model lists a
+ *       picks the model serving that task adapter when no {@code model} is named; a task no model serves, or not
+ *       the named model's, is 400); unit vectors when the model lists a
  *       Normalize module.
  *   <li>{@code POST /embed}: Hugging Face text-embeddings-inference's ({@code inputs}, {@code normalize} default true,
  *       {@code truncate} default false: a text over the maximum length is then 413, {@code truncation_direction}
@@ -334,8 +335,16 @@ final class ApiHandler extends Handler.Abstract {
             throw JsonIn.malformed(e);
         }
         if (input == null) throw ApiError.badRequest("missing_parameter", "input is required");
-        ModelService model = pick(name, ModelService.Kind.EMBED, "/v1/embeddings");
-        // Jina's API names the task adapter per request; a served model has one merged (attn serve --task)
+        // Jina's API names the task adapter per request; a served model has one merged (attn serve --task): without a
+        // model name the task picks the first model serving it
+        String asked = task;
+        ModelService model = name == null && task != null
+                ? models.values().stream()
+                        .filter(x -> x.kind == ModelService.Kind.EMBED && asked.equals(x.embedder.task()))
+                        .findFirst()
+                        .orElseGet(() -> pick(null, ModelService.Kind.EMBED, "/v1/embeddings"))
+                : pick(name, ModelService.Kind.EMBED, "/v1/embeddings");
+        PICKED.set(model.name);
         if (task != null && !task.equals(model.embedder.task()))
             throw ApiError.badRequest(
                     "invalid_value",

@@ -118,6 +118,22 @@ public final class AttnServer implements AutoCloseable {
      */
     public static AttnServer start(
             Engine engine, Map<String, Path> models, EmbedderOptions embedder, ServerOptions options, String version) {
+        return start(engine, models, embedder, Map.of(), options, version);
+    }
+
+    /**
+     * Like {@link #start(Engine, Map, EmbedderOptions, ServerOptions, String)}, the models named in {@code tasks}
+     * loaded with that task adapter merged ({@link EmbedderOptions#withTask}; the others with {@code embedder}'s): one
+     * task LoRA folder may be served under several names, one per task, and a request's Jina {@code task} then picks
+     * the model serving it.
+     */
+    public static AttnServer start(
+            Engine engine,
+            Map<String, Path> models,
+            EmbedderOptions embedder,
+            Map<String, String> tasks,
+            ServerOptions options,
+            String version) {
         Map<String, ModelService> loaded = new LinkedHashMap<>();
         try {
             if (models.isEmpty()) throw AttnException.badInput("no model to serve");
@@ -125,11 +141,12 @@ public final class AttnServer implements AutoCloseable {
                 if (e.getKey() != null && !e.getKey().matches("[A-Za-z0-9._:/@+-]{1,128}"))
                     throw AttnException.badInput(
                             "model name \"" + e.getKey() + "\": use 1 to 128 letters, digits and . _ : / @ + -");
+                String task = e.getKey() == null ? null : tasks.get(e.getKey());
                 ModelService m = ModelService.load(
                         engine,
                         e.getKey(),
                         e.getValue(),
-                        embedder,
+                        task == null ? embedder : embedder.withTask(task),
                         options.maxBatchTokens(),
                         options.maxQueuedRequests());
                 if (loaded.putIfAbsent(m.name, m) != null) {

@@ -18,22 +18,73 @@ import org.junit.jupiter.api.Test;
  * served with its {@code retrieval.query} adapter merged; {@code /embed} and {@code /v1/embeddings} answer with that
  * task's vectors and its prompt first, within cosine 0.99999 and 1e-4 x norm of sentence-transformers' on that task's
  * merged weights ({@code tasks.json}, tools/make_jina_v3.py; the text module's TaskAdaptersTest holds the library to
- * the same judge).
+ * the same judge). Two tasks of one folder served under two names ({@code --task q=retrieval.query --task
+ * p=retrieval.passage}): a request's Jina {@code task} without a {@code model} goes to the model serving it.
  */
 class TaskServeTest {
     static final Path MODEL = Path.of("../tests/families/jina-v3-hub");
 
-    @Test
     @SuppressWarnings("unchecked")
-    void aServedTaskModelAnswersWithItsTasksVectors() throws Exception {
+    static List<List<Number>> want(String task) {
         Map<String, Object> x = (Map<String, Object>) Json.read(MODEL.resolve("tasks.json"));
-        List<List<Number>> want = null;
         for (Object o : (List<?>) x.get("runs")) {
             Map<String, Object> run = (Map<String, Object>) o;
-            if ("retrieval.query".equals(run.get("task"))) want = (List<List<Number>>) run.get("embeddings");
+            if (task.equals(run.get("task"))) return (List<List<Number>>) run.get("embeddings");
         }
-        String inputs = ApiTest.texts(((List<String>) x.get("texts"))
+        throw new AssertionError("no run of task " + task);
+    }
+
+    @SuppressWarnings("unchecked")
+    static String inputs() {
+        Map<String, Object> x = (Map<String, Object>) Json.read(MODEL.resolve("tasks.json"));
+        return ApiTest.texts(((List<String>) x.get("texts"))
                 .stream().map(t -> t.replace("\"", "\\\"")).toList());
+    }
+
+    static com.google.gson.JsonArray rows(String body) {
+        var rows = new com.google.gson.JsonArray();
+        for (var d : JsonParser.parseString(body).getAsJsonObject().getAsJsonArray("data"))
+            rows.add(d.getAsJsonObject().getAsJsonArray("embedding"));
+        return rows;
+    }
+
+    @Test
+    void aRequestsTaskPicksTheModelServingIt() throws Exception {
+        Map<String, Path> models = new java.util.LinkedHashMap<>();
+        models.put("q", MODEL);
+        models.put("p", MODEL);
+        AttnServer server = AttnServer.start(
+                Engine.open(EngineOptions.defaults().withDevice("cpu")),
+                models,
+                EmbedderOptions.defaults(),
+                Map.of("q", "retrieval.query", "p", "retrieval.passage"),
+                ServerOptions.defaults().withHost("127.0.0.1").withPort(0),
+                "test");
+        try (ServerFixture s = new ServerFixture(server, MODEL)) {
+            for (String task : List.of("retrieval.passage", "retrieval.query")) {
+                HttpResponse<String> r =
+                        s.post("/v1/embeddings", "{\"input\":" + inputs() + ",\"task\":\"" + task + "\"}");
+                assertEquals(200, r.statusCode(), r.body());
+                assertEquals(
+                        task.equals("retrieval.query") ? "q" : "p",
+                        JsonParser.parseString(r.body())
+                                .getAsJsonObject()
+                                .get("model")
+                                .getAsString());
+                PromptsTest.same(task, want(task), rows(r.body()));
+            }
+            HttpResponse<String> r =
+                    s.post("/v1/embeddings", "{\"input\":\"x\",\"model\":\"q\",\"task\":\"retrieval.passage\"}");
+            assertEquals(400, r.statusCode(), r.body());
+            r = s.post("/v1/embeddings", "{\"input\":\"x\",\"task\":\"separation\"}");
+            assertEquals(400, r.statusCode(), r.body());
+        }
+    }
+
+    @Test
+    void aServedTaskModelAnswersWithItsTasksVectors() throws Exception {
+        List<List<Number>> want = want("retrieval.query");
+        String inputs = inputs();
         AttnServer server = AttnServer.start(
                 Engine.open(EngineOptions.defaults().withDevice("cpu")),
                 MODEL,
@@ -46,10 +97,7 @@ class TaskServeTest {
             PromptsTest.same("/embed", want, JsonParser.parseString(r.body()).getAsJsonArray());
             r = s.post("/v1/embeddings", "{\"input\":" + inputs + "}");
             assertEquals(200, r.statusCode(), r.body());
-            var data = JsonParser.parseString(r.body()).getAsJsonObject().getAsJsonArray("data");
-            var rows = new com.google.gson.JsonArray();
-            for (var d : data) rows.add(d.getAsJsonObject().getAsJsonArray("embedding"));
-            PromptsTest.same("/v1/embeddings", want, rows);
+            PromptsTest.same("/v1/embeddings", want, rows(r.body()));
             // Jina's API names the task per request: the served one answers the same, another is a 400 naming it
             r = s.post("/v1/embeddings", "{\"input\":" + inputs + ",\"task\":\"retrieval.query\"}");
             assertEquals(200, r.statusCode(), r.body());
