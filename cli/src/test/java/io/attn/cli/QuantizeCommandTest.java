@@ -55,6 +55,41 @@ class QuantizeCommandTest {
     }
 
     /**
+     * {@code attn quantize --task} of jina-embeddings-v3's hub folder (tests/families/jina-v3-hub, task LoRA adapters):
+     * the task's adapter merged, then int8; the folder written names its task ({@code attn_task}), keeps that task's
+     * prompt as its default and embeds within cosine 0.99 of the float model with the same task (issue 37's bound for
+     * {@code attn quantize}); without {@code --task} the copy is the base model's. A task the model lacks: exit 3.
+     */
+    @Test
+    void aTaskModelQuantizesWithItsTaskMerged() throws IOException {
+        String jina = Path.of("../tests/families/jina-v3-hub").toString();
+        Path out = dir.resolve("jina-q");
+        var r = RunCommandTest.cli("quantize", jina, "--out", out.toString(), "--task", "retrieval.query");
+        assertEquals(0, r.code(), r.err());
+        assertTrue(Files.readString(out.resolve("config.json")).contains("\"attn_task\": \"retrieval.query\""));
+        var i = RunCommandTest.cli("inspect", out.toString());
+        assertTrue(i.out().matches("(?s).*task adapters \\(LoRA\\):\\s+merged +retrieval\\.query.*"), i.out());
+        float[][] q = EmbedCommandTest.embedFile(out, texts(), dir.resolve("q.npy"));
+        float[][] f =
+                EmbedCommandTest.embedFile(Path.of(jina), texts(), dir.resolve("f.npy"), "--task", "retrieval.query");
+        for (int k = 0; k < q.length; k++)
+            assertTrue(EmbedCommandTest.cosine(q[k], f[k]) >= 0.99, k + ": " + EmbedCommandTest.cosine(q[k], f[k]));
+        var bad =
+                RunCommandTest.cli("quantize", jina, "--out", dir.resolve("bad").toString(), "--task", "nope");
+        assertEquals(3, bad.code(), bad.err());
+        assertTrue(bad.err().contains("\"nope\" is not one of the model's lora_adaptations"), bad.err());
+        assertTrue(!Files.exists(dir.resolve("bad")));
+    }
+
+    private Path texts() throws IOException {
+        Path t = dir.resolve("texts.txt");
+        if (!Files.exists(t))
+            Files.write(
+                    t, java.util.List.of("the sky is blue", "Café crème", "中文文本", "", "a longer text about search"));
+        return t;
+    }
+
+    /**
      * The folder of an {@code .onnx} export (langchain4j's all-MiniLM-L6-v2: the file and its {@code
      * <name>-tokenizer.json}, which {@code --model} takes) quantizes to a folder that attn loads: its tokenizer as
      * {@code tokenizer.json} and the sentence-transformers files, as {@code attn convert} writes them. Its vectors are
