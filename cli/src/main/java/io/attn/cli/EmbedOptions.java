@@ -7,7 +7,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** The text-model overrides shared by {@code embed}, {@code serve} and {@code bench embed}. */
+/** The text-model overrides shared by {@code embed} and {@code serve} (and, all defaults, {@code bench serve}). */
 final class EmbedOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;

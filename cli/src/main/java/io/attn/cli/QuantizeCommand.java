@@ -95,6 +95,10 @@ final class QuantizeCommand implements Callable<Integer> {
             throw AttnException.badInput(dir + ": not a model folder (attn quantize reads a Hugging Face folder or"
                     + " attn generate's M.safetensors; an .onnx export is made a folder by attn convert)");
         TextModel m = TextModel.read(dir, null, task);
+        if (!m.tasks().isEmpty())
+            // its adapters stay float and per task: a copy is one task's model (or the base's, said so)
+            throw AttnException.badInput(dir + ": a task LoRA model (tasks " + m.tasks() + "): quantize one task's"
+                    + " model with --task NAME (its adapter merged first)");
         if (m.fromOnnx()
                 && (!m.dense().isEmpty()
                         || !m.prompts().byName().isEmpty()

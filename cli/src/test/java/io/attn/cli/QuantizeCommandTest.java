@@ -58,7 +58,8 @@ class QuantizeCommandTest {
      * {@code attn quantize --task} of jina-embeddings-v3's hub folder (tests/families/jina-v3-hub, task LoRA adapters):
      * the task's adapter merged, then int8; the folder written names its task ({@code attn_task}), keeps that task's
      * prompt as its default and embeds within cosine 0.99 of the float model with the same task (issue 37's bound for
-     * {@code attn quantize}); without {@code --task} the copy is the base model's. A task the model lacks: exit 3.
+     * {@code attn quantize}) and away from the base model's; asked for its own task again it loads as it is, another task
+     * is refused naming the merged one. Without {@code --task}, or with a task the model lacks: exit 3, nothing written.
      */
     @Test
     void aTaskModelQuantizesWithItsTaskMerged() throws IOException {
@@ -74,6 +75,22 @@ class QuantizeCommandTest {
                 EmbedCommandTest.embedFile(Path.of(jina), texts(), dir.resolve("f.npy"), "--task", "retrieval.query");
         for (int k = 0; k < q.length; k++)
             assertTrue(EmbedCommandTest.cosine(q[k], f[k]) >= 0.99, k + ": " + EmbedCommandTest.cosine(q[k], f[k]));
+        float[][] base = EmbedCommandTest.embedFile(Path.of(jina), texts(), dir.resolve("b.npy"));
+        assertTrue(EmbedCommandTest.cosine(q[0], base[0]) < 0.999, "the task's copy is not the base model");
+        // the copy names its merged task: asked for again, nothing is left to merge; another task is refused by name
+        var again = RunCommandTest.cli(
+                "embed", "--model", out.toString(), "--device", "cpu", "--text", "x", "--task", "retrieval.query");
+        assertEquals(0, again.code(), again.err());
+        var other = RunCommandTest.cli(
+                "embed", "--model", out.toString(), "--device", "cpu", "--text", "x", "--task", "separation");
+        assertEquals(3, other.code(), other.err());
+        assertTrue(other.err().contains("task \"retrieval.query\" is merged into its weights"), other.err());
+        // without --task: refused (its adapters are per task; the copy would silently be the base model)
+        var none = RunCommandTest.cli(
+                "quantize", jina, "--out", dir.resolve("none").toString());
+        assertEquals(3, none.code(), none.err());
+        assertTrue(none.err().contains("quantize one task's model with --task NAME"), none.err());
+        assertTrue(!Files.exists(dir.resolve("none")));
         var bad =
                 RunCommandTest.cli("quantize", jina, "--out", dir.resolve("bad").toString(), "--task", "nope");
         assertEquals(3, bad.code(), bad.err());

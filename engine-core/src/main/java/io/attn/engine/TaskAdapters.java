@@ -61,9 +61,12 @@ public final class TaskAdapters {
             if (task != null)
                 throw AttnException.badInput(source + ": task \"" + task
                         + "\" asked, but the model has no task adapters"
-                        + (tasks.isEmpty()
-                                ? " (its config.json lists no lora_adaptations)"
-                                : " (its config.json lists " + tasks + " but the weights hold no LoRA tensors)"));
+                        + (config.get("attn_task") instanceof String merged
+                                ? " (task \"" + merged + "\" is merged into its weights: config.json's attn_task)"
+                                : tasks.isEmpty()
+                                        ? " (its config.json lists no lora_adaptations)"
+                                        : " (its config.json lists " + tasks
+                                                + " but the weights hold no LoRA tensors)"));
             return weights;
         }
         if (tasks.isEmpty())
@@ -121,8 +124,12 @@ public final class TaskAdapters {
         if (w.rank() != 2 || a.rank() != 3 || b.rank() != 3) throw shape(name, w, a, b, tasks, r, source);
         int rows = w.dim(0), cols = w.dim(1);
         // an embedding table (rows = vocabulary) stores A (tasks, rows, r) and B (tasks, r, cols); a linear layer
-        // (rows = out) stores A (tasks, r, cols) and B (tasks, rows, r): the name says which, as in the remote code
-        boolean embedding = name.endsWith("embeddings") || name.contains("embeddings.");
+        // (rows = out) stores A (tasks, r, cols) and B (tasks, rows, r): the shapes say which, and where both fit (a
+        // square weight of side r) the name does, as in the remote code
+        boolean asEmbedding = a.dim(1) == rows && a.dim(2) == r && b.dim(1) == r && b.dim(2) == cols;
+        boolean asLinear = a.dim(1) == r && a.dim(2) == cols && b.dim(1) == rows && b.dim(2) == r;
+        boolean embedding =
+                asEmbedding && asLinear ? name.endsWith("embeddings") || name.contains("embeddings.") : asEmbedding;
         int[] wantA = embedding ? new int[] {tasks, rows, r} : new int[] {tasks, r, cols};
         int[] wantB = embedding ? new int[] {tasks, r, cols} : new int[] {tasks, rows, r};
         for (int i = 0; i < 3; i++)

@@ -289,6 +289,14 @@ final class ApiHandler extends Handler.Abstract {
         return pick(name, null, endpoint);
     }
 
+    /** The embedding models' task adapters, {@code name=task} (or "none"). */
+    private String servedTasks() {
+        List<String> l = new ArrayList<>();
+        for (ModelService m : models.values())
+            if (m.kind == ModelService.Kind.EMBED && m.embedder.task() != null) l.add(m.name + "=" + m.embedder.task());
+        return l.isEmpty() ? "none" : String.join(", ", l);
+    }
+
     private String served() {
         List<String> l = new ArrayList<>();
         for (ModelService m : models.values()) l.add(m.name + " (" + m.kind.label() + ")");
@@ -342,7 +350,10 @@ final class ApiHandler extends Handler.Abstract {
                 ? models.values().stream()
                         .filter(x -> x.kind == ModelService.Kind.EMBED && asked.equals(x.embedder.task()))
                         .findFirst()
-                        .orElseGet(() -> pick(null, ModelService.Kind.EMBED, "/v1/embeddings"))
+                        .orElseThrow(() -> ApiError.badRequest(
+                                "invalid_value",
+                                "task \"" + asked + "\" is not served here (served tasks: " + servedTasks()
+                                        + "; attn serve --task [NAME=]TASK)"))
                 : pick(name, ModelService.Kind.EMBED, "/v1/embeddings");
         PICKED.set(model.name);
         if (task != null && !task.equals(model.embedder.task()))

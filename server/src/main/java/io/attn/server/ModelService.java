@@ -120,6 +120,10 @@ final class ModelService implements AutoCloseable {
                 ? path.toString()
                 : path.getFileName().toString();
         if (Files.isRegularFile(path) && file.toLowerCase(Locale.ROOT).endsWith(".safetensors")) {
+            if (options.task() != null)
+                throw AttnException.badInput(
+                        path + ": task \"" + options.task() + "\" asked, but a tensor model"
+                                + " holds no task adapters (they come in a text model folder's weights, as jina-embeddings-v3's)");
             AttnModel m = engine.load(path);
             return new ModelService(
                     name != null ? name : file.substring(0, file.length() - ".safetensors".length()),

@@ -76,8 +76,13 @@ class TaskServeTest {
             HttpResponse<String> r =
                     s.post("/v1/embeddings", "{\"input\":\"x\",\"model\":\"q\",\"task\":\"retrieval.passage\"}");
             assertEquals(400, r.statusCode(), r.body());
+            org.junit.jupiter.api.Assertions.assertTrue(
+                    r.body().contains("not served by model q: it serves task \\\"retrieval.query\\\""), r.body());
             r = s.post("/v1/embeddings", "{\"input\":\"x\",\"task\":\"separation\"}");
             assertEquals(400, r.statusCode(), r.body());
+            org.junit.jupiter.api.Assertions.assertTrue(
+                    r.body().contains("not served here (served tasks: q=retrieval.query, p=retrieval.passage"),
+                    r.body());
         }
     }
 
@@ -104,7 +109,9 @@ class TaskServeTest {
             r = s.post("/v1/embeddings", "{\"input\":\"x\",\"task\":\"retrieval.passage\"}");
             assertEquals(400, r.statusCode(), r.body());
             org.junit.jupiter.api.Assertions.assertTrue(
-                    r.body().contains("retrieval.passage") && r.body().contains("serves task \\\"retrieval.query"),
+                    r.body()
+                            .contains(
+                                    "task \\\"retrieval.passage\\\" is not served here (served tasks: jina-v3-hub=retrieval.query"),
                     r.body());
         }
     }

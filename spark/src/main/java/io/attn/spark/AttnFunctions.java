@@ -32,11 +32,13 @@ public final class AttnFunctions {
 
     /**
      * Registers {@code attn_embed} with the settings of {@code embedder} (model path, pooling, normalization, maximum
-     * length, device, threads; its columns and output type are not used). The model path is checked here, on the driver.
+     * length, prompt name, task, device, threads; its columns and output type are not used). The model path (and a
+     * task against the folder's config.json) is checked here, on the driver.
      */
     public static void register(SparkSession spark, TextEmbedder embedder) {
         EmbedSettings s = embedder.settings();
-        ModelLocation.resolve(s.modelPath());
+        java.nio.file.Path model = ModelLocation.resolve(s.modelPath());
+        if (s.task() != null) TextEmbedder.checkTask(model, s.task());
         UDF1<String, float[]> embed =
                 text -> text == null ? null : ExecutorModels.embedder(s).embed(text);
         spark.udf().register(EMBED, embed, DataTypes.createArrayType(DataTypes.FloatType, false));

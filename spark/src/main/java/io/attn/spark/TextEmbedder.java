@@ -229,6 +229,8 @@ public final class TextEmbedder extends AttnTransformer<TextEmbedder> {
      */
     static void checkTask(java.nio.file.Path model, String task) {
         java.nio.file.Path config = model.resolve("config.json");
+        if (java.nio.file.Files.isDirectory(model) && !java.nio.file.Files.isRegularFile(config))
+            return; // the transformer lies in a module folder (modules.json): the executors' loading checks the task
         java.util.List<String> tasks = java.nio.file.Files.isRegularFile(config)
                 ? io.attn.engine.TaskAdapters.tasks(io.attn.io.Json.readObject(config), config.toString())
                 : java.util.List.of();

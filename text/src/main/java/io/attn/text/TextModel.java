@@ -533,6 +533,9 @@ public final class TextModel {
             Path onnx = firstExisting(transformer.resolve("model.onnx"), transformer.resolve("onnx/model.onnx"));
             if (onnx == null) onnx = soleOnnx(transformer);
             if (onnx != null) {
+                if (task != null)
+                    throw AttnException.badInput(onnx + ": task \"" + task + "\" asked, but an .onnx export holds no"
+                            + " task adapters (they come in a model folder's weights, as jina-embeddings-v3's)");
                 // no tokenizer.json in the folder: the .onnx's own <name>-tokenizer.json beside it (langchain4j's)
                 Path tok = tokenizerOverride != null
                         ? tokenizerOverride
@@ -571,11 +574,13 @@ public final class TextModel {
             activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
         Path single = transformer.resolve("model.safetensors");
         String weightsSource = (Files.exists(single) ? single : transformer).toString();
+        // a folder written from a merged model (attn_task) asked for its own task: nothing left to merge
+        boolean merged = task != null && task.equals(config.get(TASK_KEY));
         Map<String, Tensor> weights = Quantization.check(
                 config,
-                TaskAdapters.apply(config, readWeights(transformer), task, weightsSource),
+                TaskAdapters.apply(config, readWeights(transformer), merged ? null : task, weightsSource),
                 transformer.toString());
-        if (task != null) config = withoutAdapters(config, task);
+        if (task != null && !merged) config = withoutAdapters(config, task);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = maxSeqLength(dir, transformer);
         String name = dir.toAbsolutePath().normalize().getFileName() == null

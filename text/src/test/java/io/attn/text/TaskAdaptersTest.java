@@ -125,6 +125,11 @@ class TaskAdaptersTest {
                 () -> Embedder.load(engine, FamiliesTest.ROOT.resolve("jina-v3"), task("retrieval.query")),
                 "task \"retrieval.query\" asked, but the model has no task adapters (its config.json lists no"
                         + " lora_adaptations)");
+        Path onnx = FamiliesTest.ROOT.resolve("xlm-roberta/onnx");
+        bad(
+                () -> TextModel.read(onnx.resolve("model.onnx"), null, "separation"),
+                "a single file holds no task adapters");
+        bad(() -> TextModel.read(onnx, null, "separation"), "an .onnx export holds no task adapters");
         bad(
                 () -> Embedder.load(engine, TextModel.read(HUB), task("separation")),
                 "task \"separation\" asked, but the model was read without a task");
