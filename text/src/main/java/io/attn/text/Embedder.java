@@ -48,6 +48,7 @@ public final class Embedder implements AutoCloseable {
     private final boolean ragged;
     private final TextModel.Prompts prompts;
     private final String task; // the task adapter merged into the weights (TextModel#task), or null
+    private final List<String> tasks; // the task adapters the model holds unmerged (TextModel#tasks), or empty
     private final Prompt defaultPrompt;
     private final java.util.concurrent.ConcurrentHashMap<String, Prompt> promptCache =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -65,10 +66,12 @@ public final class Embedder implements AutoCloseable {
             EmbedderOptions o,
             int maxPositions,
             TextModel.Prompts prompts,
-            String task) {
+            String task,
+            List<String> tasks) {
         this.maxPositions = maxPositions;
         this.prompts = prompts;
         this.task = task;
+        this.tasks = List.copyOf(tasks);
         this.ragged = model.supportsRaggedBatches();
         this.name = name;
         this.model = model;
@@ -130,7 +133,8 @@ public final class Embedder implements AutoCloseable {
                     o,
                     m.maxPositions(),
                     m.prompts(),
-                    m.task());
+                    m.task(),
+                    m.tasks());
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
@@ -325,7 +329,7 @@ public final class Embedder implements AutoCloseable {
         }
     }
 
-    /** One line: the model, its width, pooling, normalization, maximum length and device. */
+    /** One line: the model, its width, pooling, normalization, maximum length, prompt and task adapter. */
     public String description() {
         StringBuilder dn = new StringBuilder();
         for (Dense d : dense) dn.append(", dense ").append(d.describe());
@@ -334,7 +338,10 @@ public final class Embedder implements AutoCloseable {
                 + (defaultPrompt.text().isEmpty()
                         ? ""
                         : ", prompt \"" + defaultPrompt.text() + "\""
-                                + (defaultPrompt.skip() > 0 ? " (left out of the pooling)" : ""));
+                                + (defaultPrompt.skip() > 0 ? " (left out of the pooling)" : ""))
+                + (task != null
+                        ? ", task " + task
+                        : tasks.isEmpty() ? "" : ", no task adapter merged (the base weights; tasks " + tasks + ")");
     }
 
     /** Each text's tokens (strings, special flags, character spans), not truncated; for tools such as TEI's /tokenize. */

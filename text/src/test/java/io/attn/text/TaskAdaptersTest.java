@@ -94,6 +94,11 @@ class TaskAdaptersTest {
                             // the task's prompt by default, as the fixture's sentence-transformers encode was given it
                             try (Embedder m = Embedder.load(engine, HUB, task(t))) {
                                 assertEquals(run.get("prompt"), m.defaultPrompt(), t + ": default prompt");
+                                assertEquals(t, m.task());
+                                assertTrue(
+                                        m.description()
+                                                .contains(t == null ? ", no task adapter merged" : ", task " + t),
+                                        m.description());
                                 FamiliesTest.compare(
                                         "jina-v3-hub task " + t, lists(run.get("embeddings")), m.embed(texts));
                             }
