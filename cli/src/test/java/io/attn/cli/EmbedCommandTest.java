@@ -47,6 +47,19 @@ class EmbedCommandTest {
     }
 
     /** {@code attn embed --input INPUT --output OUT.npy} (plus {@code extra}) on the CPU: its rows. */
+    /** {@code texts} as a {@code .jsonl} input file ({@code {"text": ...}} per line) in the test's folder. */
+    Path jsonl(List<String> texts) throws IOException {
+        Path in = dir.resolve("texts.jsonl");
+        List<String> lines = new ArrayList<>();
+        for (String t : texts) {
+            var o = new com.google.gson.JsonObject();
+            o.addProperty("text", t);
+            lines.add(o.toString());
+        }
+        Files.write(in, lines, StandardCharsets.UTF_8);
+        return in;
+    }
+
     static float[][] embedFile(Path model, Path input, Path out, String... extra) throws IOException {
         List<String> args = new ArrayList<>(List.of(
                 "embed",
@@ -192,14 +205,7 @@ class EmbedCommandTest {
             st.put(o.get("prompt_name").isJsonNull() ? "" : o.get("prompt_name").getAsString(), v);
         }
         assertEquals(java.util.Set.of("", "query", "passage"), st.keySet());
-        Path in = dir.resolve("texts.jsonl");
-        List<String> lines = new ArrayList<>();
-        for (String t : texts) {
-            var o = new com.google.gson.JsonObject();
-            o.addProperty("text", t);
-            lines.add(o.toString());
-        }
-        Files.write(in, lines, StandardCharsets.UTF_8);
+        Path in = jsonl(texts);
         String[][] ways = {{}, {"--prompt-name", "passage"}, {"--prompt", "passage: "}, {"--prompt", ""}};
         String[] want = {"query", "passage", "passage", ""};
         for (int w = 0; w < ways.length; w++) {
@@ -238,14 +244,9 @@ class EmbedCommandTest {
         Path model = Path.of("../tests/families/jina-v3-hub");
         var x = com.google.gson.JsonParser.parseString(Files.readString(model.resolve("tasks.json")))
                 .getAsJsonObject();
-        List<String> lines = new ArrayList<>();
-        for (var t : x.getAsJsonArray("texts")) {
-            var o = new com.google.gson.JsonObject();
-            o.addProperty("text", t.getAsString());
-            lines.add(o.toString());
-        }
-        Path in = dir.resolve("texts.jsonl");
-        Files.write(in, lines, StandardCharsets.UTF_8);
+        List<String> texts = new ArrayList<>();
+        for (var t : x.getAsJsonArray("texts")) texts.add(t.getAsString());
+        Path in = jsonl(texts);
         float[][] prompted = null;
         for (var run : x.getAsJsonArray("runs")) {
             var o = run.getAsJsonObject();

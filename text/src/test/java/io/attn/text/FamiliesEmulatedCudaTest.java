@@ -1,12 +1,8 @@
 package io.attn.text;
 
 import io.attn.cuda.EmulatedCuda;
-import io.attn.engine.Precision;
-import io.attn.engine.internal.Engines;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Tag;
@@ -24,9 +20,7 @@ import org.junit.jupiter.api.Tag;
 class FamiliesEmulatedCudaTest extends FamiliesTest {
     @BeforeAll
     static void open() {
-        String why = EmulatedCuda.unavailable();
-        Assumptions.assumeTrue(why == null, why);
-        engine = Engines.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+        engine = EmulatedEngines.openOrSkip();
     }
 
     @AfterAll

@@ -3,13 +3,10 @@ package io.attn.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.attn.cuda.EmulatedCuda;
-import io.attn.engine.Precision;
-import io.attn.engine.internal.Engines;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -28,9 +25,7 @@ import org.junit.jupiter.api.Test;
 class RerankerEmulatedCudaTest extends RerankerTest {
     @BeforeAll
     static void open() {
-        String why = EmulatedCuda.unavailable();
-        Assumptions.assumeTrue(why == null, why);
-        engine = Engines.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+        engine = EmulatedEngines.openOrSkip();
     }
 
     @AfterAll

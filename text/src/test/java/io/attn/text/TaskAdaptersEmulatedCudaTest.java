@@ -1,11 +1,7 @@
 package io.attn.text;
 
 import io.attn.cuda.EmulatedCuda;
-import io.attn.engine.Precision;
-import io.attn.engine.internal.Engines;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 
@@ -18,9 +14,7 @@ import org.junit.jupiter.api.Tag;
 class TaskAdaptersEmulatedCudaTest extends TaskAdaptersTest {
     @BeforeAll
     static void open() {
-        String why = EmulatedCuda.unavailable();
-        Assumptions.assumeTrue(why == null, why);
-        engine = Engines.of(EmulatedCuda.open(Map.of(), Precision.FP32));
+        engine = EmulatedEngines.openOrSkip();
     }
 
     @AfterAll
