@@ -28,6 +28,12 @@ import java.util.Map;
 public final class TaskAdapters {
     private TaskAdapters() {}
 
+    /**
+     * The {@code config.json} key that names the task whose adapter is merged into a folder's weights (one written from
+     * a merged model, such as {@code attn quantize --task}'s output).
+     */
+    public static final String TASK_KEY = "attn_task";
+
     static final String ORIGINAL = ".parametrizations.weight.original";
     static final String A = ".parametrizations.weight.0.lora_A";
     static final String B = ".parametrizations.weight.0.lora_B";
@@ -61,7 +67,7 @@ public final class TaskAdapters {
             if (task != null)
                 throw AttnException.badInput(source + ": task \"" + task
                         + "\" asked, but the model has no task adapters"
-                        + (config.get("attn_task") instanceof String merged
+                        + (config.get(TASK_KEY) instanceof String merged
                                 ? " (task \"" + merged + "\" is merged into its weights: config.json's attn_task)"
                                 : tasks.isEmpty()
                                         ? " (its config.json lists no lora_adaptations)"

@@ -613,7 +613,7 @@ public final class TextModel {
     }
 
     /** The config key that names the task adapter merged into a model's weights ({@link #task()}). */
-    public static final String TASK_KEY = "attn_task";
+    public static final String TASK_KEY = TaskAdapters.TASK_KEY;
 
     /** A Pooling module's mode and whether prompt tokens take part. */
     private record PoolingConfig(Pooling pooling, boolean includePrompt) {}
