@@ -13,6 +13,7 @@ Run (from the repository root, in a venv outside the repository; no network need
     python3 tools/make_families.py --shape modernbert-base --out /tmp/modernbert-base
     python3 tools/make_families.py --shape all-mpnet-base-v2 --out /tmp/all-mpnet-base-v2
     python3 tools/make_families.py --shape embeddinggemma-300m --out /tmp/embeddinggemma-300m
+    python3 tools/make_families.py --shape jina-embeddings-v3 --out /tmp/jina-embeddings-v3   # ONNX weights in .data
 
 Made with torch 2.13.0+cpu, transformers 5.18.0, sentence-transformers 6.0.1, tokenizers 0.23.2, onnx 1.23.1,
 onnxscript 0.7.2, onnxruntime 1.30.0, numpy 2.4.6 (Python 3.11, CPU). Other versions may write other files or other
@@ -788,8 +789,9 @@ def pool(h, mask, mode):
 
 # ----------------------------------------------------------------------------------------------------------------- onnx
 
-def export_onnx(model, path, sample):
-    """torch.onnx.export (dynamo) of AutoModel: input_ids, attention_mask -> last_hidden_state, dynamic batch/seq."""
+def export_onnx(model, path, sample, external=False):
+    """torch.onnx.export (dynamo) of AutoModel: input_ids, attention_mask -> last_hidden_state, dynamic batch/seq.
+    `external`: the weights in model.onnx.data beside it (a model over protobuf's 2 GB)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
 
     class Wrap(torch.nn.Module):
@@ -806,19 +808,23 @@ def export_onnx(model, path, sample):
     args = (sample["input_ids"], sample["attention_mask"])
     with torch.no_grad():
         torch.onnx.export(w, args, path, input_names=["input_ids", "attention_mask"],
-                          output_names=["last_hidden_state"], dynamo=True, external_data=False,
+                          output_names=["last_hidden_state"], dynamo=True, external_data=external,
                           dynamic_shapes={"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}},
                           verbose=False, report=False)
     # the exporter annotates every node with torch's names and class paths (over a third of a small file); drop them
     import onnx
-    m = onnx.load(path)
+    m = onnx.load(path, load_external_data=not external)
     for node in m.graph.node:
         del node.metadata_props[:]
         node.doc_string = ""
     for v in list(m.graph.input) + list(m.graph.output):
         del v.metadata_props[:]
-    onnx.checker.check_model(m)
-    onnx.save(m, path)
+    if external:  # the graph alone rewritten; its initializers stay in the .data file they point at
+        onnx.save(m, path)
+        onnx.checker.check_model(path)
+    else:
+        onnx.checker.check_model(m)
+        onnx.save(m, path)
 
 
 def onnx_diff(path, batch, hidden):
@@ -885,6 +891,14 @@ SHAPES = {
             pad_token_id=t.pad_token_id, cls_token_id=t.cls_token_id, sep_token_id=t.sep_token_id,
             bos_token_id=t.cls_token_id, eos_token_id=t.sep_token_id)),
     # EmbeddingGemma-300m's transformer (its Dense projections left out: ONNX Runtime's side of the benchmark pools only)
+    # jina-embeddings-v3's transformer (its task adapters merged or not, the same shape): 24 layers, 1024 wide, rotary;
+    # 570M parameters, over protobuf's 2 GB: the ONNX weights go to model.onnx.data
+    "jina-embeddings-v3": dict(
+        family="jina-v3", msl=8194, external=True,
+        cfg=lambda t: __import__("transformers").JinaEmbeddingsV3Config(
+            vocab_size=250002, hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+            max_position_embeddings=8194, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=t.pad_token_id,
+            bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)),
     "embeddinggemma-300m": dict(
         family="gemma3", msl=2048, spec=dict(dense=[]),
         cfg=lambda t: __import__("transformers").Gemma3TextConfig(
@@ -913,7 +927,7 @@ def make_shape(shape, out):
     with torch.no_grad():
         hidden = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
     path = os.path.join(out, "onnx", "model.onnx")
-    export_onnx(model, path, batch)
+    export_onnx(model, path, batch, external=s.get("external", False))
     diff = onnx_diff(path, batch, hidden)
     print(f"{shape}: {out}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, "
           f"lengths {batch['attention_mask'].sum(1).tolist()}, onnxruntime vs transformers max abs diff {diff:.3g}")

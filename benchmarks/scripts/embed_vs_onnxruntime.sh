@@ -7,7 +7,8 @@
 # wide, GeGLU 1152, global attention every 3rd layer, the others a 128-token window; 149M parameters) or
 # all-mpnet-base-v2 (MPNet: 12 layers, 768 wide, a relative position bias; 110M parameters) or embeddinggemma-300m
 # (Gemma 3's text model, bidirectional: 24 layers, 768 wide, 3 heads of 256 over 1 key/value head, a 512 window in 5 of
-# every 6 layers; 303M parameters, 201M of them the 262k-token table; its Dense projections left out). batch: all texts in one call,
+# every 6 layers; 303M parameters, 201M of them the 262k-token table; its Dense projections left out) or
+# jina-embeddings-v3 (24 layers, 1024 wide, rotary; 559M parameters; its ONNX weights in onnx/model.onnx.data). batch: all texts in one call,
 # ONNX Runtime given them as one padded batch; single: one text per call; sorted: ONNX Runtime in length-sorted batches
 # of 32 (as sentence-transformers' encode). io.attn.text.bench.EmbedVsOnnxRuntime says what each side does.
 # The model is made once with tools/make_families.py --shape SHAPE (a sentence-transformers folder and its
@@ -24,7 +25,7 @@ JDK="$(find_jdk)"; export JAVA_HOME="$JDK"
 MODE="${1:-batch}"; ROUNDS="${2:-7}"; SECONDS_PER="${3:-4}"; THREADS="${4:-2}"; TEXTS="${5:-}"; MODEL="${6:-}"
 cd "$ROOT"
 [ -z "$MODEL" ] && MODEL=multilingual-e5-small
-if [ ! -d "$MODEL" ] && { [ "$MODEL" = multilingual-e5-small ] || [ "$MODEL" = modernbert-base ] || [ "$MODEL" = all-mpnet-base-v2 ] || [ "$MODEL" = embeddinggemma-300m ]; }; then
+if [ ! -d "$MODEL" ] && { [ "$MODEL" = multilingual-e5-small ] || [ "$MODEL" = modernbert-base ] || [ "$MODEL" = all-mpnet-base-v2 ] || [ "$MODEL" = embeddinggemma-300m ] || [ "$MODEL" = jina-embeddings-v3 ]; }; then
   SHAPE="$MODEL"
   MODEL="${ATTN_BENCH_CACHE:-/tmp/attn-bench}/$SHAPE"
   if [ ! -f "$MODEL/onnx/model.onnx" ]; then
