@@ -39,8 +39,8 @@ final class EmbedOptions {
                     + " as jina-embeddings-v3: retrieval.query, retrieval.passage, separation, classification,"
                     + " text-matching; default: none, the base weights); the model's prompt of that name then goes"
                     + " before every text unless --prompt-name or --prompt says otherwise. attn serve: NAME=TASK for"
-                    + " the model served as NAME (repeat for several; the same folder may be served twice, once per"
-                    + " task), TASK alone for every model.")
+                    + " the model served as NAME (repeat for several), NAME=T1,T2 for several tasks under one name (T2"
+                    + " served as its own copy NAME/T2; a request's task picks it), TASK alone for every model.")
     List<String> task;
 
     @Option(

@@ -149,8 +149,32 @@ final class ServeCommand implements Callable<Integer> {
                         new picocli.CommandLine(this),
                         "--task " + n + "=" + tasks.get(n) + ": no model is served as \"" + n + "\" (served: "
                                 + String.join(", ", named.keySet()) + ")");
+        // NAME=T1,T2,...: NAME serves T1, and each further task is its own copy served as NAME/T (a request naming NAME
+        // with task T is answered by it, as Jina's clients send the model's name with a task)
+        Map<String, Path> served = new LinkedHashMap<>();
+        Map<String, String> servedTasks = new LinkedHashMap<>();
+        for (var e : named.entrySet()) {
+            served.put(e.getKey(), e.getValue());
+            String t = tasks.get(e.getKey());
+            if (t == null) continue;
+            String[] each = t.split(",", -1);
+            for (int i = 0; i < each.length; i++) {
+                String task = each[i].strip();
+                if (task.isEmpty())
+                    throw new picocli.CommandLine.ParameterException(
+                            new picocli.CommandLine(this), "--task " + e.getKey() + "=" + t + ": an empty task name");
+                String name = i == 0 ? e.getKey() : e.getKey() + "/" + task;
+                if (i > 0 && served.put(name, e.getValue()) != null)
+                    throw new picocli.CommandLine.ParameterException(
+                            new picocli.CommandLine(this),
+                            "--task " + e.getKey() + "=" + t + ": task \"" + task
+                                    + "\" twice (or a model already served as \"" + name + "\")");
+                servedTasks.put(name, task);
+            }
+        }
         Engine engine = Engine.open(device.engineOptions());
-        AttnServer server = AttnServer.start(engine, named, embedOptions, tasks, o, new Main.Version().getVersion()[0]);
+        AttnServer server =
+                AttnServer.start(engine, served, embedOptions, servedTasks, o, new Main.Version().getVersion()[0]);
         CountDownLatch stopped = new CountDownLatch(1);
         Runnable stop = () -> {
             server.close();

@@ -133,9 +133,10 @@ class ServeCommandTest {
     }
 
     /**
-     * {@code --task NAME=TASK}: one task LoRA folder (tests/families/jina-v3-hub) served twice, each name with its task;
-     * a Jina request's {@code task} picks the model; a task for a name not served is a usage error (exit 2) before
-     * anything loads. The vectors themselves are judged by the server module's TaskServeTest.
+     * {@code --task NAME=TASK} and {@code NAME=T1,T2}: one task LoRA folder (tests/families/jina-v3-hub) served under
+     * two names, the second with two tasks (the second served as its own copy {@code NAME/T2}); a Jina request's {@code
+     * task} picks the model, with or without the model's name; a task for a name not served is a usage error (exit 2)
+     * before anything loads. The vectors themselves are judged by the server module's TaskServeTest.
      */
     @Test
     void eachServedNameTakesItsTask() throws Exception {
@@ -145,15 +146,16 @@ class ServeCommandTest {
         String err = new String(bad.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(2, bad.exitValue(), err);
         assertTrue(err.contains("no model is served as \"x\""), err);
+        // q serves the query task; jina serves it too and, as its own copy jina/retrieval.passage, the passage task
         Process p = serve(
                 "--model",
                 "q=" + jina,
                 "--model",
-                "p=" + jina,
+                "jina=" + jina,
                 "--task",
                 "q=retrieval.query",
                 "--task",
-                "p=retrieval.passage",
+                "jina=retrieval.query,retrieval.passage",
                 "--port",
                 "0",
                 "--device",
@@ -163,23 +165,31 @@ class ServeCommandTest {
         StringBuilder log = new StringBuilder();
         for (String line; port < 0 && (line = out.readLine()) != null; ) {
             log.append(line).append('\n');
-            Matcher m = Pattern.compile("serving q, p on http://127\\.0\\.0\\.1:(\\d+)")
+            Matcher m = Pattern.compile("serving q, jina, jina/retrieval.passage on http://127\\.0\\.0\\.1:(\\d+)")
                     .matcher(line);
             if (m.find()) port = Integer.parseInt(m.group(1));
         }
         try {
             assertTrue(port > 0, "the server did not start:\n" + log);
             HttpClient http = HttpClient.newHttpClient();
-            for (String task : List.of("retrieval.passage", "retrieval.query")) {
+            // {model in the request or null, task} -> the model that answers
+            String[][] cases = {
+                {null, "retrieval.passage", "jina/retrieval.passage"},
+                {null, "retrieval.query", "q"},
+                {"jina", "retrieval.passage", "jina/retrieval.passage"},
+                {"jina", "retrieval.query", "jina"}
+            };
+            for (String[] c : cases) {
+                String body = "{\"input\":\"a query\",\"task\":\"" + c[1] + "\""
+                        + (c[0] == null ? "" : ",\"model\":\"" + c[0] + "\"") + "}";
                 HttpResponse<String> r = http.send(
                         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/embeddings"))
                                 .header("content-type", "application/json")
-                                .POST(HttpRequest.BodyPublishers.ofString(
-                                        "{\"input\":\"a query\",\"task\":\"" + task + "\"}"))
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
                                 .build(),
                         HttpResponse.BodyHandlers.ofString());
                 assertEquals(200, r.statusCode(), r.body());
-                assertTrue(r.body().contains("\"model\":\"" + (task.endsWith("query") ? "q" : "p") + "\""), r.body());
+                assertTrue(r.body().contains("\"model\":\"" + c[2] + "\""), body + " -> " + r.body());
             }
         } finally {
             p.toHandle().destroy();

@@ -39,8 +39,8 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code POST /v1/embeddings}: OpenAI's request and response ({@code input} a string or strings, {@code
  *       encoding_format} float|base64, {@code dimensions} up to the model's: the first ones, re-normalized when the
  *       model normalizes (Matryoshka), {@code model} picks the model, {@code user} accepted, Jina's {@code task}
- *       picks the model serving that task adapter when no {@code model} is named; a task no model serves, or not
- *       the named model's, is 400); unit vectors when the model lists a
+ *       picks the model serving that task adapter (the named model's copy {@code NAME/TASK}, or without a {@code
+ *       model} the first serving it); a task not served is 400); unit vectors when the model lists a
  *       Normalize module.
  *   <li>{@code POST /embed}: Hugging Face text-embeddings-inference's ({@code inputs}, {@code normalize} default true,
  *       {@code truncate} default false: a text over the maximum length is then 413, {@code truncation_direction}
@@ -346,7 +346,7 @@ final class ApiHandler extends Handler.Abstract {
         // Jina's API names the task adapter per request; a served model has one merged (attn serve --task): without a
         // model name the task picks the first model serving it
         String asked = task;
-        ModelService model = name == null && task != null
+        ModelService picked = name == null && task != null
                 ? models.values().stream()
                         .filter(x -> x.kind == ModelService.Kind.EMBED && asked.equals(x.embedder.task()))
                         .findFirst()
@@ -355,6 +355,15 @@ final class ApiHandler extends Handler.Abstract {
                                 "task \"" + asked + "\" is not served here (served tasks: " + servedTasks()
                                         + "; attn serve --task [NAME=]TASK)"))
                 : pick(name, ModelService.Kind.EMBED, "/v1/embeddings");
+        // a model named with another of its tasks: the copy serving that task (attn serve --task NAME=T1,T2 serves T2
+        // as NAME/T2)
+        ModelService model = task != null
+                        && !task.equals(picked.embedder.task())
+                        && models.get(picked.name + "/" + task) instanceof ModelService v
+                        && v.kind == ModelService.Kind.EMBED
+                        && task.equals(v.embedder.task())
+                ? v
+                : picked;
         PICKED.set(model.name);
         if (task != null && !task.equals(model.embedder.task()))
             throw ApiError.badRequest(
