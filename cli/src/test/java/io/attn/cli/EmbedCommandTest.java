@@ -81,6 +81,17 @@ class EmbedCommandTest {
         return v;
     }
 
+    /** {@code got} within the family suite's bounds of {@code want}: cosine >= 0.99999, max abs <= 1e-4 x its norm. */
+    static void assertNear(String what, float[] got, float[] want) {
+        double nb = 0, worst = 0;
+        for (int k = 0; k < want.length; k++) {
+            nb += (double) want[k] * want[k];
+            worst = Math.max(worst, Math.abs(got[k] - want[k]));
+        }
+        assertTrue(cosine(got, want) >= 0.99999, what + ": cosine " + cosine(got, want));
+        assertTrue(worst <= 1e-4 * Math.sqrt(nb), what + ": max abs error " + worst);
+    }
+
     static double cosine(float[] a, float[] b) {
         double dot = 0, na = 0, nb = 0;
         for (int k = 0; k < a.length; k++) {
@@ -210,17 +221,8 @@ class EmbedCommandTest {
         String[] want = {"query", "passage", "passage", ""};
         for (int w = 0; w < ways.length; w++) {
             float[][] got = embedFile(model, in, dir.resolve("out" + w + ".npy"), ways[w]);
-            for (int i = 0; i < texts.size(); i++) {
-                float[] a = got[i], b = st.get(want[w])[i];
-                double nb = 0, worst = 0;
-                for (int k = 0; k < b.length; k++) {
-                    nb += (double) b[k] * b[k];
-                    worst = Math.max(worst, Math.abs(a[k] - b[k]));
-                }
-                String what = String.join(" ", ways[w]) + " text " + i;
-                assertTrue(cosine(a, b) >= 0.99999, what + ": cosine " + cosine(a, b));
-                assertTrue(worst <= 1e-4 * Math.sqrt(nb), what + ": max abs error " + worst);
-            }
+            for (int i = 0; i < texts.size(); i++)
+                assertNear(String.join(" ", ways[w]) + " text " + i, got[i], st.get(want[w])[i]);
         }
         // the prompts differ enough that a wrong choice fails the bound
         assertTrue(Math.abs(st.get("query")[0][0] - st.get("passage")[0][0]) > 1e-3);
@@ -256,14 +258,8 @@ class EmbedCommandTest {
             for (int i = 0; i < rows.size(); i++) {
                 var row = rows.get(i).getAsJsonArray();
                 float[] b = new float[row.size()];
-                double nb = 0, worst = 0;
-                for (int k = 0; k < b.length; k++) {
-                    b[k] = row.get(k).getAsFloat();
-                    nb += (double) b[k] * b[k];
-                    worst = Math.max(worst, Math.abs(prompted[i][k] - b[k]));
-                }
-                assertTrue(cosine(prompted[i], b) >= 0.99999, "text " + i + ": cosine " + cosine(prompted[i], b));
-                assertTrue(worst <= 1e-4 * Math.sqrt(nb), "text " + i + ": max abs error " + worst);
+                for (int k = 0; k < b.length; k++) b[k] = row.get(k).getAsFloat();
+                assertNear("text " + i, prompted[i], b);
             }
         }
         assertTrue(prompted != null, "tasks.json has no retrieval.query run");

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.fixtures.TinyTextModel;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -49,15 +50,8 @@ class ServeCommandTest {
         Path model = TinyTextModel.folder(dir, true);
         // batches wait 1 s to fill, so the requests below are in flight when the signal comes
         Process p = serve("--model", model.toString(), "--port", "0", "--device", "cpu", "--max-wait", "1000");
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        int port = -1;
         StringBuilder log = new StringBuilder();
-        for (String line; port < 0 && (line = out.readLine()) != null; ) {
-            log.append(line).append('\n');
-            Matcher m = Pattern.compile("serving .* on http://127\\.0\\.0\\.1:(\\d+)")
-                    .matcher(line);
-            if (m.find()) port = Integer.parseInt(m.group(1));
-        }
+        int port = port(p, ".*", log);
         assertTrue(port > 0, "the server did not start:\n" + log);
         HttpClient http =
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -85,6 +79,21 @@ class ServeCommandTest {
         assertTrue(rest.contains("attn: stopped"), rest);
     }
 
+    /**
+     * The port of server {@code p} once it says {@code serving SERVED on http://127.0.0.1:PORT} ({@code served} a regular
+     * expression), its lines so far appended to {@code log}; -1 if it ends first.
+     */
+    static int port(Process p, String served, StringBuilder log) throws IOException {
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        Pattern started = Pattern.compile("serving " + served + " on http://127\\.0\\.0\\.1:(\\d+)");
+        for (String line; (line = out.readLine()) != null; ) {
+            log.append(line).append('\n');
+            Matcher m = started.matcher(line);
+            if (m.find()) return Integer.parseInt(m.group(1));
+        }
+        return -1;
+    }
+
     static double admitted(HttpClient http, URI metrics) throws Exception {
         String text = http.send(HttpRequest.newBuilder(metrics).build(), HttpResponse.BodyHandlers.ofString())
                 .body();
@@ -100,15 +109,8 @@ class ServeCommandTest {
         Path model = TinyTextModel.folder(dir, true);
         Path reranker = Path.of("../tests/rerankers/bert-reranker");
         Process p = serve("--model", "emb=" + model, "--model", "rr=" + reranker, "--port", "0", "--device", "cpu");
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        int port = -1;
         StringBuilder log = new StringBuilder();
-        for (String line; port < 0 && (line = out.readLine()) != null; ) {
-            log.append(line).append('\n');
-            Matcher m = Pattern.compile("serving emb, rr on http://127\\.0\\.0\\.1:(\\d+)")
-                    .matcher(line);
-            if (m.find()) port = Integer.parseInt(m.group(1));
-        }
+        int port = port(p, "emb, rr", log);
         try {
             assertTrue(port > 0, "the server did not start:\n" + log);
             HttpClient http = HttpClient.newHttpClient();
@@ -160,15 +162,8 @@ class ServeCommandTest {
                 "0",
                 "--device",
                 "cpu");
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        int port = -1;
         StringBuilder log = new StringBuilder();
-        for (String line; port < 0 && (line = out.readLine()) != null; ) {
-            log.append(line).append('\n');
-            Matcher m = Pattern.compile("serving q, jina, jina/retrieval.passage on http://127\\.0\\.0\\.1:(\\d+)")
-                    .matcher(line);
-            if (m.find()) port = Integer.parseInt(m.group(1));
-        }
+        int port = port(p, "q, jina, jina/retrieval.passage", log);
         try {
             assertTrue(port > 0, "the server did not start:\n" + log);
             HttpClient http = HttpClient.newHttpClient();
