@@ -53,6 +53,19 @@ final class BenchEmbed implements Callable<Integer> {
             description = "Truncate texts at N tokens (default: the model's).")
     int maxLength;
 
+    @Option(
+            names = "--task",
+            paramLabel = "TASK",
+            description = "The task adapter of a task LoRA model (jina-embeddings-v3) to run (default: none).")
+    String task;
+
+    @Option(
+            names = "--task-adapters",
+            paramLabel = "MODE",
+            description = "merge (default: the adapter merged into the weights) or share (run beside them, as attn"
+                    + " serve runs several tasks of one folder).")
+    String taskAdapters;
+
     @Mixin
     BenchCommand.Timing timing;
 
@@ -68,7 +81,14 @@ final class BenchEmbed implements Callable<Integer> {
                 .withMaxBatchTokens(OptionValues.atLeast(
                         new picocli.CommandLine(this), "--batch-tokens", batchTokens, 0, "the default"))
                 .withMaxLength(OptionValues.atLeast(
-                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"));
+                        new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"))
+                .withTask(task);
+        if (taskAdapters != null) {
+            if (!taskAdapters.equals("merge") && !taskAdapters.equals("share"))
+                throw OptionValues.usage(
+                        new picocli.CommandLine(this), "--task-adapters " + taskAdapters + ": use merge or share");
+            opts = opts.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.parse(taskAdapters));
+        }
         List<String> texts = new ArrayList<>();
         try (TextLines in = TextLines.open(input, textField)) {
             List<String> c;

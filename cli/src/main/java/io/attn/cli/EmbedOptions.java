@@ -44,6 +44,16 @@ final class EmbedOptions {
     List<String> task;
 
     @Option(
+            names = "--task-adapters",
+            paramLabel = "MODE",
+            description =
+                    "How a task adapter reaches the model: merge (into a copy of the weights: no cost per call) or"
+                            + " share (run beside the saved weights, which the models of every task then share: a copy of"
+                            + " the model per task saved, a little time per call). Default: share where attn serve serves one"
+                            + " folder for several tasks, else merge.")
+    String taskAdapters;
+
+    @Option(
             names = "--normalize",
             negatable = true,
             description = "L2-normalize the vectors (default: as the model says, i.e. when it has a Normalize module).")
@@ -86,6 +96,11 @@ final class EmbedOptions {
                 .withNormalize(normalize)
                 .withTask(task(cmd, command != null && "serve".equals(command.name()))
                         .get(null));
+        if (taskAdapters != null) {
+            if (!taskAdapters.equals("merge") && !taskAdapters.equals("share"))
+                throw OptionValues.usage(cmd, "--task-adapters " + taskAdapters + ": use merge or share");
+            o = o.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.parse(taskAdapters));
+        }
         if (promptName != null && prompt != null)
             throw OptionValues.usage(cmd, "give --prompt-name or --prompt, not both");
         if (promptName != null) o = o.withPromptName(promptName);

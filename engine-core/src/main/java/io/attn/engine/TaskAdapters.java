@@ -24,9 +24,31 @@ import java.util.Map;
  * into the weights once, when the model loads ({@link #apply}): one task per loaded model, no cost per call. The sum
  * is taken in float32 (the remote code adds in the weights' dtype: bfloat16 for the hub's checkpoint when loaded in
  * bfloat16).
+ *
+ * <p>Or, for several tasks served from one process, the adapter kept apart ({@link Mode#SHARE}): the original weights
+ * untouched, so the models of every task read from the same weights share them (and their packed copies), and each
+ * layer runs its task's low-rank product beside the weight, {@code y = x W^T + (x A^T)(scaling B)^T}: rank r extra
+ * columns per layer, a small cost per call instead of a copy of the model per task.
  */
 public final class TaskAdapters {
     private TaskAdapters() {}
+
+    /** How a task's adapter reaches the model. */
+    public enum Mode {
+        /** Merged into the weights once, at load: no cost per call, a private copy of the weights per task. */
+        MERGE,
+        /**
+         * Run beside the weights, which stay as saved: the models of several tasks read from the same weights share
+         * them; each call pays for the adapter's rank-r products.
+         */
+        SHARE;
+
+        /** {@code merge} or {@code share}, as the CLI takes it. */
+        public static Mode parse(String s) {
+            for (Mode m : values()) if (m.name().equalsIgnoreCase(s)) return m;
+            throw AttnException.badInput("task adapter mode \"" + s + "\": use merge or share");
+        }
+    }
 
     /**
      * The {@code config.json} key that names the task whose adapter is merged into a folder's weights (one written from
@@ -37,6 +59,11 @@ public final class TaskAdapters {
     static final String ORIGINAL = ".parametrizations.weight.original";
     static final String A = ".parametrizations.weight.0.lora_A";
     static final String B = ".parametrizations.weight.0.lora_B";
+
+    /** Whether {@code weights} hold a task's adapter beside the weights ({@link Mode#SHARE}'s output). */
+    public static boolean separate(Map<String, Tensor> weights) {
+        return weights.keySet().stream().anyMatch(k -> k.endsWith(".lora_A"));
+    }
 
     /** The tasks of a config's {@code lora_adaptations}, in order; empty when it has none. */
     public static List<String> tasks(Map<String, ?> config, String source) {
@@ -61,6 +88,18 @@ public final class TaskAdapters {
      */
     public static Map<String, Tensor> apply(
             Map<String, ?> config, Map<String, Tensor> weights, String task, String source) {
+        return apply(config, weights, task, Mode.MERGE, source);
+    }
+
+    /**
+     * Like {@link #apply(Map, Map, String, String)} in {@code mode}: {@link Mode#SHARE} leaves every tensor of {@code
+     * weights} as it is (the same objects come back under the layers' names) and adds the task's adapter beside each
+     * parametrized layer {@code X}: {@code X.lora_A} {@code (r, in)} and {@code X.lora_B} {@code (out, r)} times the
+     * scaling for a linear layer; {@code X.lora_A} {@code (rows, r)} and {@code X.lora_B} {@code (width, r)} times the
+     * scaling for an embedding table (the names the encoders read beside each layer).
+     */
+    public static Map<String, Tensor> apply(
+            Map<String, ?> config, Map<String, Tensor> weights, String task, Mode mode, String source) {
         boolean parametrized = weights.keySet().stream().anyMatch(k -> k.contains(".parametrizations."));
         List<String> tasks = tasks(config, source);
         if (!parametrized) {
@@ -112,17 +151,35 @@ public final class TaskAdapters {
             if (a == null || b == null)
                 throw AttnException.badInput(
                         source + ": tensor '" + k + "' has no '" + base + (a == null ? A : B) + "' beside it");
-            if (t >= 0) merge(base, w, a, b, t, tasks.size(), rank, scaling, source);
             if (out.put(base + ".weight", w) != null)
                 throw AttnException.badInput(
                         source + ": tensor '" + base + ".weight' appears twice (also as '" + k + "')");
+            if (t < 0) continue;
+            Tensor[] pair = adapter(base, w, a, b, t, tasks.size(), rank, scaling, mode == Mode.MERGE, source);
+            if (pair != null) {
+                out.put(base + ".lora_A", pair[0]);
+                out.put(base + ".lora_B", pair[1]);
+            }
         }
         return out;
     }
 
-    /** {@code w += scaling * delta_t} in place (see the class comment for the two layouts). */
-    private static void merge(
-            String name, Tensor w, Tensor a, Tensor b, int t, int tasks, int r, float scaling, String source) {
+    /**
+     * {@code w += scaling * delta_t} in place when {@code merge} (see the class comment for the two layouts), and null;
+     * else task t's factors as the encoders run them beside {@code w} (see {@link #apply(Map, Map, String, Mode,
+     * String)}), {@code w} untouched.
+     */
+    private static Tensor[] adapter(
+            String name,
+            Tensor w,
+            Tensor a,
+            Tensor b,
+            int t,
+            int tasks,
+            int r,
+            float scaling,
+            boolean merge,
+            String source) {
         for (Tensor x : new Tensor[] {w, a, b})
             if (x.dtype() != DType.F32)
                 throw AttnException.badInput(source + ": '" + name + "': LoRA adapters over " + x.dtype()
@@ -141,6 +198,21 @@ public final class TaskAdapters {
         for (int i = 0; i < 3; i++)
             if (a.dim(i) != wantA[i] || b.dim(i) != wantB[i]) throw shape(name, w, a, b, tasks, r, source);
         float[] wd = w.data(), ad = a.data(), bd = b.data();
+        if (!merge) {
+            // a linear layer: A[t] (r, cols) as it is, B[t] (rows, r) scaled; a table: A[t] (rows, r) as it is (looked
+            // up by id), B[t] (r, cols) transposed to (cols, r) and scaled
+            int aSize = a.size() / tasks, bSize = b.size() / tasks;
+            Tensor at = Tensor.of(
+                    java.util.Arrays.copyOfRange(ad, t * aSize, (t + 1) * aSize),
+                    embedding ? rows : r,
+                    embedding ? r : cols);
+            float[] bt = new float[bSize];
+            for (int i = 0; i < bSize; i++) {
+                int from = embedding ? (i % r) * cols + i / r : i; // out (cols, r)[j][k] = B[t][k][j]
+                bt[i] = bd[t * bSize + from] * scaling;
+            }
+            return new Tensor[] {at, Tensor.of(bt, embedding ? cols : rows, r)};
+        }
         float[] left = new float[r]; // row i of the (rows, r) factor
         for (int i = 0; i < rows; i++) {
             for (int k = 0; k < r; k++) left[k] = embedding ? ad[(t * rows + i) * r + k] : bd[(t * rows + i) * r + k];
@@ -152,6 +224,7 @@ public final class TaskAdapters {
                 wd[i * cols + j] += s * scaling;
             }
         }
+        return null;
     }
 
     private static AttnException shape(String name, Tensor w, Tensor a, Tensor b, int tasks, int r, String source) {

@@ -156,11 +156,35 @@ public final class EncoderModel {
 
     /**
      * An embedding table: float, or int8 with {@code <name>_scale} and {@code <name>_zero_point} (one each, as ONNX
-     * Runtime's dynamic quantization keeps them), looked up by {@link io.attn.graph.Op#QEMBEDDING}.
+     * Runtime's dynamic quantization keeps them), looked up by {@link io.attn.graph.Op#QEMBEDDING}; a float table may
+     * carry a task's low-rank adapter ({@code <layer>.lora_A} {@code (rows, r)}, looked up as a table of its own, and
+     * {@code <layer>.lora_B} {@code (e, r)}, LoRA's scaling in it: {@code y = W[ids] + A[ids] B^T}), kept apart from a
+     * table that several tasks' models share ({@link io.attn.engine.TaskAdapters.Mode#SHARE}).
      */
-    record Table(String name, Tensor table, float scale, int zeroPoint) {
+    record Table(String name, Tensor table, float scale, int zeroPoint, Linear.Lora lora) {
+        Table(String name, Tensor table, float scale, int zeroPoint) {
+            this(name, table, scale, zeroPoint, null);
+        }
+
         static Table load(StateDict sd, String name, int rows, int e) {
-            if (!sd.has(name + "_scale")) return new Table(name, sd.take(name, rows, e), 0f, 0);
+            String layer = name.endsWith(".weight") ? name.substring(0, name.length() - ".weight".length()) : null;
+            boolean adapted = layer != null && (sd.has(layer + Linear.LORA_A) || sd.has(layer + Linear.LORA_B));
+            if (!sd.has(name + "_scale")) {
+                Tensor t = sd.take(name, rows, e);
+                if (!adapted) return new Table(name, t, 0f, 0);
+                if (!sd.has(layer + Linear.LORA_A) || !sd.has(layer + Linear.LORA_B))
+                    throw AttnException.shape(sd.source() + ": " + layer + " has " + Linear.LORA_A + " or "
+                            + Linear.LORA_B + " without the other");
+                Tensor a = sd.takeAny(layer + Linear.LORA_A);
+                int r = a.rank() == 2 && a.dim(0) == rows ? a.dim(1) : -1;
+                if (r <= 0 || a.dtype() != io.attn.tensor.DType.F32)
+                    throw AttnException.shape(sd.source() + ": tensor '" + layer + Linear.LORA_A + "' is " + a.dtype()
+                            + a.shape() + ", expected float (" + rows + ", r)");
+                return new Table(name, t, 0f, 0, new Linear.Lora(a, sd.take(layer + Linear.LORA_B, e, r)));
+            }
+            if (adapted)
+                throw AttnException.shape(sd.source() + ": " + layer + " has a LoRA adapter beside an int8 table"
+                        + " (adapters run beside float weights only)");
             Tensor t = sd.takeInt8(name, rows, e);
             Tensor scale = sd.take(name + "_scale", 1);
             Tensor zero = sd.takeAny(name + "_zero_point");
@@ -171,9 +195,11 @@ public final class EncoderModel {
         }
 
         Node lookup(GraphBuilder g, Node ids) {
-            return table.dtype() == io.attn.tensor.DType.I8
-                    ? g.qembedding(ids, table, scale, zeroPoint)
-                    : g.embedding(ids, g.constant(name, table));
+            if (table.dtype() == io.attn.tensor.DType.I8) return g.qembedding(ids, table, scale, zeroPoint);
+            Node y = g.embedding(ids, g.constant(name, table));
+            if (lora == null) return y;
+            Node low = g.embedding(ids, g.constant(name + Linear.LORA_A, lora.a()));
+            return g.add(y, g.linear(low, g.constant(name + Linear.LORA_B, lora.b()), null));
         }
     }
 

@@ -4,6 +4,9 @@ import io.attn.AttnException;
 import io.attn.graph.Node;
 import io.attn.tensor.DType;
 import io.attn.tensor.Tensor;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.WeakHashMap;
 
 /**
  * {@code torch.nn.Linear}: {@code y = x W^T + b}, weight {@code (out, in)}, bias {@code (out)} or absent. State:
@@ -12,13 +15,28 @@ import io.attn.tensor.Tensor;
  * <p>Or dynamically quantized ({@code quant} non-null, ONNX Runtime's {@code quantize_dynamic}): the weight int8 {@code
  * (in, out)} (MatMulInteger's layout, {@link io.attn.graph.Op#QMATMUL}) with {@code weight_scale} and {@code
  * weight_zero_point} (one value or one per output), the activations quantized per call, per sequence.
+ *
+ * <p>Or with a low-rank adapter run beside a float weight ({@code lora} non-null: {@code y = x W^T + b + (x A^T) B^T},
+ * a task adapter kept apart from weights that several tasks' models share, {@link io.attn.engine.TaskAdapters.Mode#SHARE}),
+ * loaded from {@code <layer>.lora_A} {@code (r, in)} and {@code <layer>.lora_B} {@code (out, r)} beside {@code
+ * <layer>.weight}, LoRA's scaling already in B.
  */
-public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
+public record Linear(String name, Tensor weight, Tensor bias, Quant quant, Lora lora) {
     /** A quantized weight's scale and zero point: one value, or one per output. */
     public record Quant(float[] scale, byte[] zeroPoint) {}
 
+    /** A low-rank adapter: A {@code (r, in)}, B {@code (out, r)} (scaled), added as {@code (x A^T) B^T}. */
+    public record Lora(Tensor a, Tensor b) {}
+
+    /** Suffixes of a layer's adapter tensors, beside {@code <layer>.weight}. */
+    public static final String LORA_A = ".lora_A", LORA_B = ".lora_B";
+
     public Linear(String name, Tensor weight, Tensor bias) {
-        this(name, weight, bias, null);
+        this(name, weight, bias, null, null);
+    }
+
+    public Linear(String name, Tensor weight, Tensor bias, Quant quant) {
+        this(name, weight, bias, quant, null);
     }
 
     public static Linear load(StateDict sd, String prefix, int in, int out, boolean bias) {
@@ -32,8 +50,29 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
      * {@code <weight>_zero_point} beside it.
      */
     static Linear load(StateDict sd, String name, String weight, String biasName, int in, int out, boolean bias) {
-        if (sd.has(weight + "_scale")) return loadQuantized(sd, weight, biasName, name, in, out, bias);
-        return new Linear(name, sd.take(weight, out, in), sd.takeIf(bias, biasName, out));
+        String layer = weight.endsWith(".weight") ? weight.substring(0, weight.length() - ".weight".length()) : null;
+        boolean adapted = layer != null && (sd.has(layer + LORA_A) || sd.has(layer + LORA_B));
+        if (sd.has(weight + "_scale")) {
+            if (adapted)
+                throw AttnException.shape(sd.source() + ": " + layer + " has a LoRA adapter beside an int8 weight"
+                        + " (adapters run beside float weights only)");
+            return loadQuantized(sd, weight, biasName, name, in, out, bias);
+        }
+        Tensor w = sd.take(weight, out, in), b = sd.takeIf(bias, biasName, out);
+        return new Linear(name, w, b, null, adapted ? lora(sd, layer, in, out) : null);
+    }
+
+    /** {@code layer}'s adapter: {@code lora_A (r, in)} and {@code lora_B (out, r)}, both present, r alike. */
+    static Lora lora(StateDict sd, String layer, int in, int out) {
+        if (!sd.has(layer + LORA_A) || !sd.has(layer + LORA_B))
+            throw AttnException.shape(sd.source() + ": " + layer + (sd.has(layer + LORA_A) ? LORA_A : LORA_B)
+                    + " has no " + layer + (sd.has(layer + LORA_A) ? LORA_B : LORA_A) + " beside it");
+        Tensor a = sd.takeAny(layer + LORA_A);
+        int r = a.rank() == 2 ? a.dim(0) : -1;
+        if (r <= 0 || a.dim(1) != in || a.dtype() != DType.F32)
+            throw AttnException.shape(sd.source() + ": tensor '" + layer + LORA_A + "' is " + a.dtype() + a.shape()
+                    + ", expected float (r, " + in + ")");
+        return new Lora(a, sd.take(layer + LORA_B, out, r));
     }
 
     private static Linear loadQuantized(
@@ -59,7 +98,13 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
      */
     public Linear outputs(String name, int from, int to) {
         Tensor b = bias == null ? null : bias.slice0(from, to);
-        if (quant == null) return new Linear(name, weight.slice0(from, to), b);
+        if (quant == null)
+            return new Linear(
+                    name,
+                    rows(weight, from, to),
+                    b == null ? null : rows(bias, from, to),
+                    null,
+                    lora == null ? null : new Lora(lora.a, lora.b.slice0(from, to)));
         int in = weight.dim(0), out = weight.dim(1), n = to - from;
         byte[] w = weight.int8(), q = new byte[in * n];
         for (int r = 0; r < in; r++) System.arraycopy(w, r * out + from, q, r * n, n);
@@ -79,6 +124,9 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
      */
     public static Linear concat(String name, Linear a, Linear b) {
         Tensor bias = a.bias == null ? null : cat(a.bias, b.bias);
+        if (a.lora != null || b.lora != null)
+            throw AttnException.shape(a.name + " and " + b.name + ": layers with a LoRA adapter are not joined (the"
+                    + " families with task adapters have no separate gate and up projections)");
         if ((a.quant == null) != (b.quant == null))
             throw AttnException.shape(a.name + " and " + b.name + ": one is int8 and the other float");
         if (a.quant == null) return new Linear(name, cat(a.weight, b.weight), bias);
@@ -133,6 +181,18 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
         return o;
     }
 
+    // a fused weight's row ranges, found again by the fused tensor's identity: the models of several tasks built over
+    // the
+    // same shared weights (TaskAdapters.Mode.SHARE) then split it into the same arrays (packed once by the backends)
+    private static final Map<Tensor, Map<Long, Tensor>> SLICES = new WeakHashMap<>();
+
+    private static Tensor rows(Tensor t, int from, int to) {
+        synchronized (SLICES) {
+            return SLICES.computeIfAbsent(t, x -> new HashMap<>())
+                    .computeIfAbsent(((long) from << 32) | to, x -> t.slice0(from, to));
+        }
+    }
+
     /** Input features. */
     public int in() {
         return quant != null ? weight.dim(0) : weight.dim(1);
@@ -156,6 +216,10 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant) {
             return relu ? f.g.relu(y) : y;
         }
         Node w = f.g.constant(name + ".weight", weight);
-        return f.g.linear(x, w, b, relu);
+        if (lora == null) return f.g.linear(x, w, b, relu);
+        Node y = f.g.linear(x, w, b, false);
+        Node low = f.g.linear(x, f.g.constant(name + LORA_A, lora.a), null, false);
+        y = f.g.add(y, f.g.linear(low, f.g.constant(name + LORA_B, lora.b), null, false));
+        return relu ? f.g.relu(y) : y;
     }
 }

@@ -2,11 +2,14 @@ package io.attn.server;
 
 import io.attn.AttnException;
 import io.attn.engine.Engine;
+import io.attn.engine.TaskAdapters;
 import io.attn.text.EmbedderOptions;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -122,10 +125,37 @@ public final class AttnServer implements AutoCloseable {
     }
 
     /**
+     * The text models of the task LoRA folders that serve more than one task, by served name, read once per folder with
+     * the tasks' adapters beside weights they share ({@link TaskAdapters.Mode#SHARE}), unless the options ask for
+     * merged copies; empty where no folder serves two tasks.
+     */
+    private static Map<String, io.attn.text.TextModel> sharedTasks(
+            Map<String, Path> models, EmbedderOptions embedder, Map<String, String> tasks) {
+        if (tasks.isEmpty() || embedder.taskAdapters() == TaskAdapters.Mode.MERGE) return Map.of();
+        Map<Path, List<String>> names = new LinkedHashMap<>(); // the served names of each folder serving a task
+        for (var e : models.entrySet())
+            if (e.getKey() != null && Files.isDirectory(e.getValue()))
+                names.computeIfAbsent(e.getValue().toAbsolutePath().normalize(), p -> new java.util.ArrayList<>())
+                        .add(e.getKey());
+        Map<String, io.attn.text.TextModel> out = new java.util.HashMap<>();
+        for (var e : names.entrySet()) {
+            List<String> served = e.getValue();
+            List<String> asked = served.stream().map(tasks::get).toList(); // null: the base weights
+            if (asked.stream().distinct().count() < 2 || asked.stream().allMatch(java.util.Objects::isNull)) continue;
+            List<io.attn.text.TextModel> read =
+                    io.attn.text.TextModel.read(e.getKey(), embedder.tokenizer(), asked, TaskAdapters.Mode.SHARE);
+            for (int i = 0; i < served.size(); i++) out.put(served.get(i), read.get(i));
+        }
+        return out;
+    }
+
+    /**
      * Like {@link #start(Engine, Map, EmbedderOptions, ServerOptions, String)}, the models named in {@code tasks}
-     * loaded with that task adapter merged ({@link EmbedderOptions#withTask}; the others with {@code embedder}'s): one
-     * task LoRA folder may be served under several names, one per task, and a request's Jina {@code task} then picks
-     * the model serving it.
+     * loaded with that task adapter ({@link EmbedderOptions#withTask}; the others with {@code embedder}'s): one task
+     * LoRA folder may be served under several names, one per task, and a request's Jina {@code task} then picks the
+     * model serving it. A folder served for several tasks is read once and its models share its weights, each task's
+     * adapter run beside them ({@link TaskAdapters.Mode#SHARE}), unless {@code embedder}'s {@link
+     * EmbedderOptions#taskAdapters} is {@code MERGE} (a merged copy of the weights per task: no cost per call).
      */
     public static AttnServer start(
             Engine engine,
@@ -137,6 +167,7 @@ public final class AttnServer implements AutoCloseable {
         Map<String, ModelService> loaded = new LinkedHashMap<>();
         try {
             if (models.isEmpty()) throw AttnException.badInput("no model to serve");
+            Map<String, io.attn.text.TextModel> shared = sharedTasks(models, embedder, tasks);
             for (var e : models.entrySet()) {
                 if (e.getKey() != null && !e.getKey().matches("[A-Za-z0-9._:/@+-]{1,128}"))
                     throw AttnException.badInput(
@@ -146,6 +177,7 @@ public final class AttnServer implements AutoCloseable {
                         engine,
                         e.getKey(),
                         e.getValue(),
+                        shared.get(e.getKey()),
                         task == null ? embedder : embedder.withTask(task),
                         options.maxBatchTokens(),
                         options.maxQueuedRequests());

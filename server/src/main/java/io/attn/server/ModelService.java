@@ -116,6 +116,18 @@ final class ModelService implements AutoCloseable {
      */
     static ModelService load(
             Engine engine, String name, Path path, EmbedderOptions options, int maxBatchTokens, int maxQueued) {
+        return load(engine, name, path, null, options, maxBatchTokens, maxQueued);
+    }
+
+    /** Like the above, with the text model already read ({@code read} non-null: its tasks' shared weights). */
+    static ModelService load(
+            Engine engine,
+            String name,
+            Path path,
+            TextModel read,
+            EmbedderOptions options,
+            int maxBatchTokens,
+            int maxQueued) {
         String file = path.getFileName() == null
                 ? path.toString()
                 : path.getFileName().toString();
@@ -135,7 +147,16 @@ final class ModelService implements AutoCloseable {
                     false,
                     maxQueued);
         }
-        TextModel t = TextModel.read(path, options.tokenizer(), options.task());
+        TextModel t = read != null
+                ? read
+                : options.taskAdapters() == io.attn.engine.TaskAdapters.Mode.SHARE
+                        ? TextModel.read(
+                                        path,
+                                        options.tokenizer(),
+                                        java.util.Collections.singletonList(options.task()),
+                                        options.taskAdapters())
+                                .get(0)
+                        : TextModel.read(path, options.tokenizer(), options.task());
         String n = name != null ? name : t.name();
         if (t.isClassifier()) {
             EmbedderOptions o = options.withMaxBatchTokens(

@@ -27,7 +27,7 @@ public final class Classifier implements AutoCloseable {
 
     public static Classifier load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, TextModel.read(model, options.tokenizer(), options.task()), options);
+        return load(engine, Embedder.read(model, options), options);
     }
 
     public static Classifier load(Engine engine, TextModel m, EmbedderOptions options) {

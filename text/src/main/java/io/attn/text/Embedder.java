@@ -5,6 +5,7 @@ import io.attn.engine.AttnModel;
 import io.attn.engine.Engine;
 import io.attn.engine.Gate;
 import io.attn.engine.Request;
+import io.attn.engine.TaskAdapters;
 import io.attn.tensor.Tensor;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -49,6 +50,7 @@ public final class Embedder implements AutoCloseable {
     private final TextModel.Prompts prompts;
     private final String task; // the task adapter merged into the weights (TextModel#task), or null
     private final List<String> tasks; // the task adapters the model holds unmerged (TextModel#tasks), or empty
+    private final boolean sharedAdapter; // the task's adapter runs beside shared weights (TaskAdapters.Mode.SHARE)
     private final Prompt defaultPrompt;
     private final java.util.concurrent.ConcurrentHashMap<String, Prompt> promptCache =
             new java.util.concurrent.ConcurrentHashMap<>();
@@ -67,8 +69,10 @@ public final class Embedder implements AutoCloseable {
             int maxPositions,
             TextModel.Prompts prompts,
             String task,
-            List<String> tasks) {
+            List<String> tasks,
+            boolean sharedAdapter) {
         this.maxPositions = maxPositions;
+        this.sharedAdapter = sharedAdapter;
         this.prompts = prompts;
         this.task = task;
         this.tasks = List.copyOf(tasks);
@@ -96,7 +100,15 @@ public final class Embedder implements AutoCloseable {
     /** Loads a model folder or {@code .onnx} file with options. */
     public static Embedder load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, TextModel.read(model, options.tokenizer(), options.task()), options);
+        return load(engine, read(model, options), options);
+    }
+
+    /** The model as {@code o} asks: its task adapter merged, or beside the weights ({@link EmbedderOptions#taskAdapters}). */
+    static TextModel read(Path model, EmbedderOptions o) {
+        if (o.taskAdapters() == null || o.taskAdapters() == TaskAdapters.Mode.MERGE)
+            return TextModel.read(model, o.tokenizer(), o.task());
+        return TextModel.read(model, o.tokenizer(), java.util.Collections.singletonList(o.task()), o.taskAdapters())
+                .get(0);
     }
 
     /**
@@ -134,7 +146,8 @@ public final class Embedder implements AutoCloseable {
                     m.maxPositions(),
                     m.prompts(),
                     m.task(),
-                    m.tasks());
+                    m.tasks(),
+                    TaskAdapters.separate(m.weights()));
         } catch (RuntimeException | Error e) {
             t.close();
             throw e;
@@ -341,6 +354,7 @@ public final class Embedder implements AutoCloseable {
                                 + (defaultPrompt.skip() > 0 ? " (left out of the pooling)" : ""))
                 + (task != null
                         ? ", task " + task
+                                + (sharedAdapter ? " (its adapter beside weights shared by the model's tasks)" : "")
                         : tasks.isEmpty() ? "" : ", no task adapter merged (the base weights; tasks " + tasks + ")");
     }
 

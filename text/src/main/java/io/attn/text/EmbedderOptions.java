@@ -1,6 +1,7 @@
 package io.attn.text;
 
 import io.attn.AttnException;
+import io.attn.engine.TaskAdapters;
 import java.nio.file.Path;
 
 /**
@@ -25,6 +26,9 @@ import java.nio.file.Path;
  *     the {@code lora_adaptations} of a task LoRA model such as jina-embeddings-v3; it also picks the model's prompt
  *     of the same name, when it has one and neither {@code promptName} nor {@code prompt} is given, as Jina's API
  *     applies a task's instruction with its adapter
+ * @param taskAdapters how the task's adapter reaches the model ({@link TaskAdapters.Mode}): merged into a copy of the
+ *     weights (null, the default for one model: no cost per call) or run beside weights that the models of several
+ *     tasks share (what {@code attn serve} takes by default where one folder serves several tasks)
  *     <p>Immutable and thread-safe.
  */
 public record EmbedderOptions(
@@ -36,7 +40,8 @@ public record EmbedderOptions(
         Path tokenizer,
         String promptName,
         String prompt,
-        String task) {
+        String task,
+        TaskAdapters.Mode taskAdapters) {
     /** Texts per forward pass by default. */
     public static final int DEFAULT_BATCH_SIZE = 256;
     /**
@@ -55,9 +60,32 @@ public record EmbedderOptions(
             throw AttnException.badInput("give a prompt name or a prompt text, not both");
     }
 
+    /** The options without a task adapter mode (merged, the default). */
+    public EmbedderOptions(
+            Pooling pooling,
+            Boolean normalize,
+            int maxLength,
+            int maxBatchSize,
+            int maxBatchTokens,
+            Path tokenizer,
+            String promptName,
+            String prompt,
+            String task) {
+        this(pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task, null);
+    }
+
+    /**
+     * How the task adapter reaches the model ({@code --task-adapters merge|share}; null: merged, or shared where a
+     * server reads one folder for several tasks).
+     */
+    public EmbedderOptions withTaskAdapters(TaskAdapters.Mode mode) {
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task, mode);
+    }
+
     /** The model's own settings, the default batching. */
     public static EmbedderOptions defaults() {
-        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, 0, null, null, null, null);
+        return new EmbedderOptions(null, null, 0, DEFAULT_BATCH_SIZE, 0, null, null, null, null, null);
     }
 
     /**
@@ -75,48 +103,67 @@ public record EmbedderOptions(
 
     public EmbedderOptions withPooling(Pooling p) {
         return new EmbedderOptions(
-                p, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
+                p,
+                normalize,
+                maxLength,
+                maxBatchSize,
+                maxBatchTokens,
+                tokenizer,
+                promptName,
+                prompt,
+                task,
+                taskAdapters);
     }
 
     public EmbedderOptions withNormalize(Boolean n) {
         return new EmbedderOptions(
-                pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
+                pooling, n, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task, taskAdapters);
     }
 
     public EmbedderOptions withMaxLength(int m) {
         return new EmbedderOptions(
-                pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
+                pooling, normalize, m, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task, taskAdapters);
     }
 
     public EmbedderOptions withMaxBatchSize(int b) {
         return new EmbedderOptions(
-                pooling, normalize, maxLength, b, maxBatchTokens, tokenizer, promptName, prompt, task);
+                pooling, normalize, maxLength, b, maxBatchTokens, tokenizer, promptName, prompt, task, taskAdapters);
     }
 
     public EmbedderOptions withMaxBatchTokens(int t) {
-        return new EmbedderOptions(pooling, normalize, maxLength, maxBatchSize, t, tokenizer, promptName, prompt, task);
+        return new EmbedderOptions(
+                pooling, normalize, maxLength, maxBatchSize, t, tokenizer, promptName, prompt, task, taskAdapters);
     }
 
     public EmbedderOptions withTokenizer(Path t) {
         return new EmbedderOptions(
-                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t, promptName, prompt, task);
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, t, promptName, prompt, task, taskAdapters);
     }
 
     /** A named prompt of the model before every text by default ({@code --prompt-name}). */
     public EmbedderOptions withPromptName(String name) {
         return new EmbedderOptions(
-                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, name, null, task);
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, name, null, task, taskAdapters);
     }
 
     /** The model's task adapter {@code task} merged when it loads ({@code --task}; null: none). */
     public EmbedderOptions withTask(String task) {
         return new EmbedderOptions(
-                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, promptName, prompt, task);
+                pooling,
+                normalize,
+                maxLength,
+                maxBatchSize,
+                maxBatchTokens,
+                tokenizer,
+                promptName,
+                prompt,
+                task,
+                taskAdapters);
     }
 
     /** A text before every text by default ({@code --prompt}); "" for none, whatever the model's default. */
     public EmbedderOptions withPrompt(String text) {
         return new EmbedderOptions(
-                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, null, text, task);
+                pooling, normalize, maxLength, maxBatchSize, maxBatchTokens, tokenizer, null, text, task, taskAdapters);
     }
 }

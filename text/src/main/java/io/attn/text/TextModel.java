@@ -157,7 +157,9 @@ public final class TextModel {
      */
     public static TextModel read(Path model, Path tokenizer, String task) {
         if (model == null) throw AttnException.badInput("model path is null");
-        if (Files.isDirectory(model)) return readFolder(model, tokenizer, task);
+        if (Files.isDirectory(model))
+            return readFolder(model, tokenizer, java.util.Collections.singletonList(task), TaskAdapters.Mode.MERGE)
+                    .get(0);
         if (!Files.exists(model)) throw AttnException.badInput(model + ": no such file or directory");
         if (task != null)
             throw AttnException.badInput(model + ": task \"" + task + "\" asked, but a single file holds no task"
@@ -167,6 +169,27 @@ public final class TextModel {
         throw AttnException.badInput(model
                 + ": not a model folder or an .onnx file (a Hugging Face model is a folder holding config.json,"
                 + " model.safetensors and tokenizer.json)");
+    }
+
+    /**
+     * The models of several of a task LoRA folder's tasks ({@code tasks}, a null entry for the base weights alone), in
+     * that order, read once. {@link TaskAdapters.Mode#SHARE}: every model holds the same base weights (and the
+     * backends pack them once), each its task's adapter beside them, run per call; {@link TaskAdapters.Mode#MERGE}: each
+     * task's model holds its own merged copy, as {@link #read(Path, Path, String)} reads it. A folder without task
+     * adapters is read once and shared by every null entry.
+     *
+     * @throws AttnException BAD_INPUT as {@link #read(Path, Path, String)}, for any of the tasks
+     */
+    public static List<TextModel> read(Path model, Path tokenizer, List<String> tasks, TaskAdapters.Mode mode) {
+        if (model == null) throw AttnException.badInput("model path is null");
+        if (tasks == null || tasks.isEmpty() || mode == null)
+            throw AttnException.badInput(model + ": read with no task list or no adapter mode");
+        if (!Files.isDirectory(model)) {
+            List<TextModel> out = new java.util.ArrayList<>();
+            for (String t : tasks) out.add(t != null || out.isEmpty() ? read(model, tokenizer, t) : out.get(0));
+            return out;
+        }
+        return readFolder(model, tokenizer, tasks, mode);
     }
 
     /** The task adapter merged into the weights ({@link #read(Path, Path, String)}), or null. */
@@ -485,7 +508,10 @@ public final class TextModel {
         return type.startsWith("sentence_transformers.") ? type.substring(type.lastIndexOf('.') + 1) : type;
     }
 
-    private static TextModel readFolder(Path dir, Path tokenizerOverride, String task) {
+    private static List<TextModel> readFolder(
+            Path dir, Path tokenizerOverride, List<String> tasks, TaskAdapters.Mode mode) {
+        String task =
+                tasks.stream().filter(java.util.Objects::nonNull).findFirst().orElse(null); // for messages
         Path transformer = dir;
         String customModule = null; // a custom_st.Transformer (jina-embeddings-v3's), read only for that model
         PoolingConfig pooling = new PoolingConfig(Pooling.MEAN, true);
@@ -542,18 +568,20 @@ public final class TextModel {
                         : Files.exists(transformer.resolve("tokenizer.json")) ? tokenizerIn(transformer) : null;
                 TextModel m = readOnnx(onnx, tok);
                 int seq = maxSeqLength(dir, transformer); // the folder's sentence-transformers length first, as below
-                return new TextModel(
-                        dir.getFileName().toString(),
-                        m.source,
-                        m.config,
-                        m.weights,
-                        m.tokenizer,
-                        pooling.pooling(),
-                        dense,
-                        normalize,
-                        seq > 0 ? Math.min(seq, m.maxPositions()) : m.maxLength,
-                        prompts,
-                        activation);
+                return java.util.Collections.nCopies(
+                        tasks.size(),
+                        new TextModel(
+                                dir.getFileName().toString(),
+                                m.source,
+                                m.config,
+                                m.weights,
+                                m.tokenizer,
+                                pooling.pooling(),
+                                dense,
+                                normalize,
+                                seq > 0 ? Math.min(seq, m.maxPositions()) : m.maxLength,
+                                prompts,
+                                activation));
             }
             throw AttnException.badInput(dir + ": no config.json (a Hugging Face model folder holds config.json,"
                     + " model.safetensors and tokenizer.json)");
@@ -574,30 +602,42 @@ public final class TextModel {
             activation = JsonFields.of(st, configFile.toString()).string("activation_fn", null);
         Path single = transformer.resolve("model.safetensors");
         String weightsSource = (Files.exists(single) ? single : transformer).toString();
-        // a folder written from a merged model (attn_task) asked for its own task: nothing left to merge
-        boolean merged = task != null && task.equals(config.get(TASK_KEY));
-        Map<String, Tensor> weights = Quantization.check(
-                config,
-                TaskAdapters.apply(config, readWeights(transformer), merged ? null : task, weightsSource),
-                transformer.toString());
-        if (task != null && !merged) config = withoutAdapters(config, task);
         Path tokenizer = tokenizerOverride != null ? tokenizerOverride : tokenizerIn(transformer);
         int seq = maxSeqLength(dir, transformer);
         String name = dir.toAbsolutePath().normalize().getFileName() == null
                 ? "model"
                 : dir.toAbsolutePath().normalize().getFileName().toString();
-        return new TextModel(
-                name,
-                weightsSource,
-                config,
-                weights,
-                tokenizer,
-                pooling.pooling(),
-                dense,
-                normalize,
-                seq,
-                prompts,
-                activation);
+        // read once; merging writes into the weights, so a merged task takes weights no other model holds
+        Map<String, Tensor> read = readWeights(transformer);
+        boolean given = false, written = false; // read handed to a model; merged into
+        List<TextModel> out = new java.util.ArrayList<>();
+        for (String t : tasks) {
+            // a folder written from a merged model (attn_task) asked for its own task: nothing left to merge
+            boolean merged = t != null && t.equals(config.get(TASK_KEY));
+            boolean merges = mode == TaskAdapters.Mode.MERGE && t != null && !merged;
+            Map<String, Tensor> raw = (merges ? given : written) ? readWeights(transformer) : read;
+            if (raw == read) {
+                given = true;
+                written |= merges;
+            }
+            Map<String, Tensor> weights = Quantization.check(
+                    config,
+                    TaskAdapters.apply(config, raw, merged ? null : t, mode, weightsSource),
+                    transformer.toString());
+            out.add(new TextModel(
+                    name,
+                    weightsSource,
+                    t != null && !merged ? withoutAdapters(config, t) : config,
+                    weights,
+                    tokenizer,
+                    pooling.pooling(),
+                    dense,
+                    normalize,
+                    seq,
+                    prompts,
+                    activation));
+        }
+        return out;
     }
 
     /**

@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.attn.AttnException;
 import io.attn.engine.Engine;
 import io.attn.engine.EngineOptions;
+import io.attn.engine.TaskAdapters;
 import io.attn.io.Json;
 import io.attn.io.Npy;
 import io.attn.tensor.Tensor;
@@ -56,8 +57,13 @@ class TaskAdaptersTest {
         return (Map<String, Object>) Json.read(HUB.resolve("tasks.json"));
     }
 
-    static EmbedderOptions task(String task) {
-        return EmbedderOptions.defaults().withTask(task);
+    /** How the adapters reach the model in this run: merged (here) or beside shared weights ({@link SharedTaskAdaptersTest}). */
+    TaskAdapters.Mode mode() {
+        return TaskAdapters.Mode.MERGE;
+    }
+
+    EmbedderOptions task(String task) {
+        return EmbedderOptions.defaults().withTask(task).withTaskAdapters(mode());
     }
 
     @TestFactory
