@@ -20,6 +20,8 @@ tokens, per task its prompt and sentence-transformers embeddings; not expected.j
 FamiliesTest's, whose format it does not follow).
 
 usage: python3 tools/make_jina_v3.py   (reads tests/families/jina-v3, writes tests/families/jina-v3-hub; seconds)
+       python3 tools/make_jina_v3.py --from DIR --out DIR   (the hub folder of any native jina_embeddings_v3 folder,
+           such as make_families.py --shape jina-embeddings-v3's, adapters drawn as here; no judge run: for benchmarks)
 """
 import json
 import os
@@ -80,13 +82,8 @@ def merged(hub, task):
     return out
 
 
-def main():
-    from sentence_transformers import SentenceTransformer
-    from transformers import AutoModel, AutoTokenizer
-
-    torch.set_num_threads(2)
-    exp_src = json.load(open(os.path.join(SRC, "expected.json"), encoding="utf-8"))
-    texts = exp_src["texts"]
+def write_hub(SRC, OUT, max_seq_length):
+    """OUT: SRC's weights as the hub folder holds them (bfloat16, parametrized, five drawn adapters); the hub dict."""
     base = load_file(os.path.join(SRC, "model.safetensors"))
     g = torch.Generator().manual_seed(SEED)
     hub = {}
@@ -145,8 +142,19 @@ def main():
     json.dump({"__version__": {"sentence_transformers": "3.1.0", "transformers": "4.41.2", "pytorch": "2.3.1+cu121"},
                "prompts": INSTRUCTIONS, "default_prompt_name": None, "similarity_fn_name": "cosine"},
               open(os.path.join(OUT, "config_sentence_transformers.json"), "w"), indent=2)
-    json.dump({"max_seq_length": exp_src["settings"]["max_seq_length"], "do_lower_case": False},
+    json.dump({"max_seq_length": max_seq_length, "do_lower_case": False},
               open(os.path.join(OUT, "sentence_bert_config.json"), "w"), indent=2)
+    return hub
+
+
+def main():
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    torch.set_num_threads(2)
+    exp_src = json.load(open(os.path.join(SRC, "expected.json"), encoding="utf-8"))
+    texts = exp_src["texts"]
+    hub = write_hub(SRC, OUT, exp_src["settings"]["max_seq_length"])
 
     tok = AutoTokenizer.from_pretrained(OUT)
     msl = exp_src["settings"]["max_seq_length"]
@@ -192,4 +200,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    if "--from" in sys.argv:
+        src, out = sys.argv[sys.argv.index("--from") + 1], sys.argv[sys.argv.index("--out") + 1]
+        msl = json.load(open(os.path.join(src, "sentence_bert_config.json"))).get("max_seq_length", 8192)
+        write_hub(src, out, msl)
+        print("wrote", out)
+    else:
+        main()

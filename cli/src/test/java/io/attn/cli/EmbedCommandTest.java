@@ -254,12 +254,16 @@ class EmbedCommandTest {
             var o = run.getAsJsonObject();
             if (o.get("task").isJsonNull() || !o.get("task").getAsString().equals("retrieval.query")) continue;
             prompted = embedFile(model, in, dir.resolve("q.npy"), "--task", "retrieval.query");
+            // the adapter beside the weights (as attn serve shares one folder between tasks): the same judge
+            float[][] shared = embedFile(
+                    model, in, dir.resolve("qs.npy"), "--task", "retrieval.query", "--task-adapters", "share");
             var rows = o.getAsJsonArray("embeddings");
             for (int i = 0; i < rows.size(); i++) {
                 var row = rows.get(i).getAsJsonArray();
                 float[] b = new float[row.size()];
                 for (int k = 0; k < b.length; k++) b[k] = row.get(k).getAsFloat();
                 assertNear("text " + i, prompted[i], b);
+                assertNear("text " + i + " (--task-adapters share)", shared[i], b);
             }
         }
         assertTrue(prompted != null, "tasks.json has no retrieval.query run");
@@ -270,6 +274,20 @@ class EmbedCommandTest {
         assertEquals(3, r.code(), r.err());
         assertEquals(1, r.err().strip().lines().count(), r.err());
         assertTrue(r.err().contains("\"query\"") && r.err().contains("text-matching"), r.err());
+        r = RunCommandTest.cli(
+                "embed",
+                "--model",
+                model.toString(),
+                "--device",
+                "cpu",
+                "--text",
+                "x",
+                "--task",
+                "separation",
+                "--task-adapters",
+                "apart");
+        assertEquals(2, r.code(), r.err());
+        assertTrue(r.err().contains("--task-adapters apart: use merge or share"), r.err());
     }
 
     @Test

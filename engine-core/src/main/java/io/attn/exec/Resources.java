@@ -18,11 +18,28 @@ import java.util.concurrent.ConcurrentLinkedDeque;
  * the largest shape seen needs: working memory is bounded by the largest batch and the number of concurrent calls, not
  * by the number of shapes.
  *
+ * <p>The weights are also shared between the models on one backend that read the same arrays (the models of several
+ * tasks over one folder's weights, {@code TaskAdapters.Mode.SHARE}): an array is uploaded once per backend and
+ * released when the last model holding it closes.
+ *
  * <p>Thread-safe. {@link #close} releases everything; call it after the executors that use it have finished.
  */
 public final class Resources implements AutoCloseable {
     private final Backend backend;
     private final Map<float[], Buffer> constants = new IdentityHashMap<>();
+
+    // every backend's uploaded arrays, by identity, with the number of Resources holding each (guarded by itself)
+    private static final Map<Backend, Map<float[], Held>> UPLOADED = new java.util.WeakHashMap<>();
+
+    private static final class Held {
+        final Buffer buffer;
+        int holders;
+
+        Held(Buffer buffer) {
+            this.buffer = buffer;
+        }
+    }
+
     private final ConcurrentLinkedDeque<Buffer[]> arenas = new ConcurrentLinkedDeque<>();
     private volatile boolean closed;
 
@@ -42,7 +59,13 @@ public final class Resources implements AutoCloseable {
         if (closed) throw new IllegalStateException("executor resources are closed");
         Buffer b = constants.get(data);
         if (b == null) {
-            b = backend.constant(data);
+            synchronized (UPLOADED) {
+                Map<float[], Held> all = UPLOADED.computeIfAbsent(backend, x -> new IdentityHashMap<>());
+                Held h = all.get(data);
+                if (h == null) all.put(data, h = new Held(backend.constant(data)));
+                h.holders++;
+                b = h.buffer;
+            }
             constants.put(data, b);
         }
         return b;
@@ -93,7 +116,17 @@ public final class Resources implements AutoCloseable {
         closed = true;
         Buffer[] a;
         while ((a = arenas.pollFirst()) != null) release(a);
-        List<Buffer> cs = new ArrayList<>(constants.values());
+        List<Buffer> cs = new ArrayList<>();
+        synchronized (UPLOADED) {
+            Map<float[], Held> all = UPLOADED.get(backend);
+            for (float[] d : constants.keySet()) {
+                Held h = all == null ? null : all.get(d);
+                if (h != null && --h.holders > 0) continue; // another model still reads it
+                if (h != null) all.remove(d);
+                cs.add(constants.get(d));
+            }
+            if (all != null && all.isEmpty()) UPLOADED.remove(backend);
+        }
         constants.clear();
         for (Buffer b : cs) backend.release(b);
     }

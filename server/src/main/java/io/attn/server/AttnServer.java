@@ -55,6 +55,11 @@ public final class AttnServer implements AutoCloseable {
     private final ServerConnector connector;
     private volatile boolean closed;
 
+    /** The model served as {@code name}, or null (for tests in this package). */
+    ModelService model(String name) {
+        return models.get(name);
+    }
+
     private AttnServer(ServerOptions options, Engine engine, Map<String, ModelService> models, String version) {
         this.options = options;
         this.engine = engine;
@@ -131,13 +136,13 @@ public final class AttnServer implements AutoCloseable {
      */
     private static Map<String, io.attn.text.TextModel> sharedTasks(
             Map<String, Path> models, EmbedderOptions embedder, Map<String, String> tasks) {
-        if (tasks.isEmpty() || embedder.taskAdapters() == TaskAdapters.Mode.MERGE) return Map.of();
+        Map<String, io.attn.text.TextModel> out = new java.util.HashMap<>(); // a null name: one model, unnamed
+        if (tasks.isEmpty() || embedder.taskAdapters() == TaskAdapters.Mode.MERGE) return out;
         Map<Path, List<String>> names = new LinkedHashMap<>(); // the served names of each folder serving a task
         for (var e : models.entrySet())
             if (e.getKey() != null && Files.isDirectory(e.getValue()))
                 names.computeIfAbsent(e.getValue().toAbsolutePath().normalize(), p -> new java.util.ArrayList<>())
                         .add(e.getKey());
-        Map<String, io.attn.text.TextModel> out = new java.util.HashMap<>();
         for (var e : names.entrySet()) {
             List<String> served = e.getValue();
             List<String> asked = served.stream().map(tasks::get).toList(); // null: the base weights

@@ -48,19 +48,29 @@ class TaskServeTest {
         return rows;
     }
 
-    @Test
-    void aRequestsTaskPicksTheModelServingIt() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"default", "merge"})
+    void aRequestsTaskPicksTheModelServingIt(String adapters) throws Exception {
         Map<String, Path> models = new java.util.LinkedHashMap<>();
         models.put("q", MODEL);
         models.put("p", MODEL);
+        // by default the folder's two tasks share its weights, each adapter run beside them; merge: a copy per task
+        EmbedderOptions options = adapters.equals("merge")
+                ? EmbedderOptions.defaults().withTaskAdapters(io.attn.engine.TaskAdapters.Mode.MERGE)
+                : EmbedderOptions.defaults();
         AttnServer server = AttnServer.start(
                 Engine.open(EngineOptions.defaults().withDevice("cpu")),
                 models,
-                EmbedderOptions.defaults(),
+                options,
                 Map.of("q", "retrieval.query", "p", "retrieval.passage"),
                 ServerOptions.defaults().withHost("127.0.0.1").withPort(0),
                 "test");
         try (ServerFixture s = new ServerFixture(server, MODEL)) {
+            for (String name : List.of("q", "p"))
+                assertEquals(
+                        !adapters.equals("merge"),
+                        server.model(name).embedder.description().contains("beside weights shared"),
+                        server.model(name).embedder.description());
             for (String task : List.of("retrieval.passage", "retrieval.query")) {
                 HttpResponse<String> r =
                         s.post("/v1/embeddings", "{\"input\":" + inputs() + ",\"task\":\"" + task + "\"}");
