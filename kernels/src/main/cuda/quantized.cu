@@ -9,13 +9,14 @@
 //   Launch: 1-D grid-stride over n * E; block 256.
 // qrange_f32: per row of x (rows, K): lohi[2 r] = min(0, min x[r, :]), lohi[2 r + 1] = max(0, max x[r, :]).
 //   Launch: one block per row (gridDim.x = rows), blockDim a multiple of 32 up to 256.
-// qparams_f32: per row group g of groupRows consecutive rows: the range over its rows that pad does not mark (pad
-//   (rows) or null; non-zero: a padding row of a padded batch, quantized with its group but not in its range), then
-//   scale = hi == lo ? 1 : (hi - lo) / 255 and zero = rint(clamp(0 - lo / scale, 0, 255)): sz[2 g], sz[2 g + 1].
-//   Launch: 1-D grid-stride over the groups.
+// qparams_f32: per row group g, groupRows consecutive rows, or with starts (groups + 1 values, as floats: exact to
+//   2^24) the rows [starts[g], starts[g + 1]) (a ragged batch's sequences): the range over its rows that pad does not
+//   mark (pad (rows) or null; non-zero: a padding row of a padded batch, quantized with its group but not in its
+//   range), then scale = hi == lo ? 1 : (hi - lo) / 255 and zero = rint(clamp(0 - lo / scale, 0, 255)): sz[2 g],
+//   sz[2 g + 1]. Launch: 1-D grid-stride over the groups.
 // qquantize_f32: q[r, k] = clamp(rint(x[r, k] / scale), -zero, 255 - zero) (= the uint8 value less the zero point,
-//   in [-255, 255], as int16) with its group's scale and zero; rowScale[r] = scale. Launch: 1-D grid-stride over
-//   rows * K.
+//   in [-255, 255], as int16) with its group's scale and zero (the group r / groupRows, or rowGroup[r] when rowGroup
+//   is not null); rowScale[r] = scale. Launch: 1-D grid-stride over rows * K.
 // qgemm_i8: C (M, N) = (float) acc * (rowScale[m] * bscale[n]), acc = sum_k q[m, k] * (B[k, n] - bzero[n]) in int32
 //   (exact while K * 255 * 255 < 2^31: K <= 33025); B int8 (K, N) row-major (MatMulInteger's B), bscale and bzero one
 //   value (nscale / nzero 1) or one per column. Launch: block 256 threads (16 x 16), each a 4 x 4 sub-tile of a
@@ -60,10 +61,12 @@ extern "C" __global__ void qrange_f32(const float* __restrict__ x, float* __rest
 }
 
 extern "C" __global__ void qparams_f32(const float* __restrict__ lohi, const float* __restrict__ pad,
-                                       float* __restrict__ sz, int groups, int groupRows) {
+                                       const float* __restrict__ starts, float* __restrict__ sz, int groups,
+                                       int groupRows) {
     for (int g = blockIdx.x * blockDim.x + threadIdx.x; g < groups; g = next_idx(g, groups)) {
         float lo = 0.f, hi = 0.f;
-        for (int r = g * groupRows; r < (g + 1) * groupRows; r++) {
+        int r0 = starts ? (int)starts[g] : g * groupRows, r1 = starts ? (int)starts[g + 1] : (g + 1) * groupRows;
+        for (int r = r0; r < r1; r++) {
             if (pad && pad[r] != 0.f) continue;
             lo = fminf(lo, lohi[2 * r]);
             hi = fmaxf(hi, lohi[2 * r + 1]);
@@ -76,12 +79,12 @@ extern "C" __global__ void qparams_f32(const float* __restrict__ lohi, const flo
 }
 
 extern "C" __global__ void qquantize_f32(const float* __restrict__ x, const float* __restrict__ sz,
-                                         short* __restrict__ q, float* __restrict__ rowScale, int rows, int K,
-                                         int groupRows) {
+                                         const float* __restrict__ rowGroup, short* __restrict__ q,
+                                         float* __restrict__ rowScale, int rows, int K, int groupRows) {
     long long total = (long long)rows * K;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x) {
-        int r = (int)(i / K), g = r / groupRows;
+        int r = (int)(i / K), g = rowGroup ? (int)rowGroup[r] : r / groupRows;
         float scale = sz[2 * g], zero = sz[2 * g + 1];
         float v = rintf(__fdiv_rn(x[i], scale));
         v = fminf(fmaxf(v, -zero), 255.f - zero);

@@ -97,14 +97,14 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant, Lora 
      * and value): float weight rows, or int8 weight columns with their scales and zero points (copied).
      */
     public Linear outputs(String name, int from, int to) {
-        Tensor b = bias == null ? null : bias.slice0(from, to);
         if (quant == null)
             return new Linear(
                     name,
                     rows(weight, from, to),
-                    b == null ? null : rows(bias, from, to),
+                    bias == null ? null : rows(bias, from, to),
                     null,
                     lora == null ? null : new Lora(lora.a, lora.b.slice0(from, to)));
+        Tensor b = bias == null ? null : bias.slice0(from, to);
         int in = weight.dim(0), out = weight.dim(1), n = to - from;
         byte[] w = weight.int8(), q = new byte[in * n];
         for (int r = 0; r < in; r++) System.arraycopy(w, r * out + from, q, r * n, n);
@@ -182,8 +182,7 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant, Lora 
     }
 
     // a fused weight's row ranges, found again by the fused tensor's identity: the models of several tasks built over
-    // the
-    // same shared weights (TaskAdapters.Mode.SHARE) then split it into the same arrays (packed once by the backends)
+    // the same shared weights (TaskAdapters.Mode.SHARE) split it into the same arrays (packed once by the backends)
     private static final Map<Tensor, Map<Long, Tensor>> SLICES = new WeakHashMap<>();
 
     private static Tensor rows(Tensor t, int from, int to) {

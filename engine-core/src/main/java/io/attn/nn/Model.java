@@ -136,7 +136,8 @@ public final class Model implements AutoCloseable {
 
     /**
      * Whether {@code backend} runs int8 products over row groups of different sizes (a quantized model's ragged batch:
-     * each sequence quantized on its own); the CUDA backend runs equal groups only (a padded batch's).
+     * each sequence quantized on its own); both backends do (the CUDA backend since its {@code qparams_f32} and {@code
+     * qquantize_f32} take where each group starts).
      */
     private static boolean supportsRaggedInt8(Backend backend) {
         GraphBuilder g = new GraphBuilder();

@@ -304,8 +304,7 @@ public final class CudaBackend implements Backend {
 
     /**
      * What this backend computes, known without a device ({@link CudaBackendProvider#support}): every op on F32
-     * tensors (a ragged batch's attention when its padded copy indexes within 2^31; int8 products over equal row
-     * groups).
+     * tensors (a ragged batch's attention when its padded copy indexes within 2^31; int8 products up to K = 33025).
      */
     static String unsupported(Node node) {
         if (node.dtype() != DType.F32) return node.dtype() + " tensors (the cuda backend computes F32 only)";

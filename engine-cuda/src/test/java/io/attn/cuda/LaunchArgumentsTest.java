@@ -286,13 +286,18 @@ class LaunchArgumentsTest {
     }
 
     @Test
-    void int8ProductsOfRaggedGroupsAreLeftToTheCpu() {
+    void int8ProductsOfRaggedGroupsRunOnTheDevice() {
+        // a ragged batch's sequences (row groups of different sizes) as a padded batch's equal ones; an overflowing K
+        // stays the CPU's
         GraphBuilder g = new GraphBuilder();
         Node x = g.input("x", 1, 7, 8);
         Tensor w = Tensor.ofInt8(new byte[64], 8, 8);
         assertEquals(null, CudaBackend.unsupported(g.qmatmul(x, w, new float[] {1f}, new byte[1], new int[] {7})));
-        String why = CudaBackend.unsupported(g.qmatmul(x, w, new float[] {1f}, new byte[1], new int[] {3, 4}));
-        assertTrue(why != null && why.contains("ragged"), why);
+        assertEquals(null, CudaBackend.unsupported(g.qmatmul(x, w, new float[] {1f}, new byte[1], new int[] {3, 4})));
+        Node big = g.input("big", 1, 40000);
+        String why = CudaBackend.unsupported(
+                g.qmatmul(big, Tensor.ofInt8(new byte[40000], 40000, 1), new float[] {1f}, new byte[1], null));
+        assertTrue(why != null && why.contains("overflow"), why);
     }
 
     @Test

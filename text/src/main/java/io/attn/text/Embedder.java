@@ -342,6 +342,11 @@ public final class Embedder implements AutoCloseable {
         }
     }
 
+    /** Whether batches run ragged (the sequences one after another) rather than padded, on this model's device. */
+    boolean ragged() {
+        return ragged;
+    }
+
     /** One line: the model, its width, pooling, normalization, maximum length, prompt and task adapter. */
     public String description() {
         StringBuilder dn = new StringBuilder();

@@ -27,8 +27,10 @@ import java.nio.file.Path;
  *     of the same name, when it has one and neither {@code promptName} nor {@code prompt} is given, as Jina's API
  *     applies a task's instruction with its adapter
  * @param taskAdapters how the task's adapter reaches the model ({@link TaskAdapters.Mode}): merged into a copy of the
- *     weights (null, the default for one model: no cost per call) or run beside weights that the models of several
- *     tasks share (what {@code attn serve} takes by default where one folder serves several tasks)
+ *     weights (null, the default for one model: no cost per call) or run beside the weights as read ({@code SHARE});
+ *     the models of several tasks share their weights when they are read together ({@link TextModel#read(Path, Path,
+ *     java.util.List, TaskAdapters.Mode)}, then {@link Embedder#load(io.attn.engine.Engine, TextModel,
+ *     EmbedderOptions)} for each), as {@code attn serve} reads one folder served for several tasks
  *     <p>Immutable and thread-safe.
  */
 public record EmbedderOptions(

@@ -8,6 +8,7 @@ import io.attn.cuda.CudaStream;
 import io.attn.graph.Node;
 import io.attn.graph.OpParams;
 import io.attn.kernels.Kernel;
+import java.util.Map;
 
 /**
  * The int8 ops of ONNX Runtime's dynamic quantization ({@code quantized.cu}, issue 37), with the definitions' arithmetic
@@ -16,7 +17,8 @@ import io.attn.kernels.Kernel;
  *
  * <ul>
  *   <li><b>QMATMUL</b>: the activations' range per row ({@code qrange_f32}), per row group ({@code qparams_f32}: a
- *       padded batch's padding rows, its second input, left out), the rows quantized to {@code q - zero} in int16
+ *       padded batch's padding rows, its second input, left out; a ragged batch's sequences, groups of different sizes,
+ *       by where each starts), the rows quantized to {@code q - zero} in int16
  *       ({@code qquantize_f32}), then the exact int32 product with the int8 weight and its float scaling ({@code
  *       qgemm_i8}), and a fused bias and activation in place ({@code bias_act_f32}) when {@link Fusions} matched them.
  *       The weight, its scales and zero points are uploaded once and stay int8 on the device ({@link
@@ -35,11 +37,6 @@ public final class Quantized {
     public static String unsupported(Node node) {
         OpParams.QMatMul p = node.params(OpParams.QMatMul.class);
         int k = p.k(), rows = k == 0 ? 0 : node.input(0).shape().size() / k;
-        int[] groups = p.groupsOf(rows);
-        for (int g : groups)
-            if (g != groups[0])
-                return "int8 products over row groups of different sizes (a ragged batch's sequences, QMATMUL): no"
-                        + " kernel, the CPU backend runs them";
         if (k > MAX_K)
             return "an int8 product over K = " + k + " (QMATMUL): its int32 sums could overflow past K = " + MAX_K;
         if ((rows + 63) / 64 > 65535) return "an int8 product of " + rows + " rows (QMATMUL): more than 64 x 65535";
@@ -62,6 +59,10 @@ public final class Quantized {
             int[] groups = p.groupsOf(rows);
             int groupRows = groups[0];
             CudaBuffer pad = node.inputs().size() > 1 ? x[1] : null;
+            // groups of different sizes (a ragged batch's sequences): where each starts, and each row's group
+            float[][] uneven = LAYOUTS.computeIfAbsent(node, any -> layout(groups, rows));
+            CudaBuffer starts = uneven == null ? null : st.deviceF32(uneven[0]),
+                    rowGroup = uneven == null ? null : st.deviceF32(uneven[1]);
             CudaBuffer lohi = st.scratch(2L * rows), sz = st.scratch(2L * groups.length), rowScale = st.scratch(rows);
             // q - zero as int16, two per float of the scratch buffer
             CudaBuffer q = st.scratch(((long) rows * k + 1) / 2);
@@ -70,11 +71,11 @@ public final class Quantized {
                 st.elementwise(
                         Kernel.QPARAMS_F32,
                         groups.length,
-                        args(lohi, pad, sz).i32(groups.length).i32(groupRows));
+                        args(lohi, pad, starts, sz).i32(groups.length).i32(groupRows));
                 st.elementwise(
                         Kernel.QQUANTIZE_F32,
                         (long) rows * k,
-                        args(x[0], sz, q, rowScale).i32(rows).i32(k).i32(groupRows));
+                        args(x[0], sz, rowGroup, q, rowScale).i32(rows).i32(k).i32(groupRows));
                 CudaBuffer w = st.deviceInt8(p.weight().int8()),
                         zero = st.deviceInt8(p.zeroPoint()),
                         scale = st.deviceF32(p.scale());
@@ -98,6 +99,29 @@ public final class Quantized {
             }
         }
         if (bias != null || act != Elementwise.NONE) Elementwise.biasAct(st, y, bias, y, (int) size, n, act);
+    }
+
+    // each uneven node's group starts and row groups, kept (and uploaded, DeviceArrays) while its graph lives
+    private static final Map<Node, float[][]> LAYOUTS =
+            java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
+
+    /**
+     * For row groups of different sizes: {@code [starts (groups + 1), rowGroup (rows)]} as floats (exact: at most 2^24
+     * rows); null when every group has the same size (the kernels then count groupRows rows per group).
+     */
+    static float[][] layout(int[] groups, int rows) {
+        boolean even = true;
+        for (int g : groups) even &= g == groups[0];
+        if (even) return null;
+        float[] starts = new float[groups.length + 1], rowGroup = new float[rows];
+        int r = 0;
+        for (int g = 0; g < groups.length; g++) {
+            starts[g] = r;
+            for (int i = 0; i < groups[g]; i++) rowGroup[r++] = g;
+        }
+        starts[groups.length] = r;
+        if (r != rows) throw new IllegalStateException("QMATMUL row groups sum to " + r + ", not " + rows + " rows");
+        return new float[][] {starts, rowGroup};
     }
 
     /** QEMBEDDING into y: the int8 table's rows of ids, dequantized. */
