@@ -27,11 +27,14 @@ public final class EmbedAB {
         URL driver = Path.of(a[6]).toUri().toURL();
         List<String> libs = Arrays.asList(a).subList(7, a.length);
         List<URL> common = new ArrayList<>();
-        for (Path p : jars(libs.get(0))) if (!p.toString().endsWith("-SNAPSHOT.jar")) common.add(p.toUri().toURL());
+        for (Path p : jars(libs.get(0).replaceFirst("#.*", ""))) if (!p.toString().endsWith("-SNAPSHOT.jar")) common.add(p.toUri().toURL());
         ClassLoader parent = new URLClassLoader(common.toArray(URL[]::new), ClassLoader.getPlatformClassLoader());
         List<ToLongFunction<Integer>> sides = new ArrayList<>();
         List<String> names = new ArrayList<>();
-        for (String lib : libs) {
+        for (String side : libs) {
+            // LIB or LIB#OPTIONS (EmbedDriver's: task=T,adapters=merge|share): one build under several settings
+            String lib = side.contains("#") ? side.substring(0, side.indexOf('#')) : side;
+            System.setProperty("ab.options", side.contains("#") ? side.substring(side.indexOf('#') + 1) : "");
             List<URL> urls = new ArrayList<>(List.of(driver));
             for (Path p : jars(lib)) if (p.toString().endsWith("-SNAPSHOT.jar")) urls.add(p.toUri().toURL());
             ClassLoader cl = new URLClassLoader(urls.toArray(URL[]::new), parent);
@@ -41,7 +44,7 @@ public final class EmbedAB {
                     .getConstructor(String.class, String.class, Integer.class, Integer.class)
                     .newInstance(model, input, threads, batch);
             sides.add(d);
-            names.add(lib);
+            names.add(side);
         }
         // warm-up: the sides alternate for ab.warmup-s seconds (default 15) and at least 3 x reps passes each, so that
         // the JIT is done with both before the rounds

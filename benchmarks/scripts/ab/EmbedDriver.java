@@ -21,7 +21,15 @@ public final class EmbedDriver implements ToLongFunction<Integer> {
         texts = Files.readAllLines(Path.of(input)).stream().filter(s -> !s.isEmpty()).toList();
         this.batch = batch;
         Engine engine = Engine.open(EngineOptions.defaults().withDevice("cpu").withThreads(threads));
-        this.model = Embedder.load(engine, Path.of(model), EmbedderOptions.defaults());
+        // EmbedAB's LIB#OPTIONS: task=T (a task LoRA model's adapter), adapters=merge|share (how it reaches the model)
+        EmbedderOptions o = EmbedderOptions.defaults();
+        for (String kv : System.getProperty("ab.options", "").split(",")) {
+            if (kv.startsWith("task=")) o = o.withTask(kv.substring(5));
+            else if (kv.startsWith("adapters="))
+                o = o.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.parse(kv.substring(9)));
+            else if (!kv.isEmpty()) throw new IllegalArgumentException("ab option " + kv);
+        }
+        this.model = Embedder.load(engine, Path.of(model), o);
     }
 
     @Override

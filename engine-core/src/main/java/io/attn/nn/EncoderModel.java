@@ -196,10 +196,10 @@ public final class EncoderModel {
 
         Node lookup(GraphBuilder g, Node ids) {
             if (table.dtype() == io.attn.tensor.DType.I8) return g.qembedding(ids, table, scale, zeroPoint);
-            Node y = g.embedding(ids, g.constant(name, table));
-            if (lora == null) return y;
+            if (lora == null) return g.embedding(ids, g.constant(name, table));
             Node low = g.embedding(ids, g.constant(name + Linear.LORA_A, lora.a()));
-            return g.add(y, g.linear(low, g.constant(name + Linear.LORA_B, lora.b()), null));
+            low = g.linear(low, g.constant(name + Linear.LORA_B, lora.b()), null);
+            return g.add(g.embedding(ids, g.constant(name, table)), low);
         }
     }
 

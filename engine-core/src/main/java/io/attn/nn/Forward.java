@@ -21,6 +21,11 @@ public final class Forward {
     Node padding;
     /** Quantized layers quantize each row (token) on its own ({@link #perToken}). */
     boolean perToken;
+    /**
+     * The low-rank products {@code x A^T} made so far, by input node and A (a fused q/k/v projection's three layers
+     * share one A: the product is made once).
+     */
+    final Map<Node, Map<io.attn.tensor.Tensor, Node>> lowRank = new java.util.IdentityHashMap<>();
 
     public Forward(GraphBuilder g, AttentionWeights weights) {
         this.g = g;

@@ -216,9 +216,12 @@ public record Linear(String name, Tensor weight, Tensor bias, Quant quant, Lora 
         }
         Node w = f.g.constant(name + ".weight", weight);
         if (lora == null) return f.g.linear(x, w, b, relu);
-        Node y = f.g.linear(x, w, b, false);
-        Node low = f.g.linear(x, f.g.constant(name + LORA_A, lora.a), null, false);
-        y = f.g.add(y, f.g.linear(low, f.g.constant(name + LORA_B, lora.b), null, false));
+        // the low-rank product first, so that a backend can add it to the product in its epilogue, as a residual
+        Node low = f.lowRank
+                .computeIfAbsent(x, any -> new java.util.IdentityHashMap<>())
+                .computeIfAbsent(lora.a, a -> f.g.linear(x, f.g.constant(name + LORA_A, a), null, false));
+        low = f.g.linear(low, f.g.constant(name + LORA_B, lora.b), null, false);
+        Node y = f.g.add(f.g.linear(x, w, b, false), low);
         return relu ? f.g.relu(y) : y;
     }
 }
