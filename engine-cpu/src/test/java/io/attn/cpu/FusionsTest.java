@@ -250,6 +250,28 @@ class FusionsTest {
         assertEquals(0, fusedEqualsUnfused(g.build(both), 2).fusedSteps());
     }
 
+    /**
+     * A task adapter run beside shared weights ({@code nn.Linear} with a LoRA pair): the low-rank sum is made before the
+     * product, so the product adds it in its epilogue; a fused q/k/v projection split in three makes {@code x A^T}
+     * once.
+     */
+    @Test
+    void aLowRankAdapterIsAddedInTheProductsEpilogue() {
+        GraphBuilder g = new GraphBuilder();
+        int e = 32, rank = 4;
+        Node x = g.input("x", 2, 9, e);
+        io.attn.nn.Forward f = new io.attn.nn.Forward(g, io.attn.engine.AttentionWeights.NONE);
+        var lora = new io.attn.nn.Linear.Lora(Support.tensor(r, rank, e), Support.tensor(r, 3 * e, rank));
+        var qkv = new io.attn.nn.Linear("qkv", Support.tensor(r, 3 * e, e), Support.tensor(r, 3 * e), null, lora);
+        List<Node> out = new ArrayList<>();
+        for (int i = 0; i < 3; i++)
+            out.add(qkv.outputs("p" + i, i * e, (i + 1) * e).forward(f, x));
+        Program p = fusedEqualsUnfused(g.build(out.toArray(Node[]::new)), 2);
+        List<String> n = names(p);
+        assertEquals(3, n.stream().filter("MATMUL+ADD_BIAS+ADD"::equals).count(), n.toString());
+        assertEquals(4, n.stream().filter("MATMUL"::equals).count(), "x A^T once, (x A^T) B^T per output: " + n);
+    }
+
     @Test
     void aResidualComputedAfterTheProductIsNotFused() {
         GraphBuilder g = new GraphBuilder();
