@@ -83,12 +83,8 @@ final class BenchEmbed implements Callable<Integer> {
                 .withMaxLength(OptionValues.atLeast(
                         new picocli.CommandLine(this), "--max-length", maxLength, 0, "the model's"))
                 .withTask(task);
-        if (taskAdapters != null) {
-            if (!taskAdapters.equals("merge") && !taskAdapters.equals("share"))
-                throw OptionValues.usage(
-                        new picocli.CommandLine(this), "--task-adapters " + taskAdapters + ": use merge or share");
-            opts = opts.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.parse(taskAdapters));
-        }
+        if (taskAdapters != null)
+            opts = opts.withTaskAdapters(OptionValues.taskAdapters(new picocli.CommandLine(this), taskAdapters));
         List<String> texts = new ArrayList<>();
         try (TextLines in = TextLines.open(input, textField)) {
             List<String> c;

@@ -96,11 +96,7 @@ final class EmbedOptions {
                 .withNormalize(normalize)
                 .withTask(task(cmd, command != null && "serve".equals(command.name()))
                         .get(null));
-        if (taskAdapters != null) {
-            if (!taskAdapters.equals("merge") && !taskAdapters.equals("share"))
-                throw OptionValues.usage(cmd, "--task-adapters " + taskAdapters + ": use merge or share");
-            o = o.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.parse(taskAdapters));
-        }
+        if (taskAdapters != null) o = o.withTaskAdapters(OptionValues.taskAdapters(cmd, taskAdapters));
         if (promptName != null && prompt != null)
             throw OptionValues.usage(cmd, "give --prompt-name or --prompt, not both");
         if (promptName != null) o = o.withPromptName(promptName);

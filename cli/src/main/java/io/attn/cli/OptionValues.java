@@ -35,6 +35,14 @@ final class OptionValues {
         }
     }
 
+    /** {@code --task-adapters merge|share}, or null when not given; another value is a usage error. */
+    static io.attn.engine.TaskAdapters.Mode taskAdapters(CommandLine cmd, String value) {
+        if (value == null) return null;
+        if (!value.equals("merge") && !value.equals("share"))
+            throw new ParameterException(cmd, "--task-adapters " + value + ": use merge or share");
+        return io.attn.engine.TaskAdapters.Mode.parse(value);
+    }
+
     /** A usage error: {@code message} names the option. */
     static ParameterException usage(CommandLine cmd, String message) {
         return new ParameterException(cmd, message);
