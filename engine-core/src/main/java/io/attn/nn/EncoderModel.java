@@ -159,7 +159,7 @@ public final class EncoderModel {
      * Runtime's dynamic quantization keeps them), looked up by {@link io.attn.graph.Op#QEMBEDDING}; a float table may
      * carry a task's low-rank adapter ({@code <layer>.lora_A} {@code (rows, r)}, looked up as a table of its own, and
      * {@code <layer>.lora_B} {@code (e, r)}, LoRA's scaling in it: {@code y = W[ids] + A[ids] B^T}), kept apart from a
-     * table that several tasks' models share ({@link io.attn.engine.TaskAdapters.Mode#SHARE}).
+     * table that several tasks' models share ({@code TaskAdapters.Mode.SHARE}).
      */
     record Table(String name, Tensor table, float scale, int zeroPoint, Linear.Lora lora) {
         Table(String name, Tensor table, float scale, int zeroPoint) {

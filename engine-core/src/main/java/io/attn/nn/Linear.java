@@ -17,7 +17,7 @@ import java.util.WeakHashMap;
  * weight_zero_point} (one value or one per output), the activations quantized per call, per sequence.
  *
  * <p>Or with a low-rank adapter run beside a float weight ({@code lora} non-null: {@code y = x W^T + b + (x A^T) B^T},
- * a task adapter kept apart from weights that several tasks' models share, {@link io.attn.engine.TaskAdapters.Mode#SHARE}),
+ * a task adapter kept apart from weights that several tasks' models share, {@code TaskAdapters.Mode.SHARE}),
  * loaded from {@code <layer>.lora_A} {@code (r, in)} and {@code <layer>.lora_B} {@code (out, r)} beside {@code
  * <layer>.weight}, LoRA's scaling already in B.
  */
