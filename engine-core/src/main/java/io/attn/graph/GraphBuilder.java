@@ -21,6 +21,8 @@ public final class GraphBuilder {
     private final List<Node> nodes = new ArrayList<>();
     private final Map<String, Node> inputs = new LinkedHashMap<>();
     private final Map<Tensor, Node> constants = new java.util.IdentityHashMap<>();
+    // the graph's copies of the QMATMUL row groups given, one per distinct array (a model's layers share its batch's)
+    private final java.util.List<int[]> rowGroups = new java.util.ArrayList<>();
 
     private Node add(Op op, OpParams params, Shape shape, Node... in) {
         for (Node n : in)
@@ -213,6 +215,18 @@ public final class GraphBuilder {
      * padding row is quantized with its group's scale but does not widen the group's range, so that each sequence gets
      * the scale it gets alone or in a ragged batch ({@code padding} null: every row counts).
      */
+    /**
+     * A copy of {@code groups} (null for null), the same copy for equal arrays: the QMATMUL nodes of one graph then share
+     * it, and a backend keeps one derived layout per graph.
+     */
+    private int[] rowGroups(int[] groups) {
+        if (groups == null) return null;
+        for (int[] g : rowGroups) if (java.util.Arrays.equals(g, groups)) return g;
+        int[] copy = groups.clone();
+        rowGroups.add(copy);
+        return copy;
+    }
+
     public Node qmatmul(Node x, Tensor weight, float[] scale, byte[] zeroPoint, int[] groups, Node padding) {
         Shape sx = x.shape();
         if (weight.dtype() != DType.I8 || weight.rank() != 2)
@@ -237,8 +251,7 @@ public final class GraphBuilder {
             if (sum != rows)
                 throw shape("qmatmul: row groups of " + sum + " rows for x " + sx + " (" + rows + " rows)");
         }
-        OpParams.QMatMul p =
-                new OpParams.QMatMul(weight, scale.clone(), zeroPoint.clone(), groups == null ? null : groups.clone());
+        OpParams.QMatMul p = new OpParams.QMatMul(weight, scale.clone(), zeroPoint.clone(), rowGroups(groups));
         if (padding == null) return add(Op.QMATMUL, p, sx.with(sx.rank() - 1, n), x);
         Shape sp = padding.shape();
         if (sx.rank() != 3 || sp.rank() != 2 || sp.dim(0) != sx.dim(0) || sp.dim(1) != sx.dim(1))

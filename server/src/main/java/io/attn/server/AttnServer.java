@@ -134,7 +134,7 @@ public final class AttnServer implements AutoCloseable {
      * the tasks' adapters beside weights they share ({@link TaskAdapters.Mode#SHARE}), unless the options ask for
      * merged copies; empty where no folder serves two tasks.
      */
-    private static Map<String, io.attn.text.TextModel> sharedTasks(
+    static Map<String, io.attn.text.TextModel> sharedTasks(
             Map<String, Path> models, EmbedderOptions embedder, Map<String, String> tasks) {
         Map<String, io.attn.text.TextModel> out = new java.util.HashMap<>(); // a null name: one model, unnamed
         if (tasks.isEmpty() || embedder.taskAdapters() == TaskAdapters.Mode.MERGE) return out;
@@ -145,7 +145,10 @@ public final class AttnServer implements AutoCloseable {
                         .add(e.getKey());
         for (var e : names.entrySet()) {
             List<String> served = e.getValue();
-            List<String> asked = served.stream().map(tasks::get).toList(); // null: the base weights
+            // a name without a task of its own takes the options' (--task TASK for every model), else the base weights
+            List<String> asked = served.stream()
+                    .map(n -> tasks.getOrDefault(n, embedder.task()))
+                    .toList();
             if (asked.stream().distinct().count() < 2 || asked.stream().allMatch(java.util.Objects::isNull)) continue;
             List<io.attn.text.TextModel> read =
                     io.attn.text.TextModel.read(e.getKey(), embedder.tokenizer(), asked, TaskAdapters.Mode.SHARE);

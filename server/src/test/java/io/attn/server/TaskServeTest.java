@@ -96,6 +96,46 @@ class TaskServeTest {
         }
     }
 
+    /**
+     * One folder served under two names, a task for every model ({@code --task retrieval.query}) and another for one
+     * name ({@code --task p=retrieval.passage}): read once, each name with its own task, the weights the same objects.
+     */
+    @Test
+    void aFolderServedForTwoTasksIsReadOnceWithEachNamesTask() throws Exception {
+        Map<String, Path> models = new java.util.LinkedHashMap<>();
+        models.put("q", MODEL);
+        models.put("p", MODEL);
+        EmbedderOptions options = EmbedderOptions.defaults().withTask("retrieval.query");
+        Map<String, String> tasks = Map.of("p", "retrieval.passage");
+        var read = AttnServer.sharedTasks(models, options, tasks);
+        assertEquals("retrieval.query", read.get("q").task());
+        assertEquals("retrieval.passage", read.get("p").task());
+        String w = "roberta.encoder.layers.0.mixer.Wqkv.weight";
+        org.junit.jupiter.api.Assertions.assertSame(
+                read.get("q").weights().get(w), read.get("p").weights().get(w), w + " is one tensor");
+        // and the server starts with it, each name answering with its task's vectors
+        AttnServer server = AttnServer.start(
+                Engine.open(EngineOptions.defaults().withDevice("cpu")),
+                models,
+                options,
+                tasks,
+                ServerOptions.defaults().withHost("127.0.0.1").withPort(0),
+                "test");
+        try (ServerFixture s = new ServerFixture(server, MODEL)) {
+            for (String task : List.of("retrieval.query", "retrieval.passage")) {
+                HttpResponse<String> r =
+                        s.post("/v1/embeddings", "{\"input\":" + inputs() + ",\"task\":\"" + task + "\"}");
+                assertEquals(200, r.statusCode(), r.body());
+                PromptsTest.same(task, want(task), rows(r.body()));
+            }
+        }
+        // merge asked: no shared reading
+        assertEquals(
+                0,
+                AttnServer.sharedTasks(models, options.withTaskAdapters(io.attn.engine.TaskAdapters.Mode.MERGE), tasks)
+                        .size());
+    }
+
     @Test
     void aServedTaskModelAnswersWithItsTasksVectors() throws Exception {
         List<List<Number>> want = want("retrieval.query");

@@ -192,6 +192,17 @@ public final class TextModel {
         return readFolder(model, tokenizer, tasks, mode);
     }
 
+    /**
+     * A model whose task adapter runs beside its weights ({@link TaskAdapters.Mode#SHARE}) is not quantized or written:
+     * its config names the task as merged ({@code attn_task}) while its weights are not; read it merged for that.
+     */
+    private void refuseSeparateAdapter(String what) {
+        if (TaskAdapters.separate(weights))
+            throw AttnException.badInput(source + ": a model read with task \"" + task()
+                    + "\"'s adapter beside its weights (shared mode) is not " + what
+                    + "; read it with the adapter merged (TextModel.read(dir, tokenizer, task), attn quantize --task)");
+    }
+
     /** The task adapter merged into the weights ({@link #read(Path, Path, String)}), or null. */
     public String task() {
         return config.get(TASK_KEY) instanceof String t ? t : null;
@@ -370,6 +381,7 @@ public final class TextModel {
      * Quantization#dynamicInt8}), its config holding the {@value Quantization#CONFIG_KEY} block.
      */
     public TextModel quantized(Quantization.Options options) {
+        refuseSeparateAdapter("quantized");
         Path src = Path.of(source);
         String folder = (Files.isDirectory(src) || src.getParent() == null ? src : src.getParent()).toString();
         Quantization.Quantized q = Quantization.dynamicInt8(config, weights, options, folder);
@@ -407,6 +419,7 @@ public final class TextModel {
      *     written
      */
     public void writeFolderFrom(Path from, Path dir, DType floats) {
+        refuseSeparateAdapter("written as a folder");
         if (!Files.isDirectory(from))
             throw AttnException.badInput(from + ": not a folder (attn quantize reads a Hugging Face model folder;"
                     + " an .onnx export is made one by attn convert)");

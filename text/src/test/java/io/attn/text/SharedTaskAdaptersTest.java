@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.attn.engine.TaskAdapters;
 import io.attn.tensor.Tensor;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -65,6 +66,17 @@ class SharedTaskAdaptersTest extends TaskAdaptersTest {
             assertTrue(!Arrays.equals(x, y), "two tasks gave the same vector");
             assertTrue(q.description().contains("beside weights shared"), q.description());
         }
+    }
+
+    @Test
+    void aModelWithItsAdapterBesideTheWeightsIsNotQuantizedOrWritten(@org.junit.jupiter.api.io.TempDir Path tmp) {
+        TextModel m = TextModel.read(HUB, null, List.of("separation"), TaskAdapters.Mode.SHARE)
+                .get(0);
+        bad(
+                () -> m.quantized(new io.attn.engine.Quantization.Options(true, false)),
+                "read with task \"separation\"'s adapter beside its weights (shared mode) is not quantized");
+        bad(() -> m.writeFolderFrom(HUB, tmp.resolve("out"), io.attn.tensor.DType.F32), "is not written as a folder");
+        org.junit.jupiter.api.Assertions.assertFalse(java.nio.file.Files.exists(tmp.resolve("out")));
     }
 
     private static List<Integer> dims(Tensor t) {

@@ -60,7 +60,7 @@ public final class Quantized {
             int groupRows = groups[0];
             CudaBuffer pad = node.inputs().size() > 1 ? x[1] : null;
             // groups of different sizes (a ragged batch's sequences): where each starts, and each row's group
-            float[][] uneven = LAYOUTS.computeIfAbsent(node, any -> layout(groups, rows));
+            float[][] uneven = p.groups() == null ? null : LAYOUTS.computeIfAbsent(p.groups(), g -> layout(g, rows));
             CudaBuffer starts = uneven == null ? null : st.deviceF32(uneven[0]),
                     rowGroup = uneven == null ? null : st.deviceF32(uneven[1]);
             CudaBuffer lohi = st.scratch(2L * rows), sz = st.scratch(2L * groups.length), rowScale = st.scratch(rows);
@@ -101,8 +101,9 @@ public final class Quantized {
         if (bias != null || act != Elementwise.NONE) Elementwise.biasAct(st, y, bias, y, (int) size, n, act);
     }
 
-    // each uneven node's group starts and row groups, kept (and uploaded, DeviceArrays) while its graph lives
-    private static final Map<Node, float[][]> LAYOUTS =
+    // the group starts and row groups of each uneven groups array (one per graph: its QMATMUL nodes share the array),
+    // by identity, kept (and uploaded once, DeviceArrays) while the graph lives
+    private static final Map<int[], float[][]> LAYOUTS =
             java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
 
     /**
