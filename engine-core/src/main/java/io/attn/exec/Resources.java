@@ -28,8 +28,16 @@ public final class Resources implements AutoCloseable {
     private final Backend backend;
     private final Map<float[], Buffer> constants = new IdentityHashMap<>();
 
-    // every backend's uploaded arrays, by identity, with the number of Resources holding each (guarded by itself)
+    // every backend's uploaded arrays, by identity, with the number of Resources holding each: the outer map guarded
+    // by itself, each backend's by itself (uploads to one backend wait for each other, not for another backend's); a
+    // backend's map stays while the backend lives
     private static final Map<Backend, Map<float[], Held>> UPLOADED = new java.util.WeakHashMap<>();
+
+    private Map<float[], Held> uploaded() {
+        synchronized (UPLOADED) {
+            return UPLOADED.computeIfAbsent(backend, x -> new IdentityHashMap<>());
+        }
+    }
 
     private static final class Held {
         final Buffer buffer;
@@ -59,8 +67,8 @@ public final class Resources implements AutoCloseable {
         if (closed) throw new IllegalStateException("executor resources are closed");
         Buffer b = constants.get(data);
         if (b == null) {
-            synchronized (UPLOADED) {
-                Map<float[], Held> all = UPLOADED.computeIfAbsent(backend, x -> new IdentityHashMap<>());
+            Map<float[], Held> all = uploaded();
+            synchronized (all) {
                 Held h = all.get(data);
                 if (h == null) all.put(data, h = new Held(backend.constant(data)));
                 h.holders++;
@@ -117,15 +125,14 @@ public final class Resources implements AutoCloseable {
         Buffer[] a;
         while ((a = arenas.pollFirst()) != null) release(a);
         List<Buffer> cs = new ArrayList<>();
-        synchronized (UPLOADED) {
-            Map<float[], Held> all = UPLOADED.get(backend);
+        Map<float[], Held> all = uploaded();
+        synchronized (all) {
             for (float[] d : constants.keySet()) {
-                Held h = all == null ? null : all.get(d);
+                Held h = all.get(d);
                 if (h != null && --h.holders > 0) continue; // another model still reads it
                 if (h != null) all.remove(d);
                 cs.add(constants.get(d));
             }
-            if (all != null && all.isEmpty()) UPLOADED.remove(backend);
         }
         constants.clear();
         for (Buffer b : cs) backend.release(b);

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
 class ResourcesTest {
     /** Counts uploads and releases of constants; computes nothing. */
     static final class Counting implements Backend {
-        final List<float[]> uploaded = new ArrayList<>();
-        final List<Buffer> released = new ArrayList<>();
+        final List<float[]> uploaded = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Buffer> released = java.util.Collections.synchronizedList(new ArrayList<>());
 
         @Override
         public String name() {
@@ -73,6 +73,28 @@ class ResourcesTest {
 
         @Override
         public void close() {}
+    }
+
+    /** Models loaded and closed from several threads over the same arrays: each upload is released exactly once. */
+    @Test
+    void concurrentModelsReleaseEveryUploadOnce() throws Exception {
+        Counting be = new Counting();
+        float[][] shared = new float[16][4];
+        var pool = java.util.concurrent.Executors.newFixedThreadPool(4);
+        List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 200; t++)
+            done.add(pool.submit(() -> {
+                Resources r = new Resources(be);
+                for (float[] a : shared) r.constant(a);
+                r.constant(new float[2]); // its own
+                r.close();
+            }));
+        for (var f : done) f.get();
+        pool.shutdown();
+        assertEquals(be.uploaded.size(), be.released.size(), "every upload released");
+        java.util.Set<Buffer> distinct = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        distinct.addAll(be.released);
+        assertEquals(be.released.size(), distinct.size(), "none released twice");
     }
 
     @Test
