@@ -8,7 +8,8 @@ encodings this runs the attn CLI (`attn embed --model DIR --device D`, the promp
 --prompt "" for none; once more without either for the model's default prompt) and compares every text's vector
 with the same bounds as the JUnit FamiliesTest on the CPU: cosine >= 0.99999 and max |attn - st| <= 1e-4 x norm.
 A folder with tasks.json instead (jina-v3-hub: a task LoRA model, tools/make_jina_v3.py) runs `attn embed --task T`
-for each task it holds (--prompt "" for none), against that task's sentence-transformers vectors.
+for each task it holds (--prompt "" for none), merged and with `--task-adapters share`, against that task's
+sentence-transformers vectors.
 
   tools/gpu_families.py --attn ./attn --device cuda [--families tests/families] [--out families.json]
                         [--precision fp32] [--budget-s 240] [--only bert,qwen3]
@@ -114,6 +115,8 @@ def main():
             for run in x["runs"] if tasks else []:
                 t = run["task"]
                 runs.append(("task %s" % t, ["--task", t] if t else ["--prompt", ""], run["embeddings"]))
+                if t:  # the same task with its adapter beside the weights (attn serve's mode for several tasks)
+                    runs.append(("task %s shared" % t, ["--task", t, "--task-adapters", "share"], run["embeddings"]))
             for enc in [] if tasks else x["encodings"]:
                 pn = enc.get("prompt_name")
                 runs.append(("prompt %s" % pn, ["--prompt-name", pn] if pn else ["--prompt", ""], enc["embeddings"]))
