@@ -103,6 +103,34 @@ public final class Embedder implements AutoCloseable {
         return load(engine, read(model, options), options);
     }
 
+    /**
+     * Embedders for several tasks of one task LoRA folder (jina-embeddings-v3's), by task in the order given (a null
+     * task: the base weights), read once: their weights shared and each task's adapter run beside them ({@link
+     * TaskAdapters.Mode#SHARE}), unless {@code options} ask for merged copies ({@code withTaskAdapters(MERGE)}). Each
+     * embedder takes its task's prompt as {@link #load(Engine, Path, EmbedderOptions)} does; close each.
+     *
+     * @throws AttnException BAD_INPUT for a task the model does not have, or a task given twice
+     */
+    public static java.util.Map<String, Embedder> loadTasks(
+            Engine engine, Path model, List<String> tasks, EmbedderOptions options) {
+        if (options == null) options = EmbedderOptions.defaults();
+        if (tasks == null || tasks.isEmpty()) throw AttnException.badInput(model + ": no task to load");
+        if (new java.util.HashSet<>(tasks).size() != tasks.size())
+            throw AttnException.badInput(model + ": a task is given twice in " + tasks);
+        TaskAdapters.Mode mode =
+                options.taskAdapters() == TaskAdapters.Mode.MERGE ? TaskAdapters.Mode.MERGE : TaskAdapters.Mode.SHARE;
+        List<TextModel> read = TextModel.read(model, options.tokenizer(), tasks, mode);
+        java.util.Map<String, Embedder> out = new java.util.LinkedHashMap<>();
+        try {
+            for (int i = 0; i < tasks.size(); i++)
+                out.put(tasks.get(i), load(engine, read.get(i), options.withTask(tasks.get(i))));
+        } catch (RuntimeException | Error e) {
+            for (Embedder m : out.values()) m.close();
+            throw e;
+        }
+        return java.util.Collections.unmodifiableMap(out);
+    }
+
     /** The model as {@code o} asks: its task adapter merged, or beside the weights ({@link EmbedderOptions#taskAdapters}). */
     static TextModel read(Path model, EmbedderOptions o) {
         if (o.taskAdapters() == null || o.taskAdapters() == TaskAdapters.Mode.MERGE)

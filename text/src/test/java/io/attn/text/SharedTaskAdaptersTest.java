@@ -68,6 +68,32 @@ class SharedTaskAdaptersTest extends TaskAdaptersTest {
         }
     }
 
+    /** {@link Embedder#loadTasks}: the judge's vectors for each task, from one reading of the folder. */
+    @Test
+    void loadTasksEmbedsEachTaskAsItsJudge() {
+        var x = expected();
+        List<String> texts = strings(x.get("texts"));
+        List<String> tasks = new ArrayList<>();
+        for (Object o : (List<?>) x.get("runs"))
+            tasks.add((String) FamiliesTest.map(o).get("task"));
+        Map<String, Embedder> loaded = Embedder.loadTasks(engine, HUB, tasks, EmbedderOptions.defaults());
+        try {
+            assertEquals(tasks, new ArrayList<>(loaded.keySet()));
+            for (Object o : (List<?>) x.get("runs")) {
+                var run = FamiliesTest.map(o);
+                Embedder m = loaded.get((String) run.get("task"));
+                assertEquals(run.get("task"), m.task());
+                FamiliesTest.compare(
+                        "loadTasks " + run.get("task"), FamiliesTest.lists(run.get("embeddings")), m.embed(texts));
+            }
+        } finally {
+            for (Embedder m : loaded.values()) m.close();
+        }
+        bad(
+                () -> Embedder.loadTasks(engine, HUB, List.of("separation", "separation"), EmbedderOptions.defaults()),
+                "a task is given twice");
+    }
+
     @Test
     void aModelWithItsAdapterBesideTheWeightsIsNotQuantizedOrWritten(@org.junit.jupiter.api.io.TempDir Path tmp) {
         TextModel m = TextModel.read(HUB, null, List.of("separation"), TaskAdapters.Mode.SHARE)
