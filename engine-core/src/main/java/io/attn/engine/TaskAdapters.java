@@ -62,7 +62,7 @@ public final class TaskAdapters {
 
     /** Whether {@code weights} hold a task's adapter beside the weights ({@link Mode#SHARE}'s output). */
     public static boolean separate(Map<String, Tensor> weights) {
-        return weights.keySet().stream().anyMatch(k -> k.endsWith(".lora_A"));
+        return weights.keySet().stream().anyMatch(k -> k.endsWith(io.attn.nn.Linear.LORA_A));
     }
 
     /** The tasks of a config's {@code lora_adaptations}, in order; empty when it has none. */
@@ -157,8 +157,8 @@ public final class TaskAdapters {
             if (t < 0) continue;
             Tensor[] pair = adapter(base, w, a, b, t, tasks.size(), rank, scaling, mode == Mode.MERGE, source);
             if (pair != null) {
-                out.put(base + ".lora_A", pair[0]);
-                out.put(base + ".lora_B", pair[1]);
+                out.put(base + io.attn.nn.Linear.LORA_A, pair[0]);
+                out.put(base + io.attn.nn.Linear.LORA_B, pair[1]);
             }
         }
         return out;

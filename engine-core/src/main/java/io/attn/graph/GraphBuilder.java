@@ -215,18 +215,6 @@ public final class GraphBuilder {
      * padding row is quantized with its group's scale but does not widen the group's range, so that each sequence gets
      * the scale it gets alone or in a ragged batch ({@code padding} null: every row counts).
      */
-    /**
-     * A copy of {@code groups} (null for null), the same copy for equal arrays: the QMATMUL nodes of one graph then share
-     * it, and a backend keeps one derived layout per graph.
-     */
-    private int[] rowGroups(int[] groups) {
-        if (groups == null) return null;
-        for (int[] g : rowGroups) if (java.util.Arrays.equals(g, groups)) return g;
-        int[] copy = groups.clone();
-        rowGroups.add(copy);
-        return copy;
-    }
-
     public Node qmatmul(Node x, Tensor weight, float[] scale, byte[] zeroPoint, int[] groups, Node padding) {
         Shape sx = x.shape();
         if (weight.dtype() != DType.I8 || weight.rank() != 2)
@@ -263,6 +251,18 @@ public final class GraphBuilder {
             throw shape("qmatmul: a padding mask needs one row group of " + len + " rows per sequence, got "
                     + (groups == null ? "none" : java.util.Arrays.toString(groups)));
         return add(Op.QMATMUL, p, sx.with(sx.rank() - 1, n), x, padding);
+    }
+
+    /**
+     * A copy of {@code groups} (null for null), the same copy for equal arrays: the QMATMUL nodes of one graph then share
+     * it, and a backend keeps one derived layout per graph.
+     */
+    private int[] rowGroups(int[] groups) {
+        if (groups == null) return null;
+        for (int[] g : rowGroups) if (java.util.Arrays.equals(g, groups)) return g;
+        int[] copy = groups.clone();
+        rowGroups.add(copy);
+        return copy;
     }
 
     public Node silu(Node x) {

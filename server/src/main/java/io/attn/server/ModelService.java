@@ -147,16 +147,8 @@ final class ModelService implements AutoCloseable {
                     false,
                     maxQueued);
         }
-        TextModel t = read != null
-                ? read
-                : options.taskAdapters() == io.attn.engine.TaskAdapters.Mode.SHARE
-                        ? TextModel.read(
-                                        path,
-                                        options.tokenizer(),
-                                        java.util.Collections.singletonList(options.task()),
-                                        options.taskAdapters())
-                                .get(0)
-                        : TextModel.read(path, options.tokenizer(), options.task());
+        TextModel t =
+                read != null ? read : TextModel.read(path, options.tokenizer(), options.task(), options.taskAdapters());
         String n = name != null ? name : t.name();
         if (t.isClassifier()) {
             EmbedderOptions o = options.withMaxBatchTokens(

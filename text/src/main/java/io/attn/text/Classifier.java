@@ -27,7 +27,8 @@ public final class Classifier implements AutoCloseable {
 
     public static Classifier load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, Embedder.read(model, options), options);
+        return load(
+                engine, TextModel.read(model, options.tokenizer(), options.task(), options.taskAdapters()), options);
     }
 
     public static Classifier load(Engine engine, TextModel m, EmbedderOptions options) {

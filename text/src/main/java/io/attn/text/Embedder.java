@@ -100,7 +100,8 @@ public final class Embedder implements AutoCloseable {
     /** Loads a model folder or {@code .onnx} file with options. */
     public static Embedder load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, read(model, options), options);
+        return load(
+                engine, TextModel.read(model, options.tokenizer(), options.task(), options.taskAdapters()), options);
     }
 
     /**
@@ -129,14 +130,6 @@ public final class Embedder implements AutoCloseable {
             throw e;
         }
         return java.util.Collections.unmodifiableMap(out);
-    }
-
-    /** The model as {@code o} asks: its task adapter merged, or beside the weights ({@link EmbedderOptions#taskAdapters}). */
-    static TextModel read(Path model, EmbedderOptions o) {
-        if (o.taskAdapters() == null || o.taskAdapters() == TaskAdapters.Mode.MERGE)
-            return TextModel.read(model, o.tokenizer(), o.task());
-        return TextModel.read(model, o.tokenizer(), java.util.Collections.singletonList(o.task()), o.taskAdapters())
-                .get(0);
     }
 
     /**

@@ -44,7 +44,8 @@ public final class Reranker implements AutoCloseable {
     /** Loads with options: the maximum length, batch limits and tokenizer of {@link EmbedderOptions} apply. */
     public static Reranker load(Engine engine, Path model, EmbedderOptions options) {
         if (options == null) options = EmbedderOptions.defaults();
-        return load(engine, Embedder.read(model, options), options);
+        return load(
+                engine, TextModel.read(model, options.tokenizer(), options.task(), options.taskAdapters()), options);
     }
 
     public static Reranker load(Engine engine, TextModel m, EmbedderOptions options) {

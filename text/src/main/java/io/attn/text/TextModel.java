@@ -172,6 +172,16 @@ public final class TextModel {
     }
 
     /**
+     * Like {@link #read(Path, Path, String)}, the task's adapter reaching the model as {@code mode} says: merged (null
+     * or {@link TaskAdapters.Mode#MERGE}) or beside the weights ({@link TaskAdapters.Mode#SHARE}).
+     */
+    public static TextModel read(Path model, Path tokenizer, String task, TaskAdapters.Mode mode) {
+        if (mode == null || mode == TaskAdapters.Mode.MERGE) return read(model, tokenizer, task);
+        return read(model, tokenizer, java.util.Collections.singletonList(task), mode)
+                .get(0);
+    }
+
+    /**
      * The models of several of a task LoRA folder's tasks ({@code tasks}, a null entry for the base weights alone), in
      * that order, read once. {@link TaskAdapters.Mode#SHARE}: every model holds the same base weights (and the
      * backends pack them once), each its task's adapter beside them, run per call; {@link TaskAdapters.Mode#MERGE}: each
