@@ -252,24 +252,55 @@ class FusionsTest {
 
     /**
      * A task adapter run beside shared weights ({@code nn.Linear} with a LoRA pair): the low-rank sum is made before the
-     * product, so the product adds it in its epilogue; a fused q/k/v projection split in three makes {@code x A^T}
-     * once.
+     * product, so the product adds it in its epilogue before what follows (the heads layout of q/k/v, a feed-forward's
+     * activation and the residual after it); a fused q/k/v projection split in three makes {@code x A^T} once. Rows
+     * {2, 9, 50} (2: the few-row path), K 40 and 2100 (past one K step), heads of 8 over 32-column panels.
      */
     @Test
     void aLowRankAdapterIsAddedInTheProductsEpilogue() {
-        GraphBuilder g = new GraphBuilder();
-        int e = 32, rank = 4;
-        Node x = g.input("x", 2, 9, e);
-        io.attn.nn.Forward f = new io.attn.nn.Forward(g, io.attn.engine.AttentionWeights.NONE);
-        var lora = new io.attn.nn.Linear.Lora(Support.tensor(r, rank, e), Support.tensor(r, 3 * e, rank));
-        var qkv = new io.attn.nn.Linear("qkv", Support.tensor(r, 3 * e, e), Support.tensor(r, 3 * e), null, lora);
-        List<Node> out = new ArrayList<>();
-        for (int i = 0; i < 3; i++)
-            out.add(qkv.outputs("p" + i, i * e, (i + 1) * e).forward(f, x));
-        Program p = fusedEqualsUnfused(g.build(out.toArray(Node[]::new)), 2);
-        List<String> n = names(p);
-        assertEquals(3, n.stream().filter("MATMUL+ADD_BIAS+ADD"::equals).count(), n.toString());
-        assertEquals(4, n.stream().filter("MATMUL"::equals).count(), "x A^T once, (x A^T) B^T per output: " + n);
+        for (int[] c : new int[][] {{2, 9, 40}, {1, 2, 40}, {3, 50, 40}, {2, 9, 2100}})
+            for (int threads : new int[] {1, 3}) {
+                GraphBuilder g = new GraphBuilder();
+                int e = c[2], rank = 4, heads = 5;
+                Node x = g.input("x", c[0], c[1], e);
+                io.attn.nn.Forward f = new io.attn.nn.Forward(g, io.attn.engine.AttentionWeights.NONE);
+                var lora = new io.attn.nn.Linear.Lora(Support.tensor(r, rank, e), Support.tensor(r, 3 * e, rank));
+                var qkv =
+                        new io.attn.nn.Linear("qkv", Support.tensor(r, 3 * e, e), Support.tensor(r, 3 * e), null, lora);
+                List<Node> out = new ArrayList<>();
+                for (int i = 0; i < 3; i++)
+                    out.add(qkv.outputs("p" + i, i * e, (i + 1) * e).forwardHeads(f, x, heads));
+                // a feed-forward with its own adapter: GELU of the adapted product, then the residual
+                var up = new io.attn.nn.Linear(
+                        "up",
+                        Support.tensor(r, 70, e),
+                        Support.tensor(r, 70),
+                        null,
+                        new io.attn.nn.Linear.Lora(Support.tensor(r, rank, e), Support.tensor(r, 70, rank)));
+                Node ff = up.forward(f, x);
+                out.add(g.add(g.input("res", ff.shape().dims()), g.gelu(ff, false)));
+                out.add(up.outputs("relu", 0, 70).forward(f, g.scale(x, 0.5f), true)); // and a ReLU after it
+                Program p = fusedEqualsUnfused(g.build(out.toArray(Node[]::new)), threads);
+                List<String> n = names(p);
+                assertEquals(
+                        3,
+                        n.stream()
+                                .filter("MATMUL+ADD_BIAS+ADD+SPLIT_HEADS"::equals)
+                                .count(),
+                        n.toString());
+                assertEquals(
+                        1,
+                        n.stream()
+                                .filter("MATMUL+ADD_BIAS+ADD+GELU+ADD"::equals)
+                                .count(),
+                        n.toString());
+                assertEquals(
+                        1, n.stream().filter("MATMUL+ADD_BIAS+ADD+RELU"::equals).count(), n.toString());
+                assertEquals(
+                        8,
+                        n.stream().filter("MATMUL"::equals).count(),
+                        "x A^T once for q/k/v and (x A^T) B^T each, two for each feed-forward: " + n);
+            }
     }
 
     @Test

@@ -23,10 +23,11 @@ import java.util.Map;
  * saves the memory traffic of the values in between:
  *
  * <ul>
- *   <li><b>GEMM epilogue</b> ({@link Gemm.Epilogue}): {@code MATMUL -> [ADD_BIAS] -> [RELU | GELU] -> [ADD residual
- *       | SPLIT_HEADS]} (no SPLIT_HEADS after a GELU), applied to each tile of the product while it is in L1 (a
- *       {@code Linear}, its activation, the residual connection after an attention block's or feed-forward's last
- *       projection; a q/k/v projection stored straight in the heads layout).
+ *   <li><b>GEMM epilogue</b> ({@link Gemm.Epilogue}): {@code MATMUL -> [ADD_BIAS] -> [ADD pre] -> [RELU | GELU] ->
+ *       [ADD residual | SPLIT_HEADS]} (no SPLIT_HEADS after a GELU), applied to each tile of the product while it is
+ *       in L1 (a {@code Linear}, a low-rank adapter's product beside it, its activation, the residual connection
+ *       after an attention block's or feed-forward's last projection; a q/k/v projection stored straight in the heads
+ *       layout).
  *   <li><b>Attention weights</b> ({@link Softmax#runProduct}): {@code MATMUL q k^T -> SOFTMAX (scale, masks)}, each
  *       block of score rows normalised while it is in cache.
  * </ul>
@@ -53,19 +54,33 @@ public final class Fusions {
         return b.build();
     }
 
-    /** {@code MATMUL -> [ADD_BIAS] -> [RELU] -> [ADD | SPLIT_HEADS]}: false when nothing follows the product. */
+    /**
+     * {@code MATMUL -> [ADD_BIAS] -> [ADD pre] -> [RELU | GELU] -> [ADD residual | SPLIT_HEADS]}: false when nothing
+     * follows the product.
+     */
     private static boolean gemmEpilogue(Program.Builder b, Node mm, Parallel par) {
         var p = mm.params(OpParams.MatMul.class);
         List<Node> covers = new ArrayList<>(List.of(mm));
         List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
         Node cur = mm, next = b.soleReader(mm);
-        int bias = -1, residual = -1, heads = 0;
+        int bias = -1, pre = -1, residual = -1, heads = 0;
         Gemm.Epilogue.Act act = Gemm.Epilogue.Act.NONE;
         if (next != null && next.op() == Op.ADD_BIAS && next.input(0) == cur && before(next.input(1), mm)) {
             bias = inputs.size();
             inputs.add(next.input(1));
             covers.add(cur = next);
             next = b.soleReader(cur);
+        }
+        // an addend of the product's own shape before the activation (a low-rank adapter's product, nn/Linear): with
+        // no activation after it, it is what a residual would be, in the same order
+        if (next != null && next.op() == Op.ADD) {
+            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
+            if (other != cur && before(other, mm)) {
+                pre = inputs.size();
+                inputs.add(other);
+                covers.add(cur = next);
+                next = b.soleReader(cur);
+            }
         }
         if (next != null && (next.op() == Op.RELU || next.op() == Op.GELU)) {
             act = next.op() == Op.RELU
@@ -91,7 +106,7 @@ public final class Fusions {
             covers.add(cur = next);
         }
         if (covers.size() == 1) return false;
-        final int bi = bias, ri = residual, h = heads;
+        final int bi = bias, pi = pre, ri = residual, h = heads;
         final Gemm.Epilogue.Act r = act;
         StringBuilder name = new StringBuilder("MATMUL");
         for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
@@ -107,6 +122,7 @@ public final class Fusions {
                         CpuBuffer.of(in[0]),
                         CpuBuffer.of(in[1]),
                         bi < 0 ? null : CpuBuffer.of(in[bi]),
+                        pi < 0 ? null : CpuBuffer.of(in[pi]),
                         r,
                         ri < 0 ? null : CpuBuffer.of(in[ri]),
                         h));

@@ -198,14 +198,21 @@ public final class Gemm {
 
     /**
      * What a product does to C after its last K step, in this order: {@code bias} (null, or {@code n} values added to
-     * every row), the activation {@code act} (ReLU: {@code max(x, 0)}, NaN kept; GELU exact or tanh: {@link
-     * Gelu#range}), {@code residual} (null, or an array laid out like C, read at C's indices) added; and with {@code
-     * heads > 0}, C's logical {@code (M, N)} rows, in runs of {@code rows} (one run per batch entry), are stored split
-     * into heads: element {@code (b * rows + l, h * N/heads + d)} at {@code ((b * heads + h) * rows + l) * N/heads +
-     * d}, i.e. {@code (B, L, N) -> (B, heads, L, N/heads)}, the SPLIT_HEADS layout (no residual and no GELU then).
+     * every row), {@code pre} (null, or an array laid out like C's logical {@code (M, N)}, read at C's indices: a
+     * low-rank adapter's product, added before the activation), the activation {@code act} (ReLU: {@code max(x, 0)},
+     * NaN kept; GELU exact or tanh: {@link Gelu#range}), {@code residual} (null, or an array laid out like C, read at
+     * C's indices) added; and with {@code heads > 0}, C's logical {@code (M, N)} rows, in runs of {@code rows} (one run
+     * per batch entry), are stored split into heads: element {@code (b * rows + l, h * N/heads + d)} at {@code ((b *
+     * heads + h) * rows + l) * N/heads + d}, i.e. {@code (B, L, N) -> (B, heads, L, N/heads)}, the SPLIT_HEADS layout
+     * (no residual and no GELU then).
      */
-    public record Epilogue(float[] bias, Act act, float[] residual, int heads, int rows) {
+    public record Epilogue(float[] bias, float[] pre, Act act, float[] residual, int heads, int rows) {
         public static final Epilogue NONE = new Epilogue(null, Act.NONE, null, 0, 0);
+
+        /** Without a term before the activation. */
+        public Epilogue(float[] bias, Act act, float[] residual, int heads, int rows) {
+            this(bias, null, act, residual, heads, rows);
+        }
 
         /** The activation after the bias. */
         public enum Act {
@@ -222,7 +229,7 @@ public final class Gemm {
         }
 
         boolean values() {
-            return bias != null || act != Act.NONE || residual != null;
+            return bias != null || pre != null || act != Act.NONE || residual != null;
         }
 
         boolean relu() {
@@ -319,7 +326,8 @@ public final class Gemm {
             throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
         if (e.heads() > 0 && (k <= 0 || m <= Gemv.MAX_M)) { // small or empty: the plain product, then the layout
             float[] plain = SCRATCH.get().plain(m * n); // the calling thread's: a decoding step comes here per token
-            gemm(par, 1, m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, plain, 0, 0, Epilogue.NONE);
+            // with B as given (a packed B read packed: the FMA order of the product without the heads layout)
+            gemm(bl, par, 1, m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, plain, 0, 0, Epilogue.NONE, packed);
             scatter(plain, n, m, n, c, cOff, n, 0, 0, true, true, e);
             return;
         }
@@ -523,8 +531,9 @@ public final class Gemm {
     }
 
     /**
-     * {@code c[o] = act(c[o] + bias[col + j]) + residual[o]} with {@code o = ci + r*ldc + j}, for {@code r < rows, j <
-     * cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the ReLU of {@link
+     * {@code c[o] = act(c[o] + bias[col + j] + pre[o]) + residual[o]} with {@code o = ci + r*ldc + j}, for {@code r <
+     * rows, j < cols}: the bias add of {@link Elementwise#addBias} (skipped when {@code bias} is null), the add of
+     * {@link Elementwise#add} (skipped when {@code pre} is null), the ReLU of {@link
      * Elementwise#relu} or the GELU of {@link Gelu#range}, the add of {@link Elementwise#add} (skipped when {@code
      * residual} is null). A few rows at a time (at least 256 values: a GEMM tile's 6 rows, or one row of a whole
      * matrix): bias, then the rows' GELU in one loop ({@link Gelu#tile}: the exact form's long dependency chain needs
@@ -532,7 +541,7 @@ public final class Gemm {
      * operations in the same order.
      */
     static void epilogue(float[] c, int ci, int ldc, int rows, int cols, int col, Epilogue e) {
-        float[] bias = e.bias(), residual = e.residual();
+        float[] bias = e.bias(), pre = e.pre(), residual = e.residual();
         boolean relu = e.relu(), gelu = e.act() == Epilogue.Act.GELU || e.act() == Epilogue.Act.GELU_TANH;
         float[] res = gelu ? null : residual; // with a GELU the residual comes after it, below
         int step = Math.max(1, 256 / Math.max(1, cols));
@@ -543,6 +552,7 @@ public final class Gemm {
                 for (int ub = SP.loopBound(cols); j < ub; j += VL) {
                     FloatVector x = FloatVector.fromArray(SP, c, o + j);
                     if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + j));
+                    if (pre != null) x = x.add(FloatVector.fromArray(SP, pre, o + j));
                     if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
                     if (res != null) x = x.add(FloatVector.fromArray(SP, res, o + j));
                     x.intoArray(c, o + j);
@@ -550,6 +560,7 @@ public final class Gemm {
                 for (; j < cols; j++) {
                     float x = c[o + j];
                     if (bias != null) x = x + bias[col + j];
+                    if (pre != null) x = x + pre[o + j];
                     if (relu) x = x < 0f ? 0f : x;
                     if (res != null) x = x + res[o + j];
                     c[o + j] = x;
@@ -588,7 +599,7 @@ public final class Gemm {
             boolean last,
             Epilogue e) {
         int heads = e.heads(), len = e.rows(), d = n / heads;
-        float[] bias = last ? e.bias() : null;
+        float[] bias = last ? e.bias() : null, pre = last ? e.pre() : null;
         boolean relu = last && e.relu();
         // divisions once per call, not per row and run (they cost more than a 32-float run's copy)
         int h0 = col0 / d, dd0 = col0 % d, bb = row0 / len, l = row0 % len;
@@ -601,16 +612,19 @@ public final class Gemm {
             for (int j = 0, h = h0, dd = dd0; j < cols; h++, dd = 0) {
                 int col = col0 + j, run = Math.min(cols - j, d - dd);
                 int dst = co + ((bb * heads + h) * len + l) * d + dd, src = r * ldt + j, t = 0;
+                int po = co + (row0 + r) * n + col; // pre's element, at C's logical index
                 for (int ub = SP.loopBound(run); t < ub; t += VL) {
                     FloatVector x = FloatVector.fromArray(SP, tile, src + t);
                     if (!first) x = x.add(FloatVector.fromArray(SP, c, dst + t));
                     if (bias != null) x = x.add(FloatVector.fromArray(SP, bias, col + t));
+                    if (pre != null) x = x.add(FloatVector.fromArray(SP, pre, po + t));
                     if (relu) x = x.blend(0f, x.compare(VectorOperators.LT, 0f));
                     x.intoArray(c, dst + t);
                 }
                 for (; t < run; t++) {
                     float x = first ? tile[src + t] : tile[src + t] + c[dst + t];
                     if (bias != null) x = x + bias[col + t];
+                    if (pre != null) x = x + pre[po + t];
                     if (relu) x = x < 0f ? 0f : x;
                     c[dst + t] = x;
                 }

@@ -15,13 +15,14 @@ public final class MatMul {
 
     /** MATMUL alone. */
     public static void run(Parallel par, Node node, float[] out, float[][] in) {
-        run(par, node, out, in[0], in[1], null, Gemm.Epilogue.Act.NONE, null, 0);
+        run(par, node, out, in[0], in[1], null, null, Gemm.Epilogue.Act.NONE, null, 0);
     }
 
     /**
      * MATMUL node {@code node}, then the epilogue {@link Fusions} matched after it: {@code bias} (null: none) added to
-     * every row, the activation {@code act}, {@code residual} (null: none) added, and with {@code heads > 0} the result
-     * stored as SPLIT_HEADS leaves it, {@code (B, heads, L, N / heads)}.
+     * every row, {@code pre} (null: none; laid out like the product) added, the activation {@code act}, {@code
+     * residual} (null: none) added, and with {@code heads > 0} the result stored as SPLIT_HEADS leaves it, {@code (B,
+     * heads, L, N / heads)}.
      */
     public static void run(
             Parallel par,
@@ -30,6 +31,7 @@ public final class MatMul {
             float[] a,
             float[] b,
             float[] bias,
+            float[] pre,
             Gemm.Epilogue.Act act,
             float[] residual,
             int heads) {
@@ -40,7 +42,7 @@ public final class MatMul {
         int n = p.transB() ? sb.dim(-2) : sb.dim(-1);
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
-        var e = new Gemm.Epilogue(bias, act, residual, heads, m);
+        var e = new Gemm.Epilogue(bias, pre, act, residual, heads, m);
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model;
         // also for 1-4 rows (a decoding step), which read it packed rather than in place (Gemv): 1 x 512 x 2048 17
         // GMAC/s against 11-14, 4 rows 57-66 against 14-17 (one thread, Zen 5; docs/performance.md, "Decoding steps")
