@@ -386,27 +386,12 @@ public final class Embedder implements AutoCloseable {
 
     /** Each text's tokens (strings, special flags, character spans), not truncated; for tools such as TEI's /tokenize. */
     public List<List<Token>> tokenDetails(List<String> texts, boolean addSpecial) {
-        if (texts == null) throw AttnException.badInput("texts is null");
-        for (int i = 0; i < texts.size(); i++)
-            if (texts.get(i) == null) throw AttnException.badInput("text " + i + " is null");
-        gate.enter();
-        try {
-            return tokenizer.details(texts, addSpecial);
-        } finally {
-            gate.exit();
-        }
+        return tokenizer.details(gate, texts, addSpecial);
     }
 
     /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
     public String decode(int[] ids, boolean skipSpecial) {
-        if (ids == null) throw AttnException.badInput("ids is null");
-        for (int id : ids) if (id < 0) throw AttnException.badInput("token id " + id + " is negative");
-        gate.enter();
-        try {
-            return tokenizer.decode(ids, skipSpecial);
-        } finally {
-            gate.exit();
-        }
+        return tokenizer.decode(gate, ids, skipSpecial);
     }
 
     public boolean isClosed() {

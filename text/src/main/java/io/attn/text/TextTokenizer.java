@@ -243,6 +243,34 @@ final class TextTokenizer implements AutoCloseable {
         return out;
     }
 
+    /**
+     * {@link #decode} for a model's public {@code decode} (Embedder, Reranker, Classifier): the ids checked, inside the
+     * model's {@code gate} (a closed model refuses).
+     */
+    String decode(io.attn.engine.Gate gate, int[] ids, boolean skipSpecial) {
+        if (ids == null) throw AttnException.badInput("ids is null");
+        for (int id : ids) if (id < 0) throw AttnException.badInput("token id " + id + " is negative");
+        gate.enter();
+        try {
+            return decode(ids, skipSpecial);
+        } finally {
+            gate.exit();
+        }
+    }
+
+    /** {@link #details} for a model's public {@code tokenDetails}: the texts checked, inside the model's {@code gate}. */
+    List<List<Token>> details(io.attn.engine.Gate gate, List<String> texts, boolean addSpecial) {
+        if (texts == null) throw AttnException.badInput("texts is null");
+        for (int i = 0; i < texts.size(); i++)
+            if (texts.get(i) == null) throw AttnException.badInput("text " + i + " is null");
+        gate.enter();
+        try {
+            return details(texts, addSpecial);
+        } finally {
+            gate.exit();
+        }
+    }
+
     /** The text of token ids (special tokens left out when {@code skipSpecial}), as transformers' decode. */
     String decode(int[] ids, boolean skipSpecial) {
         long[] l = new long[ids.length];

@@ -73,14 +73,12 @@ public final class Fusions {
         }
         // an addend of the product's own shape before the activation (a low-rank adapter's product, nn/Linear): with
         // no activation after it, it is what a residual would be, in the same order
-        if (next != null && next.op() == Op.ADD) {
-            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
-            if (other != cur && before(other, mm)) {
-                pre = inputs.size();
-                inputs.add(other);
-                covers.add(cur = next);
-                next = b.soleReader(cur);
-            }
+        Node other = addend(next, cur, mm);
+        if (other != null) {
+            pre = inputs.size();
+            inputs.add(other);
+            covers.add(cur = next);
+            next = b.soleReader(cur);
         }
         if (next != null && (next.op() == Op.RELU || next.op() == Op.GELU)) {
             act = next.op() == Op.RELU
@@ -89,13 +87,10 @@ public final class Fusions {
             covers.add(cur = next);
             next = b.soleReader(cur);
         }
-        if (next != null && next.op() == Op.ADD) {
-            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
-            if (other != cur && before(other, mm)) {
-                residual = inputs.size();
-                inputs.add(other);
-                covers.add(cur = next);
-            }
+        if ((other = addend(next, cur, mm)) != null) {
+            residual = inputs.size();
+            inputs.add(other);
+            covers.add(cur = next);
         } else if (next != null
                 && next.op() == Op.SPLIT_HEADS
                 && (act == Gemm.Epilogue.Act.NONE || act == Gemm.Epilogue.Act.RELU)
@@ -127,6 +122,16 @@ public final class Fusions {
                         ri < 0 ? null : CpuBuffer.of(in[ri]),
                         h));
         return true;
+    }
+
+    /**
+     * The other input of {@code next} when it is an ADD of {@code cur} and a value that exists before the step at
+     * {@code first} (so that the step can read it); else null.
+     */
+    private static Node addend(Node next, Node cur, Node first) {
+        if (next == null || next.op() != Op.ADD) return null;
+        Node other = next.input(0) == cur ? next.input(1) : next.input(0);
+        return other != cur && before(other, first) ? other : null;
     }
 
     /**
@@ -179,13 +184,11 @@ public final class Fusions {
             covers.add(cur = next);
             next = b.soleReader(cur);
         }
-        if (next != null && next.op() == Op.ADD) {
-            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
-            if (other != cur && before(other, qm)) {
-                residual = inputs.size();
-                inputs.add(other);
-                covers.add(cur = next);
-            }
+        Node other = addend(next, cur, qm);
+        if (other != null) {
+            residual = inputs.size();
+            inputs.add(other);
+            covers.add(cur = next);
         } else if (next != null
                 && next.op() == Op.SPLIT_HEADS
                 && (act == Gemm.Epilogue.Act.NONE || act == Gemm.Epilogue.Act.RELU)
