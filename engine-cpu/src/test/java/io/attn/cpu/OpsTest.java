@@ -50,6 +50,36 @@ class OpsTest {
     }
 
     @Test
+    void productsOfAFewColumnsAgreeWithTheReferenceAndAreTheSameWhateverTheRowsAndThreads() {
+        // x W^T with W (n, K), n <= 4 (a rank-4 adapter's x A^T, a head's logits): dot products per output, rows
+        // split over tasks; K 300 (a partial vector), and 1030 rows (several tasks); with a bias and a residual after
+        for (int n = 1; n <= 4; n++)
+            for (int rows : new int[] {3, 1030}) {
+                Tensor w = Support.tensor(r, n, 300), b = Support.tensor(r, n);
+                Tensor x = Support.tensor(r, 1, rows, 300), res = Support.tensor(r, 1, rows, n);
+                Graph graph = fewColumns(w, b, rows);
+                Map<String, Tensor> in = Map.of("x", x, "res", res);
+                float[] one = Support.run(1, graph, in).get(0).data();
+                assertClose(one, Support.reference(graph, in), "n " + n + ", rows " + rows);
+                assertArrayEquals(one, Support.run(3, graph, in).get(0).data(), "3 threads, n " + n);
+                Map<String, Tensor> first = Map.of(
+                        "x", Tensor.of(java.util.Arrays.copyOf(x.data(), 300), 1, 1, 300),
+                        "res", Tensor.of(java.util.Arrays.copyOf(res.data(), n), 1, 1, n));
+                assertArrayEquals(
+                        java.util.Arrays.copyOf(one, n),
+                        Support.run(2, fewColumns(w, b, 1), first).get(0).data(),
+                        "the first row alone gives what it gave among the others, n " + n);
+            }
+    }
+
+    /** {@code x (1, rows, 300) W^T + b + res}. */
+    private static Graph fewColumns(Tensor w, Tensor b, int rows) {
+        GraphBuilder g = new GraphBuilder();
+        Node y = g.linear(g.input("x", 1, rows, 300), g.constant("w", w), g.constant("b", b));
+        return g.build(g.add(y, g.input("res", 1, rows, w.dim(0))));
+    }
+
+    @Test
     void softmaxHugeScoresStayFinite() {
         Tensor x = Tensor.of(new float[] {3e38f, -3e38f, 5e37f, 3e38f, 0f}, 1, 5);
         GraphBuilder g = new GraphBuilder();

@@ -43,6 +43,12 @@ public final class MatMul {
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
         var e = new Gemm.Epilogue(bias, pre, act, residual, heads, m);
+        if (sharedB && !p.transA() && p.transB() && n <= Gemv.MAX_M && heads == 0 && k > 0) {
+            // a few columns (x A^T of a rank-4 adapter, a head's logits): dot products, not 32-column panels
+            Gemv.thin(par, batch * m, n, k, p.alpha(), a, 0, b, 0, out, 0);
+            if (e.values()) Gemm.epilogue(out, 0, n, batch * m, n, 0, e);
+            return;
+        }
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model;
         // also for 1-4 rows (a decoding step), which read it packed rather than in place (Gemv): 1 x 512 x 2048 17
         // GMAC/s against 11-14, 4 rows 57-66 against 14-17 (one thread, Zen 5; docs/performance.md, "Decoding steps")
