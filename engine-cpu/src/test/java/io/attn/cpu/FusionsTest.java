@@ -303,6 +303,30 @@ class FusionsTest {
             }
     }
 
+    /**
+     * Products of 1-4 rows or 1-4 columns (dot products, not GEMM panels) give bitwise the same fused and unfused: the
+     * attention weights of 3 queries (the fused step's row blocks against the batched product), of 130 queries (a last
+     * block of 2 rows), of 3 keys (q and k of rank 2 and 4), and a 4-column product split into 2 heads.
+     */
+    @Test
+    void productsOfFewRowsOrColumnsEqualTheUnfusedRunBitwise() {
+        var none = new MaskSpec(false, MaskKind.NONE, MaskKind.NONE);
+        for (int[] c : new int[][] {{3, 40}, {130, 40}, {50, 3}, {3, 3}}) {
+            int l = c[0], s = c[1];
+            GraphBuilder g = new GraphBuilder();
+            Node p4 = g.attentionWeights(g.input("q", 2, 3, l, 16), g.input("k", 2, 3, s, 16), 0.25f, none, null, null);
+            Node p2 = g.attentionWeights(g.input("q2", l, 16), g.input("k2", s, 16), 0.25f, none, null, null);
+            List<String> n = names(fusedEqualsUnfused(g.build(p4, p2), 2));
+            assertEquals(2, n.stream().filter("MATMUL+SOFTMAX"::equals).count(), n.toString());
+        }
+        for (int rows : new int[] {3, 50}) {
+            GraphBuilder g = new GraphBuilder();
+            Node x = g.input("x", 1, rows, 40);
+            Node y = g.splitHeads(g.linear(x, w(g, "w", 4, 40), w(g, "b", 4)), 2);
+            assertEquals(List.of("MATMUL+ADD_BIAS+SPLIT_HEADS"), names(fusedEqualsUnfused(g.build(y), 2)));
+        }
+    }
+
     @Test
     void aResidualComputedAfterTheProductIsNotFused() {
         GraphBuilder g = new GraphBuilder();

@@ -7,7 +7,8 @@ import io.attn.graph.OpParams;
 import io.attn.tensor.Shape;
 
 /**
- * MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its bias/ReLU/residual epilogue if any; a
+ * MATMUL: maps the node's shapes onto one (batched) {@link Gemm} call, with its epilogue if any (bias, an addend, an
+ * activation, a residual, the heads layout); a
  * constant B shared by the batch (a Linear's weight) is packed once ({@link Gemm.PackedB}).
  */
 public final class MatMul {
@@ -43,16 +44,14 @@ public final class MatMul {
         int batch = sa.leading(2);
         boolean sharedB = sb.rank() == 2;
         var e = new Gemm.Epilogue(bias, pre, act, residual, heads, m);
-        if (sharedB && !p.transA() && p.transB() && n <= Gemv.MAX_M && heads == 0 && k > 0) {
-            // a few columns (x A^T of a rank-4 adapter, a head's logits): dot products, not 32-column panels
-            Gemv.thin(par, batch * m, n, k, p.alpha(), a, 0, b, 0, out, 0);
-            if (e.values()) Gemm.epilogue(out, 0, n, batch * m, n, 0, e);
-            return;
-        }
         // a constant shared B (a layer's weights) is packed once and reused by every call and every graph of the model;
         // also for 1-4 rows (a decoding step), which read it packed rather than in place (Gemv): 1 x 512 x 2048 17
         // GMAC/s against 11-14, 4 rows 57-66 against 14-17 (one thread, Zen 5; docs/performance.md, "Decoding steps")
-        Gemm.PackedB packed = sharedB && node.input(1).op() == Op.CONSTANT && (long) batch * m > 0
+        // (not for a product of 1-4 columns of a B^T: Gemm computes those as dot products, B read in place)
+        Gemm.PackedB packed = sharedB
+                        && node.input(1).op() == Op.CONSTANT
+                        && (long) batch * m > 0
+                        && !Gemm.fewColumns(n, p.transA(), p.transB())
                 ? Gemm.PackedB.of(b, 0, n, k, p.transB())
                 : null;
         if (sharedB && !p.transA()) {

@@ -74,9 +74,20 @@ public final class Softmax {
         float scale = p.scale();
         Masks masks = p.mask().any() ? new Masks(p.mask(), node, in, p.firstMask(), l, n) : null;
         int hh = sh.rank() == 4 ? sh.dim(1) : 1;
-        int blocks = (l + PRODUCT_ROWS - 1) / PRODUCT_ROWS;
+        if (l <= Gemv.MAX_M) { // 1-4 queries: the batched product as the MATMUL op runs it, then the rows
+            Gemm.gemm(par, batch, l, n, d, 1f, q, 0, l * d, false, k, 0, n * d, true, out, 0, l * n);
+            par.forEach(batch, e -> {
+                for (int r = 0; r < l; r++) row(out, out, (e * l + r) * n, n, scale, masks, e / hh, e % hh, r);
+            });
+            return;
+        }
+        int whole = (l + PRODUCT_ROWS - 1) / PRODUCT_ROWS;
+        // a last block of 1-4 rows would be a product of few rows (Gemm's dot products) where the MATMUL op runs the
+        // GEMM's tiles over all l rows: it joins the block before it
+        int blocks = whole > 1 && l - (whole - 1) * PRODUCT_ROWS <= Gemv.MAX_M ? whole - 1 : whole;
         par.forEach(batch * blocks, t -> {
-            int e = t / blocks, i0 = (t % blocks) * PRODUCT_ROWS, rows = Math.min(PRODUCT_ROWS, l - i0);
+            int e = t / blocks, i0 = (t % blocks) * PRODUCT_ROWS;
+            int rows = t % blocks == blocks - 1 ? l - i0 : PRODUCT_ROWS;
             int o0 = (e * l + i0) * n;
             Gemm.gemm(SERIAL, 1, rows, n, d, 1f, q, (e * l + i0) * d, 0, false, k, e * n * d, 0, true, out, o0, 0);
             for (int r = 0; r < rows; r++) row(out, out, o0 + r * n, n, scale, masks, e / hh, e % hh, i0 + r);
