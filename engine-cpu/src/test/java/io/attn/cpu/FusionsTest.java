@@ -304,7 +304,7 @@ class FusionsTest {
     }
 
     /**
-     * Products of 1-4 rows or 1-4 columns (dot products, not GEMM panels) give bitwise the same fused and unfused: the
+     * Products of 1-4 rows (dot products where B is not packed) or 1-4 columns give bitwise the same fused and unfused: the
      * attention weights of 3 queries (the fused step's row blocks against the batched product), of 130 queries (a last
      * block of 2 rows), of 3 keys (q and k of rank 2 and 4), and a 4-column product split into 2 heads.
      */

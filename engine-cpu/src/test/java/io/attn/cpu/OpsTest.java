@@ -51,8 +51,9 @@ class OpsTest {
 
     @Test
     void productsOfAFewColumnsAgreeWithTheReferenceAndAreTheSameWhateverTheRowsAndThreads() {
-        // x W^T with W (n, K), n <= 4 (a rank-4 adapter's x A^T, a head's logits): dot products per output, rows
-        // split over tasks; K 300 (a partial vector), and 1030 rows (several tasks); with a bias and a residual after
+        // x W^T with W (n, K), n <= 4 (a rank-4 adapter's x A^T, a head's logits): one 32-column panel mostly padding;
+        // K 300 (a partial vector), 3 rows (the few-row path) and 1030 rows (several tasks), a bias and a residual
+        // after
         for (int n = 1; n <= 4; n++)
             for (int rows : new int[] {3, 1030}) {
                 Tensor w = Support.tensor(r, n, 300), b = Support.tensor(r, n);

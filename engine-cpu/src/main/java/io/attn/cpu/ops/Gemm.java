@@ -324,9 +324,7 @@ public final class Gemm {
         if (batch <= 0 || m <= 0 || n <= 0) return;
         if (e.heads() > 0 && (batch != 1 || transA || n % e.heads() != 0 || m % e.rows() != 0))
             throw new IllegalArgumentException("heads layout: batch 1, no transA, N and M divisible by heads and rows");
-        boolean fewCols = fewColumns(n, transA, transB);
-        if (e.heads() > 0
-                && (k <= 0 || m <= Gemv.MAX_M || fewCols)) { // small or empty: the plain product, then the layout
+        if (e.heads() > 0 && (k <= 0 || m <= Gemv.MAX_M)) { // small or empty: the plain product, then the layout
             float[] plain = SCRATCH.get().plain(m * n); // the calling thread's: a decoding step comes here per token
             // with B as given (a packed B read packed: the FMA order of the product without the heads layout)
             gemm(bl, par, 1, m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, plain, 0, 0, Epilogue.NONE, packed);
@@ -340,34 +338,12 @@ public final class Gemm {
             }
             return;
         }
-        boolean tall = batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n;
-        if (!tall && !transA && (fewCols || m <= Gemv.MAX_M && packed == null && batch == 1)) {
-            // dot products (1-4 columns of B^T, per batch entry: every output by the same operations whatever the
-            // batch and the blocks around it, as the fused attention weights compute their row blocks one by one; a
-            // tall product comes back here as one entry), or one entry's 1-4 rows (a packed B is read packed, even by
-            // 1 row; a batch of few-row entries, a decoding step's attention, runs the GEMM's tiles: faster there)
-            if (batch == 1) few(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff, fewCols);
-            else
-                par.forEach(
-                        batch,
-                        t -> few(
-                                SERIAL,
-                                m,
-                                n,
-                                k,
-                                alpha,
-                                a,
-                                aOff + t * aStride,
-                                b,
-                                bOff + t * bStride,
-                                transB,
-                                c,
-                                cOff + t * cStride,
-                                true));
-            if (e.values()) for (int t = 0; t < batch; t++) epilogue(c, cOff + t * cStride, n, m, n, 0, e);
+        if (m <= Gemv.MAX_M && !transA && batch == 1 && packed == null) { // a packed B is read packed, even by 1 row
+            Gemv.run(par, m, n, k, alpha, a, aOff, b, bOff, transB, c, cOff);
+            if (e.values()) epilogue(c, cOff, n, m, n, 0, e);
             return;
         }
-        if (tall) {
+        if (batch > 1 && bStride == 0 && !transA && aStride == m * k && cStride == m * n) {
             // a shared B over contiguous A and C entries (a Linear over (B, L, E)) is one tall product: B is packed
             // once per task, not once per entry. Every element sees the same FMA sequence either way.
             gemm(bl, par, 1, batch * m, n, k, alpha, a, aOff, 0, false, b, bOff, 0, transB, c, cOff, 0, e, packed);
@@ -403,36 +379,6 @@ public final class Gemm {
                 transB, c, cOff, cStride, e, fpk);
         if (serial) for (int t = 0; t < tasks; t++) body.accept(t);
         else par.forEach(tasks, body);
-    }
-
-    private static final Parallel SERIAL = new Parallel(1);
-
-    /**
-     * Whether {@code op(A) op(B)} has few enough columns of a {@code B^T} {@code (N, K)} to be computed as dot products
-     * ({@link Gemv#thin}: a low-rank adapter's {@code x A^T}, a head's logits), where the GEMM's 32-column panels would
-     * be mostly padding.
-     */
-    static boolean fewColumns(int n, boolean transA, boolean transB) {
-        return n <= Gemv.MAX_M && transB && !transA;
-    }
-
-    /** One entry's product of few columns ({@link Gemv#thin}) or few rows ({@link Gemv#run}). */
-    private static void few(
-            Parallel par,
-            int m,
-            int n,
-            int k,
-            float alpha,
-            float[] a,
-            int ao,
-            float[] b,
-            int bo,
-            boolean transB,
-            float[] c,
-            int co,
-            boolean fewCols) {
-        if (fewCols) Gemv.thin(par, m, n, k, alpha, a, ao, b, bo, c, co);
-        else Gemv.run(par, m, n, k, alpha, a, ao, b, bo, transB, c, co);
     }
 
     /** Row-block chunks per column block: as few as still give about {@code target} tasks. */

@@ -43,22 +43,6 @@ final class Gemv {
         });
     }
 
-    /**
-     * Products with very few columns ({@code n <= MAX_M}) of a {@code B^T} {@code (N, K)}: a low-rank adapter's {@code
-     * x A^T}, a classification head's logits. The GEMM's column panels would be mostly padding (4 useful columns of
-     * 32); here one vectorised dot product per output, rows split over tasks. Every output is computed by the same
-     * operations whatever the rows around it and the thread count.
-     */
-    static void thin(
-            Parallel par, int m, int n, int k, float alpha, float[] a, int ao, float[] b, int bo, float[] c, int co) {
-        int rows = Math.max(1, (1 << 16) / Math.max(1, k * n)); // rows per task: ~64K multiply-adds
-        int tasks = (m + rows - 1) / rows;
-        par.forEach(tasks, t -> {
-            int i0 = t * rows, i1 = Math.min(m, i0 + rows);
-            dots(i1 - i0, n, k, alpha, a, ao + i0 * k, b, bo, c, co + i0 * n, 0, n);
-        });
-    }
-
     /** {@code c[i, j] = alpha * a[i, :] . b[j, :]} for {@code j in [j0, j1)}. */
     private static void dots(
             int m, int n, int k, float alpha, float[] a, int ao, float[] b, int bo, float[] c, int co, int j0, int j1) {
