@@ -150,6 +150,21 @@ public final class ParityCases {
             Node y = c.g.linear(a, c.constNormal("b", 70, 65), c.constNormal("bias", 70), true);
             all.add(c.done(c.g.add(y, r), FP32, FP32_WHY));
         }
+        // ... with an addend before the activation (a task adapter's low-rank product beside shared weights,
+        // nn.Linear's LoRA: the CPU adds it in the epilogue): then GELU and a residual, ReLU, or the heads layout
+        for (String then : new String[] {"gelu+residual", "relu", "heads"}) {
+            CaseBuilder c = new CaseBuilder("matmul epilogue linear+bias+add+" + then + " (2,33,48).(40,48)^T");
+            Node x = c.normal("x", 2, 33, 48);
+            Node low = c.g.linear(c.g.linear(x, c.constNormal("a", 4, 48), null), c.constNormal("b", 40, 4), null);
+            Node y = c.g.add(c.g.linear(x, c.constNormal("w", 40, 48), c.constNormal("bias", 40)), low);
+            Node out =
+                    switch (then) {
+                        case "relu" -> c.g.relu(y);
+                        case "heads" -> c.g.splitHeads(y, 5);
+                        default -> c.g.add(c.g.gelu(y, false), c.normal("r", 2, 33, 40));
+                    };
+            all.add(c.done(out, FP32, FP32_WHY));
+        }
         // ... with the other activations (a backend may fuse them into the product: bias_act on CUDA)
         for (String act : new String[] {"gelu", "gelu tanh", "silu"})
             for (boolean bias : new boolean[] {true, false}) {
