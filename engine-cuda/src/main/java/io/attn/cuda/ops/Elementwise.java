@@ -57,6 +57,13 @@ public final class Elementwise {
 
     /** y = act(x + bias[j % cols]) over {@code n} elements; bias null for none. */
     static void biasAct(CudaStream st, CudaBuffer x, CudaBuffer bias, CudaBuffer y, int n, int cols, int act) {
-        st.elementwise(Kernel.BIAS_ACT_F32, n, args(x, bias, y).i32(n).i32(cols).i32(act));
+        biasAct(st, x, bias, null, y, n, cols, act);
+    }
+
+    /** y = act(x + bias[j % cols] + pre[j]) over {@code n} elements; bias, pre null for none. */
+    static void biasAct(
+            CudaStream st, CudaBuffer x, CudaBuffer bias, CudaBuffer pre, CudaBuffer y, int n, int cols, int act) {
+        st.elementwise(
+                Kernel.BIAS_ACT_F32, n, args(x, bias, pre, y).i32(n).i32(cols).i32(act));
     }
 }

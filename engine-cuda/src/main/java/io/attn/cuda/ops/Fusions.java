@@ -16,7 +16,7 @@ import java.util.List;
  * The CUDA backend's fusion rules, with the kernels of this package:
  *
  * <ul>
- *   <li><b>GEMM epilogue</b> ({@link MatMul}): {@code MATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]} as the GEMM and
+ *   <li><b>GEMM epilogue</b> ({@link MatMul}): {@code MATMUL -> [ADD_BIAS] -> [ADD] -> [RELU | GELU | SILU]} as the GEMM and
  *       one {@code bias_act_f32} in place on its product (a {@code Linear} and its activation: two launches and no
  *       intermediate buffer instead of three launches and two buffers);
  *   <li><b>int8 epilogue</b> ({@link Quantized}): {@code QMATMUL -> [ADD_BIAS] -> [RELU | GELU | SILU]} the same way;
@@ -76,31 +76,44 @@ public final class Fusions {
         List<Node> covers = new ArrayList<>(List.of(mm));
         List<Node> inputs = new ArrayList<>(List.of(mm.input(0), mm.input(1)));
         Node cur = mm, next = b.soleReader(mm);
-        boolean bias = false;
+        int bias = -1, pre = -1;
         int act = Elementwise.NONE;
         if (next != null
                 && next.op() == Op.ADD_BIAS
                 && next.input(0) == cur
                 && next.input(1).id() < mm.id()) {
-            bias = true;
+            bias = inputs.size();
             inputs.add(next.input(1));
             covers.add(cur = next);
             next = b.soleReader(cur);
+        }
+        if (next != null && next.op() == Op.ADD) { // an addend made before the product (a task adapter's low-rank sum)
+            Node other = next.input(0) == cur ? next.input(1) : next.input(0);
+            if (other != cur && other.id() < mm.id()) {
+                pre = inputs.size();
+                inputs.add(other);
+                covers.add(cur = next);
+                next = b.soleReader(cur);
+            }
         }
         if (next != null) {
             act = activation(next);
             if (act != Elementwise.NONE) covers.add(cur = next);
         }
         if (covers.size() == 1) return false;
-        final boolean hasBias = bias;
-        final int a = act;
+        final int bi = bias, pi = pre, a = act;
+        StringBuilder name = new StringBuilder("MATMUL");
+        for (Node c : covers.subList(1, covers.size())) name.append('+').append(c.op());
         b.fused(
-                covers.size() == 3 ? "MATMUL+ADD_BIAS+" + cur.op() : "MATMUL+" + cur.op(),
+                name.toString(),
                 covers,
                 inputs,
                 0,
                 kernels.kernel(
-                        cur, inputs, (st, y, x, sc) -> MatMul.run(st, mm, y, x[0], x[1], hasBias ? x[2] : null, a)));
+                        cur,
+                        inputs,
+                        (st, y, x, sc) ->
+                                MatMul.run(st, mm, y, x[0], x[1], bi < 0 ? null : x[bi], pi < 0 ? null : x[pi], a)));
         return true;
     }
 

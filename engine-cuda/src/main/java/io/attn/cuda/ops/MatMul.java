@@ -19,14 +19,23 @@ public final class MatMul {
     private MatMul() {}
 
     public static void run(CudaStream st, Node node, CudaBuffer y, CudaBuffer[] x) {
-        run(st, node, y, x[0], x[1], null, Elementwise.NONE);
+        run(st, node, y, x[0], x[1], null, null, Elementwise.NONE);
     }
 
     /**
-     * MATMUL node {@code node} into y, then {@code y = act(y + bias)} in place when {@code bias} is not null or {@code
-     * act} is not {@link Elementwise#NONE} (each element is read, then written, by one thread).
+     * MATMUL node {@code node} into y, then {@code y = act(y + bias + pre)} in place when {@code bias} or {@code pre}
+     * (an addend laid out like y) is not null or {@code act} is not {@link Elementwise#NONE} (each element is read, then
+     * written, by one thread).
      */
-    static void run(CudaStream st, Node node, CudaBuffer y, CudaBuffer a, CudaBuffer b, CudaBuffer bias, int act) {
+    static void run(
+            CudaStream st,
+            Node node,
+            CudaBuffer y,
+            CudaBuffer a,
+            CudaBuffer b,
+            CudaBuffer bias,
+            CudaBuffer pre,
+            int act) {
         var p = node.params(OpParams.MatMul.class);
         Shape sa = node.input(0).shape(), sb = node.input(1).shape();
         int m = p.transA() ? sa.dim(-1) : sa.dim(-2);
@@ -87,7 +96,7 @@ public final class MatMul {
                 a16.close(); // queued work on the stream runs before any later user of the block
             }
         }
-        if (bias != null || act != Elementwise.NONE)
-            Elementwise.biasAct(st, y, bias, y, node.shape().size(), n, act);
+        if (bias != null || pre != null || act != Elementwise.NONE)
+            Elementwise.biasAct(st, y, bias, pre, y, node.shape().size(), n, act);
     }
 }
