@@ -52,8 +52,8 @@ class OpsTest {
     @Test
     void productsOfAFewColumnsAgreeWithTheReferenceAndAreTheSameWhateverTheRowsAndThreads() {
         // x W^T with W (n, K), n <= 4 (a rank-4 adapter's x A^T, a head's logits): one 32-column panel mostly padding;
-        // K 300 (a partial vector), 3 rows (the few-row path) and 1030 rows (several tasks), a bias and a residual
-        // after
+        // K 300 (a partial vector), 3 and 1030 rows (one task, several), a bias and a residual after; the weight is
+        // packed once, so 1 and 3 rows read it packed too, and a row's values must not depend on the rows beside it
         for (int n = 1; n <= 4; n++)
             for (int rows : new int[] {3, 1030}) {
                 Tensor w = Support.tensor(r, n, 300), b = Support.tensor(r, n);
